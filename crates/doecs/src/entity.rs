@@ -298,7 +298,10 @@ impl Entities {
 
     fn revive(&mut self, index: u32) -> Entity {
         let slot = &mut self.slots[index as usize];
-        debug_assert!(*slot & FREE_BIT != 0 && *slot != RETIRED, "slot must be free, not retired");
+        debug_assert!(
+            *slot & FREE_BIT != 0 && *slot != RETIRED,
+            "slot must be free, not retired"
+        );
         let generation = *slot as u32;
         *slot = generation as u64;
         Entity::from_parts(index, generation)
@@ -331,12 +334,21 @@ impl Entities {
         let in_use = self.slots.iter().filter(|w| **w < FREE_BIT).count();
         assert_eq!(in_use, self.live, "live count disagrees with slot words");
         let retired = self.slots.iter().filter(|w| **w == RETIRED).count();
-        assert_eq!(retired, self.retired, "retired count disagrees with slot words");
+        assert_eq!(
+            retired, self.retired,
+            "retired count disagrees with slot words"
+        );
         let mut seen = vec![false; self.slots.len()];
         for &i in &self.free {
             let w = self.slots[i as usize];
-            assert!(w & FREE_BIT != 0 && w != RETIRED, "free index {i} has slot word {w:#x}");
-            assert!(!std::mem::replace(&mut seen[i as usize], true), "index {i} freed twice");
+            assert!(
+                w & FREE_BIT != 0 && w != RETIRED,
+                "free index {i} has slot word {w:#x}"
+            );
+            assert!(
+                !std::mem::replace(&mut seen[i as usize], true),
+                "index {i} freed twice"
+            );
         }
         assert_eq!(
             self.free.len() + self.live + self.retired,

@@ -2,8 +2,29 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
+pub mod bundle;
+pub mod component;
 pub mod entity;
+pub mod error;
+pub mod location;
 pub mod manager;
+pub mod query;
+pub mod resource;
+pub mod storage;
+pub mod world;
 
+pub use bundle::Bundle;
+pub use component::{
+    name_hash, Component, ComponentDescriptor, ComponentId, ComponentInfo, Components,
+    RegisterError,
+};
 pub use entity::{Entities, Entity, MIN_FREE_INDICES};
+pub use error::EntityError;
+pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice};
+pub use query::{
+    Access, Query, QueryData, QueryFilter, QueryIter, QueryMut, QueryRef, ReadOnlyQueryData, With,
+    Without,
+};
+pub use storage::ArchetypeId;
+pub use world::{World, WorldConfig, WorldId};

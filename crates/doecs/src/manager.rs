@@ -43,3 +43,93 @@ pub trait ComponentManager: Any + Send + Sync {
         0
     }
 }
+
+/// The managers of one world, with how each hears of destroyed entities.
+#[derive(Default)]
+pub struct Managers {
+    slots: Vec<ManagerSlot>,
+}
+
+struct ManagerSlot {
+    notice: DestroyNotice,
+    manager: Box<dyn ComponentManager>,
+}
+
+impl std::fmt::Debug for Managers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Managers")
+            .field("count", &self.slots.len())
+            .finish()
+    }
+}
+
+impl Managers {
+    /// Adds `manager`, replacing (and returning) any manager of the same type.
+    pub fn add<M: ComponentManager>(&mut self, manager: M, notice: DestroyNotice) -> Option<M> {
+        let old = self.remove::<M>();
+        self.slots.push(ManagerSlot {
+            notice,
+            manager: Box::new(manager),
+        });
+        old
+    }
+
+    fn position<M: ComponentManager>(&self) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|s| (&*s.manager as &dyn Any).is::<M>())
+    }
+
+    /// Removes and returns the manager of type `M`.
+    pub fn remove<M: ComponentManager>(&mut self) -> Option<M> {
+        let i = self.position::<M>()?;
+        let slot = self.slots.remove(i);
+        let any: Box<dyn Any> = slot.manager;
+        any.downcast::<M>().ok().map(|b| *b)
+    }
+
+    /// The manager of type `M`.
+    pub fn get<M: ComponentManager>(&self) -> Option<&M> {
+        self.slots
+            .iter()
+            .find_map(|s| (&*s.manager as &dyn Any).downcast_ref::<M>())
+    }
+
+    /// The manager of type `M`, mutably.
+    pub fn get_mut<M: ComponentManager>(&mut self) -> Option<&mut M> {
+        self.slots
+            .iter_mut()
+            .find_map(|s| (&mut *s.manager as &mut dyn Any).downcast_mut::<M>())
+    }
+
+    /// Number of managers.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no managers.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Tells every callback manager that `destroyed` died.
+    pub fn notify_destroyed(&mut self, destroyed: &[Entity]) {
+        if destroyed.is_empty() {
+            return;
+        }
+        for slot in &mut self.slots {
+            if slot.notice == DestroyNotice::Callback {
+                slot.manager.on_destroy(destroyed);
+            }
+        }
+    }
+
+    /// Runs lazy collection on every manager added with [`DestroyNotice::LazyGc`].
+    pub fn collect_garbage(&mut self, entities: &Entities) -> usize {
+        self.slots
+            .iter_mut()
+            .filter(|s| s.notice == DestroyNotice::LazyGc)
+            .map(|s| s.manager.collect_garbage(entities))
+            .sum()
+    }
+}

@@ -1,0 +1,407 @@
+//! Components: the per-world registry of component types.
+//!
+//! Any `'static + Send + Sync` type is a component; no derive is needed. Each
+//! world gives every component type it meets a small dense [`ComponentId`], in
+//! the order it meets them. Archetypes are sorted sets of these ids, and edges
+//! and columns are looked up by them, so ids never go through a hash on the hot
+//! paths once resolved.
+//!
+//! Components can also be registered at runtime with a name, a [`Layout`] and an
+//! optional drop function ([`ComponentDescriptor`]). Such dynamic components live
+//! in the same chunks as typed ones and are read and written as bytes. Every
+//! component carries a stable 64-bit hash of its name ([`name_hash`]), which the
+//! resource format uses to identify component types on disk.
+
+use std::alloc::Layout;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Marker for types that can be stored as components: every `'static + Send + Sync` type.
+pub trait Component: Send + Sync + 'static {}
+impl<T: Send + Sync + 'static> Component for T {}
+
+/// A component type's dense id within one world.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ComponentId(u32);
+
+impl ComponentId {
+    /// The id as an index into per-component tables.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// Builds an id from an index. Ids are only meaningful in the world that issued them.
+    #[inline]
+    pub const fn from_index(index: usize) -> Self {
+        ComponentId(index as u32)
+    }
+}
+
+/// Stable 64-bit hash of a component name (FNV-1a, 64-bit). The value never
+/// changes between runs, platforms or versions; the resource format stores it.
+///
+/// ```
+/// assert_eq!(doecs::name_hash("position"), doecs::name_hash("position"));
+/// assert_ne!(doecs::name_hash("position"), doecs::name_hash("velocity"));
+/// assert_eq!(doecs::name_hash(""), 0xcbf29ce484222325);
+/// ```
+pub const fn name_hash(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    hash
+}
+
+/// Describes a component type: name, layout and how to drop a value.
+#[derive(Clone, Debug)]
+pub struct ComponentDescriptor {
+    name: String,
+    layout: Layout,
+    drop_fn: Option<unsafe fn(*mut u8)>,
+    type_id: Option<TypeId>,
+}
+
+impl ComponentDescriptor {
+    /// The descriptor of a Rust type, named by `std::any::type_name`.
+    pub fn of<T: Component>() -> Self {
+        Self::of_named::<T>(std::any::type_name::<T>())
+    }
+
+    /// The descriptor of a Rust type with a chosen, stable name.
+    pub fn of_named<T: Component>(name: &str) -> Self {
+        /// # Safety
+        /// `ptr` must point to a valid, initialised `T` that is never used again.
+        unsafe fn drop_as<T>(ptr: *mut u8) {
+            // SAFETY: the caller passes a pointer to an initialised `T` it gives up.
+            unsafe { ptr.cast::<T>().drop_in_place() }
+        }
+        ComponentDescriptor {
+            name: name.to_owned(),
+            layout: Layout::new::<T>(),
+            drop_fn: std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8)),
+            type_id: Some(TypeId::of::<T>()),
+        }
+    }
+
+    /// A runtime component with no Rust type: `layout.size()` plain bytes that
+    /// need no drop. Its values can be written as bytes safely.
+    pub fn dynamic(name: &str, layout: Layout) -> Self {
+        ComponentDescriptor {
+            name: name.to_owned(),
+            layout,
+            drop_fn: None,
+            type_id: None,
+        }
+    }
+
+    /// A runtime component whose values own resources released by `drop_fn`.
+    ///
+    /// # Safety
+    /// `drop_fn` must be sound to call once on any value of this component that
+    /// was written through the untyped API, with a pointer aligned to `layout`.
+    pub unsafe fn dynamic_with_drop(
+        name: &str,
+        layout: Layout,
+        drop_fn: unsafe fn(*mut u8),
+    ) -> Self {
+        ComponentDescriptor {
+            name: name.to_owned(),
+            layout,
+            drop_fn: Some(drop_fn),
+            type_id: None,
+        }
+    }
+}
+
+/// Everything a world knows about one component type.
+#[derive(Clone, Debug)]
+pub struct ComponentInfo {
+    id: ComponentId,
+    name: String,
+    name_hash: u64,
+    layout: Layout,
+    drop_fn: Option<unsafe fn(*mut u8)>,
+    type_id: Option<TypeId>,
+}
+
+impl ComponentInfo {
+    /// The component's id in this world.
+    pub fn id(&self) -> ComponentId {
+        self.id
+    }
+    /// The component's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The stable hash of the name ([`name_hash`]).
+    pub fn name_hash(&self) -> u64 {
+        self.name_hash
+    }
+    /// Size and alignment of one value.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+    /// The drop function, if values need dropping.
+    pub fn drop_fn(&self) -> Option<unsafe fn(*mut u8)> {
+        self.drop_fn
+    }
+    /// The Rust type, for typed components.
+    pub fn type_id(&self) -> Option<TypeId> {
+        self.type_id
+    }
+    /// Whether values are plain bytes: a dynamic component with no drop
+    /// function. Only these can be written from arbitrary bytes safely.
+    pub fn is_plain_bytes(&self) -> bool {
+        self.type_id.is_none() && self.drop_fn.is_none()
+    }
+}
+
+/// Hasher for `TypeId` keys: a `TypeId` is already a strong hash, so this just
+/// keeps its bits instead of hashing again.
+#[derive(Default)]
+pub struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        // TypeId hashes itself as one or two u64 writes; fold whatever arrives.
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(5) ^ u64::from_ne_bytes(word);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.0 = self.0.rotate_left(5) ^ value;
+    }
+}
+
+/// A map keyed by `TypeId` that does not re-hash the key.
+pub type TypeIdMap<V> = HashMap<TypeId, V, BuildHasherDefault<TypeIdHasher>>;
+
+/// The registry: one [`ComponentInfo`] per id, plus lookups by type and name.
+#[derive(Default, Debug)]
+pub struct Components {
+    infos: Vec<ComponentInfo>,
+    by_type: TypeIdMap<ComponentId>,
+    by_name: HashMap<String, ComponentId>,
+    by_hash: HashMap<u64, ComponentId>,
+}
+
+/// Registration failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterError {
+    /// Another component already uses this name.
+    #[error("a component named `{0}` is already registered")]
+    NameTaken(String),
+    /// Another component's name hashes to the same 64-bit value.
+    #[error("component name `{name}` hashes to {hash:#018x}, the same as `{other}`")]
+    HashCollision {
+        /// The name being registered.
+        name: String,
+        /// The name already registered.
+        other: String,
+        /// The shared hash.
+        hash: u64,
+    },
+    /// The Rust type is already registered, under another name.
+    #[error(
+        "cannot register this type as `{requested}`: it is already registered as `{existing}`"
+    )]
+    TypeTaken {
+        /// The name asked for.
+        requested: String,
+        /// The name it was registered under.
+        existing: String,
+    },
+}
+
+impl Components {
+    /// Number of registered components.
+    pub fn len(&self) -> usize {
+        self.infos.len()
+    }
+
+    /// Whether no component is registered.
+    pub fn is_empty(&self) -> bool {
+        self.infos.is_empty()
+    }
+
+    /// The info for `id`.
+    ///
+    /// # Panics
+    /// If `id` was not issued by this registry.
+    #[inline]
+    pub fn info(&self, id: ComponentId) -> &ComponentInfo {
+        &self.infos[id.index()]
+    }
+
+    /// The info for `id`, if this registry issued it.
+    pub fn get_info(&self, id: ComponentId) -> Option<&ComponentInfo> {
+        self.infos.get(id.index())
+    }
+
+    /// All registered components, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = &ComponentInfo> {
+        self.infos.iter()
+    }
+
+    /// The id of Rust type `T`, if registered.
+    #[inline]
+    pub fn id_of<T: 'static>(&self) -> Option<ComponentId> {
+        self.by_type.get(&TypeId::of::<T>()).copied()
+    }
+
+    /// The id of the component with this name.
+    pub fn id_by_name(&self, name: &str) -> Option<ComponentId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The id of the component whose name hashes to `hash`.
+    pub fn id_by_hash(&self, hash: u64) -> Option<ComponentId> {
+        self.by_hash.get(&hash).copied()
+    }
+
+    /// The id of `T`, registering it under its type name on first use.
+    #[inline]
+    pub fn register<T: Component>(&mut self) -> ComponentId {
+        match self.id_of::<T>() {
+            Some(id) => id,
+            None => self.register_type_slow::<T>(),
+        }
+    }
+
+    #[cold]
+    fn register_type_slow<T: Component>(&mut self) -> ComponentId {
+        // A type name may clash with a dynamic component's name; typed
+        // registration never fails, so such a clash only skips the name index.
+        self.push(ComponentDescriptor::of::<T>(), false)
+            .expect("typed registration without name indexing cannot fail")
+    }
+
+    /// Registers a component described at runtime, or a Rust type under a
+    /// stable name. Names and their hashes must be unique.
+    pub fn register_descriptor(
+        &mut self,
+        descriptor: ComponentDescriptor,
+    ) -> Result<ComponentId, RegisterError> {
+        if let Some(type_id) = descriptor.type_id {
+            if let Some(&id) = self.by_type.get(&type_id) {
+                let existing = &self.infos[id.index()];
+                if existing.name == descriptor.name {
+                    return Ok(id);
+                }
+                return Err(RegisterError::TypeTaken {
+                    requested: descriptor.name,
+                    existing: existing.name.clone(),
+                });
+            }
+        }
+        self.push(descriptor, true)
+    }
+
+    fn push(
+        &mut self,
+        d: ComponentDescriptor,
+        strict_name: bool,
+    ) -> Result<ComponentId, RegisterError> {
+        let hash = name_hash(&d.name);
+        let name_free = !self.by_name.contains_key(&d.name);
+        let hash_free = !self.by_hash.contains_key(&hash);
+        if strict_name {
+            if !name_free {
+                return Err(RegisterError::NameTaken(d.name));
+            }
+            if let Some(&other) = self.by_hash.get(&hash) {
+                return Err(RegisterError::HashCollision {
+                    name: d.name,
+                    other: self.infos[other.index()].name.clone(),
+                    hash,
+                });
+            }
+        }
+        let id =
+            ComponentId(u32::try_from(self.infos.len()).expect("doecs: too many component types"));
+        if name_free && hash_free {
+            self.by_name.insert(d.name.clone(), id);
+            self.by_hash.insert(hash, id);
+        }
+        if let Some(type_id) = d.type_id {
+            self.by_type.insert(type_id, id);
+        }
+        self.infos.push(ComponentInfo {
+            id,
+            name_hash: hash,
+            name: d.name,
+            layout: d.layout,
+            drop_fn: d.drop_fn,
+            type_id: d.type_id,
+        });
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_vectors() {
+        // Published FNV-1a 64-bit test vectors.
+        assert_eq!(name_hash("a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(name_hash("foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn typed_ids_are_dense_and_stable() {
+        let mut c = Components::default();
+        let a = c.register::<u32>();
+        let b = c.register::<f64>();
+        assert_eq!(a.index(), 0);
+        assert_eq!(b.index(), 1);
+        assert_eq!(c.register::<u32>(), a);
+        assert_eq!(c.info(b).layout(), Layout::new::<f64>());
+        assert!(c.info(a).drop_fn().is_none());
+        let s = c.register::<String>();
+        assert!(c.info(s).drop_fn().is_some());
+    }
+
+    #[test]
+    fn dynamic_names_are_unique() {
+        let mut c = Components::default();
+        let id = c
+            .register_descriptor(ComponentDescriptor::dynamic("health", Layout::new::<f32>()))
+            .unwrap();
+        assert_eq!(c.id_by_name("health"), Some(id));
+        assert_eq!(c.id_by_hash(name_hash("health")), Some(id));
+        assert!(c.info(id).is_plain_bytes());
+        let again =
+            c.register_descriptor(ComponentDescriptor::dynamic("health", Layout::new::<u8>()));
+        assert_eq!(again, Err(RegisterError::NameTaken("health".into())));
+    }
+
+    #[test]
+    fn named_type_registration() {
+        let mut c = Components::default();
+        let id = c
+            .register_descriptor(ComponentDescriptor::of_named::<[f32; 3]>("position"))
+            .unwrap();
+        assert_eq!(c.id_of::<[f32; 3]>(), Some(id));
+        assert_eq!(c.register::<[f32; 3]>(), id);
+        assert!(c
+            .register_descriptor(ComponentDescriptor::of_named::<[f32; 3]>("pos"))
+            .is_err());
+    }
+}

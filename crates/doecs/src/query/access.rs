@@ -1,0 +1,111 @@
+//! Access sets: which component types a query or system reads and writes.
+//!
+//! A query that names one component mutably twice, or mutably and immutably,
+//! would hand out aliasing references; building its access set refuses that
+//! with a clear panic. The schedule uses the same sets to decide which systems
+//! may run at the same time.
+
+use std::any::TypeId;
+
+/// One accessed type, with its name for messages.
+#[derive(Copy, Clone, Debug)]
+pub struct AccessKey {
+    /// The type.
+    pub type_id: TypeId,
+    /// Its name.
+    pub name: &'static str,
+}
+
+impl AccessKey {
+    /// The key of `T`.
+    pub fn of<T: 'static>() -> Self {
+        AccessKey {
+            type_id: TypeId::of::<T>(),
+            name: std::any::type_name::<T>(),
+        }
+    }
+}
+
+impl PartialEq for AccessKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id
+    }
+}
+impl Eq for AccessKey {}
+
+/// Reads and writes of component (or resource) types.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Access {
+    reads: Vec<AccessKey>,
+    writes: Vec<AccessKey>,
+}
+
+impl Access {
+    /// Records a read of `key`.
+    ///
+    /// # Panics
+    /// If `key` is already written (aliasing `&` and `&mut`).
+    pub fn add_read(&mut self, key: AccessKey) {
+        assert!(
+            !self.writes.contains(&key),
+            "doecs: query accesses `{}` both mutably and immutably; this would alias",
+            key.name
+        );
+        if !self.reads.contains(&key) {
+            self.reads.push(key);
+        }
+    }
+
+    /// Records a write of `key`.
+    ///
+    /// # Panics
+    /// If `key` is already read or written (aliasing `&mut`).
+    pub fn add_write(&mut self, key: AccessKey) {
+        assert!(
+            !self.writes.contains(&key),
+            "doecs: query accesses `{}` mutably twice; this would alias",
+            key.name
+        );
+        assert!(
+            !self.reads.contains(&key),
+            "doecs: query accesses `{}` both mutably and immutably; this would alias",
+            key.name
+        );
+        self.writes.push(key);
+    }
+
+    /// Adds another set, without the aliasing checks (for a system's union of
+    /// several queries, which run one after another).
+    pub fn extend(&mut self, other: &Access) {
+        for r in &other.reads {
+            if !self.reads.contains(r) {
+                self.reads.push(*r);
+            }
+        }
+        for w in &other.writes {
+            if !self.writes.contains(w) {
+                self.writes.push(*w);
+            }
+        }
+    }
+
+    /// Types read.
+    pub fn reads(&self) -> &[AccessKey] {
+        &self.reads
+    }
+
+    /// Types written.
+    pub fn writes(&self) -> &[AccessKey] {
+        &self.writes
+    }
+
+    /// Whether running both at once could race: one writes what the other
+    /// reads or writes. Returns the first conflicting type.
+    pub fn conflict_with(&self, other: &Access) -> Option<AccessKey> {
+        self.writes
+            .iter()
+            .find(|w| other.writes.contains(w) || other.reads.contains(w))
+            .or_else(|| other.writes.iter().find(|w| self.reads.contains(w)))
+            .copied()
+    }
+}

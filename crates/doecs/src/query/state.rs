@@ -1,0 +1,429 @@
+//! Query state: the cached list of matching archetypes, and the loops over it.
+//!
+//! A [`Query`] remembers which archetypes match and the columns it uses in each.
+//! Archetypes are only ever added to a world, so the cache updates
+//! incrementally: each use checks just the archetypes created since the last
+//! one. A per-archetype slot table makes `get(entity)` O(1).
+//!
+//! Every loop walks matched archetypes, then their chunks, fetching column
+//! pointers once per chunk. `for_each_chunk` hands the chunk's slices to the
+//! closure, which is what lets per-component loops vectorize; `for_each` runs
+//! the per-row loop over the same pointers. `par_for_each*` splits the work
+//! list of (archetype, chunk) pairs across the current rayon pool.
+
+use super::access::Access;
+use super::data::{QueryData, ReadOnlyQueryData};
+use super::filter::QueryFilter;
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::storage::{Archetype, ArchetypeId};
+use crate::world::{World, WorldId};
+use rayon::prelude::*;
+use std::marker::PhantomData;
+
+/// The `'static` part of a query's state: matched archetypes and their columns.
+///
+/// # Invariants
+/// - `matched[k].1` is what `match_archetype` returned for `matched[k].0`, in
+///   the world `world`, and the filter passed it.
+/// - `slot_of[a] == Some(k)` iff `matched[k].0 == a`; `slot_of.len() == seen`.
+pub(crate) struct QueryCache<S> {
+    world: WorldId,
+    seen: usize,
+    matched: Vec<(ArchetypeId, S)>,
+    slot_of: Vec<Option<u32>>,
+}
+
+impl<S> QueryCache<S> {
+    fn new(world: WorldId) -> Self {
+        QueryCache {
+            world,
+            seen: 0,
+            matched: Vec::new(),
+            slot_of: Vec::new(),
+        }
+    }
+}
+
+/// A typed query with cached matching. `Q` is what it fetches, `F` a filter.
+///
+/// ```
+/// use doecs::{Query, With, World};
+/// struct Pos(f32);
+/// struct Vel(f32);
+/// struct Frozen;
+///
+/// let mut world = World::new();
+/// world.spawn((Pos(0.0), Vel(1.0)));
+/// world.spawn((Pos(0.0), Vel(1.0), Frozen));
+/// let mut moving = Query::<(&mut Pos, &Vel), doecs::Without<Frozen>>::new(&world);
+/// moving.for_each(&mut world, |(p, v)| p.0 += v.0);
+/// let mut frozen = Query::<&Pos, With<Frozen>>::new(&world);
+/// assert_eq!(frozen.iter(&world).map(|p| p.0).sum::<f32>(), 0.0);
+/// ```
+pub struct Query<Q: QueryData, F: QueryFilter = ()> {
+    pub(crate) cache: QueryCache<Q::State>,
+    _marker: PhantomData<fn() -> (Q::Key, F)>,
+}
+
+impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
+    /// A query over `world`.
+    ///
+    /// # Panics
+    /// If `Q` names a component mutably twice, or mutably and immutably.
+    pub fn new(world: &World) -> Self {
+        Self::access();
+        let mut q = Query {
+            cache: QueryCache::new(world.id()),
+            _marker: PhantomData,
+        };
+        q.update(world);
+        q
+    }
+
+    pub(crate) fn from_cache(cache: QueryCache<Q::State>) -> Self {
+        Query {
+            cache,
+            _marker: PhantomData,
+        }
+    }
+
+    pub(crate) fn new_cache(world: WorldId) -> QueryCache<Q::State> {
+        Self::access();
+        QueryCache::new(world)
+    }
+
+    /// What the query reads and writes.
+    ///
+    /// # Panics
+    /// As [`Query::new`].
+    pub fn access() -> Access {
+        let mut access = Access::default();
+        Q::access(&mut access);
+        access
+    }
+
+    /// Learns about archetypes created since the last update.
+    ///
+    /// # Panics
+    /// If `world` is not the world this query was created for.
+    pub fn update(&mut self, world: &World) {
+        let cache = &mut self.cache;
+        assert_eq!(
+            cache.world,
+            world.id(),
+            "doecs: query used with a different world"
+        );
+        let archetypes = world.archetypes();
+        if cache.seen == archetypes.len() {
+            return;
+        }
+        for arch in archetypes.since(cache.seen) {
+            let slot = if F::matches(arch, world.components()) {
+                Q::match_archetype(arch, world.components()).map(|state| {
+                    cache.matched.push((arch.id(), state));
+                    (cache.matched.len() - 1) as u32
+                })
+            } else {
+                None
+            };
+            cache.slot_of.push(slot);
+        }
+        cache.seen = archetypes.len();
+    }
+
+    /// Number of archetypes that match.
+    pub fn matched_archetypes(&self) -> usize {
+        self.cache.matched.len()
+    }
+
+    /// Number of entities that match.
+    pub fn count(&mut self, world: &World) -> usize {
+        self.update(world);
+        self.cache
+            .matched
+            .iter()
+            .map(|(a, _)| world.archetypes().get(*a).len())
+            .sum()
+    }
+
+    /// Iterates read-only over a shared world.
+    pub fn iter<'w>(&'w mut self, world: &'w World) -> QueryIter<'w, Q>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        self.update(world);
+        QueryIter::new(world, &self.cache.matched)
+    }
+
+    /// Iterates, handing out mutable access.
+    pub fn iter_mut<'w>(&'w mut self, world: &'w mut World) -> QueryIter<'w, Q> {
+        self.update(world);
+        QueryIter::new(world, &self.cache.matched)
+    }
+
+    /// Calls `f` with every matching entity's item.
+    #[inline]
+    pub fn for_each(&mut self, world: &mut World, f: impl FnMut(Q::Item<'_>)) {
+        // SAFETY: `&mut World` gives this query exclusive access.
+        unsafe { self.for_each_unchecked(world, f) }
+    }
+
+    /// Calls `f` with every matching chunk's slices, e.g. `(&mut [P], &[V])`.
+    #[inline]
+    pub fn for_each_chunk(&mut self, world: &mut World, f: impl FnMut(Q::Slice<'_>)) {
+        // SAFETY: `&mut World` gives this query exclusive access.
+        unsafe { self.for_each_chunk_unchecked(world, f) }
+    }
+
+    /// [`Query::for_each`] on a shared world, for read-only queries.
+    pub fn for_each_ref(&mut self, world: &World, f: impl FnMut(Q::Item<'_>))
+    where
+        Q: ReadOnlyQueryData,
+    {
+        // SAFETY: the query only reads, and `&World` prevents writers.
+        unsafe { self.for_each_unchecked(world, f) }
+    }
+
+    /// `for_each` through a shared world.
+    ///
+    /// # Safety
+    /// No other access to the components this query writes (or reads, if it
+    /// writes them elsewhere) may happen during the call: the caller must hold
+    /// the query's [`Access`], as the schedule does.
+    pub unsafe fn for_each_unchecked(&mut self, world: &World, mut f: impl FnMut(Q::Item<'_>)) {
+        self.update(world);
+        for &(id, state) in &self.cache.matched {
+            let arch = world.archetypes().get(id);
+            for chunk in 0..arch.chunk_count() {
+                let len = arch.chunk_len(chunk);
+                // SAFETY: `state` was matched on `arch` and `chunk` is in use.
+                let fetch = unsafe { Q::fetch(arch, state, chunk) };
+                for row in 0..len {
+                    // SAFETY: `row < len` is live; each row is handed out once;
+                    // the caller holds the access.
+                    f(unsafe { Q::item(fetch, row) });
+                }
+            }
+        }
+    }
+
+    /// `for_each_chunk` through a shared world.
+    ///
+    /// # Safety
+    /// As [`Query::for_each_unchecked`].
+    pub unsafe fn for_each_chunk_unchecked(
+        &mut self,
+        world: &World,
+        mut f: impl FnMut(Q::Slice<'_>),
+    ) {
+        self.update(world);
+        for &(id, state) in &self.cache.matched {
+            let arch = world.archetypes().get(id);
+            for chunk in 0..arch.chunk_count() {
+                // SAFETY: as in `for_each_unchecked`; the slices cover the live rows.
+                f(unsafe { Q::slice(Q::fetch(arch, state, chunk), arch.chunk_len(chunk)) });
+            }
+        }
+    }
+
+    /// The item of one entity, read-only.
+    pub fn get<'w>(&mut self, world: &'w World, entity: Entity) -> Result<Q::Item<'w>, EntityError>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        // SAFETY: read-only query on a shared world.
+        unsafe { self.get_unchecked(world, entity) }
+    }
+
+    /// The item of one entity, with mutable access.
+    pub fn get_mut<'w>(
+        &mut self,
+        world: &'w mut World,
+        entity: Entity,
+    ) -> Result<Q::Item<'w>, EntityError> {
+        // SAFETY: `&mut World` gives exclusive access for `'w`.
+        unsafe { self.get_unchecked(world, entity) }
+    }
+
+    /// The item of one entity through a shared world.
+    ///
+    /// # Safety
+    /// As [`Query::for_each_unchecked`], for as long as the item lives.
+    pub unsafe fn get_unchecked<'w>(
+        &mut self,
+        world: &'w World,
+        entity: Entity,
+    ) -> Result<Q::Item<'w>, EntityError> {
+        self.update(world);
+        let location = world.location(entity)?;
+        let k = self.cache.slot_of[location.archetype.index()].ok_or(
+            EntityError::MissingComponent {
+                entity,
+                component: std::any::type_name::<Q>(),
+            },
+        )?;
+        let (id, state) = self.cache.matched[k as usize];
+        let arch = world.archetypes().get(id);
+        // SAFETY: `state` matches `arch`; the location's row is live.
+        Ok(unsafe {
+            Q::item(
+                Q::fetch(arch, state, location.chunk.index()),
+                location.row.index(),
+            )
+        })
+    }
+
+    /// Like [`Query::for_each`], split by chunk across the current rayon pool.
+    /// Use `ThreadPool::install` to pick the thread count.
+    pub fn par_for_each(&mut self, world: &mut World, f: impl Fn(Q::Item<'_>) + Send + Sync)
+    where
+        for<'w> Q::Item<'w>: Send,
+    {
+        // SAFETY: `&mut World` gives exclusive access; rows go to one thread each.
+        unsafe { self.par_for_each_unchecked(world, f) }
+    }
+
+    /// Like [`Query::for_each_chunk`], split by chunk across the current rayon pool.
+    pub fn par_for_each_chunk(&mut self, world: &mut World, f: impl Fn(Q::Slice<'_>) + Send + Sync)
+    where
+        for<'w> Q::Slice<'w>: Send,
+    {
+        // SAFETY: `&mut World` gives exclusive access; chunks go to one thread each.
+        unsafe { self.par_for_each_chunk_unchecked(world, f) }
+    }
+
+    /// `par_for_each` through a shared world.
+    ///
+    /// # Safety
+    /// As [`Query::for_each_unchecked`].
+    pub unsafe fn par_for_each_unchecked(
+        &mut self,
+        world: &World,
+        f: impl Fn(Q::Item<'_>) + Send + Sync,
+    ) where
+        for<'w> Q::Item<'w>: Send,
+    {
+        // SAFETY: forwarded; each row's item is created on exactly one thread.
+        unsafe {
+            self.par_for_each_chunk_raw(world, |arch, state, chunk| {
+                let fetch = Q::fetch(arch, state, chunk);
+                for row in 0..arch.chunk_len(chunk) {
+                    f(Q::item(fetch, row));
+                }
+            })
+        }
+    }
+
+    /// `par_for_each_chunk` through a shared world.
+    ///
+    /// # Safety
+    /// As [`Query::for_each_unchecked`].
+    pub unsafe fn par_for_each_chunk_unchecked(
+        &mut self,
+        world: &World,
+        f: impl Fn(Q::Slice<'_>) + Send + Sync,
+    ) where
+        for<'w> Q::Slice<'w>: Send,
+    {
+        // SAFETY: forwarded; each chunk's slices are created on exactly one thread.
+        unsafe {
+            self.par_for_each_chunk_raw(world, |arch, state, chunk| {
+                f(Q::slice(
+                    Q::fetch(arch, state, chunk),
+                    arch.chunk_len(chunk),
+                ))
+            })
+        }
+    }
+
+    /// Runs `body` once per matched (archetype, chunk), spread over rayon.
+    ///
+    /// # Safety
+    /// As [`Query::for_each_unchecked`]; `body` must only touch its own chunk.
+    unsafe fn par_for_each_chunk_raw(
+        &mut self,
+        world: &World,
+        body: impl Fn(&Archetype, Q::State, usize) + Send + Sync,
+    ) {
+        self.update(world);
+        let work: Vec<(ArchetypeId, Q::State, usize)> = self
+            .cache
+            .matched
+            .iter()
+            .flat_map(|&(id, state)| {
+                (0..world.archetypes().get(id).chunk_count()).map(move |c| (id, state, c))
+            })
+            .collect();
+        let archetypes = world.archetypes();
+        work.into_par_iter()
+            .for_each(|(id, state, chunk)| body(archetypes.get(id), state, chunk));
+    }
+}
+
+/// Iterator over a query's items. Created by [`Query::iter`] and friends.
+pub struct QueryIter<'w, Q: QueryData> {
+    world: &'w World,
+    matched: std::slice::Iter<'w, (ArchetypeId, Q::State)>,
+    current: Option<(&'w Archetype, Q::State)>,
+    chunk: usize,
+    fetch: Option<Q::Fetch>,
+    row: usize,
+    len: usize,
+}
+
+impl<'w, Q: QueryData> QueryIter<'w, Q> {
+    fn new(world: &'w World, matched: &'w [(ArchetypeId, Q::State)]) -> Self {
+        QueryIter {
+            world,
+            matched: matched.iter(),
+            current: None,
+            chunk: 0,
+            fetch: None,
+            row: 0,
+            len: 0,
+        }
+    }
+}
+
+impl<'w, Q: QueryData> Iterator for QueryIter<'w, Q> {
+    type Item = Q::Item<'w>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Q::Item<'w>> {
+        loop {
+            if self.row < self.len {
+                let row = self.row;
+                self.row += 1;
+                let fetch = self.fetch.expect("set with len");
+                // SAFETY: `row < len` is live; each row is yielded once; the
+                // iterator's constructor held the access for `'w`.
+                return Some(unsafe { Q::item(fetch, row) });
+            }
+            match self.current {
+                Some((arch, state)) if self.chunk + 1 < arch.chunk_count() => {
+                    self.chunk += 1;
+                    // SAFETY: `state` matches `arch`; the chunk is in use.
+                    self.fetch = Some(unsafe { Q::fetch(arch, state, self.chunk) });
+                    self.row = 0;
+                    self.len = arch.chunk_len(self.chunk);
+                }
+                _ => {
+                    let &(id, state) = self.matched.next()?;
+                    let arch = self.world.archetypes().get(id);
+                    self.current = Some((arch, state));
+                    self.row = 0;
+                    self.len = 0;
+                    if arch.chunk_count() > 0 {
+                        self.chunk = 0;
+                        // SAFETY: as above.
+                        self.fetch = Some(unsafe { Q::fetch(arch, state, 0) });
+                        self.len = arch.chunk_len(0);
+                    } else {
+                        self.chunk = usize::MAX - 1;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,467 @@
+//! One archetype: every entity with exactly one sorted set of components.
+//!
+//! Rows live in fixed-capacity chunks ([`ChunkLayout`]). Rows are dense: every
+//! chunk but the last is full, and removing a row moves the archetype's last row
+//! into the hole (seed 001's swap-remove). So a row is addressed by
+//! `(ChunkIndex, ChunkRow)`, and iteration walks whole chunks as slices.
+//!
+//! This layer knows nothing of the entity index. Operations that move an entity
+//! into a row report which entity moved, and the world fixes its location. The
+//! unsafe API is narrow: pushing a row leaves its components uninitialised for
+//! the caller to write, and removing a row either forgets its values (the caller
+//! moved them out) or drops them. Drops run after the archetype is consistent
+//! again, and a panicking drop still lets the other values of the row drop.
+//!
+//! One empty chunk is kept as a spare when the last chunk empties, so churn at a
+//! chunk boundary does not allocate on every spawn.
+
+use super::layout::{ChunkAlloc, ChunkLayout};
+use super::{ArchetypeId, ChunkIndex, ChunkRow};
+use crate::component::{ComponentId, ComponentInfo, Components};
+use crate::entity::Entity;
+use std::ptr::NonNull;
+
+/// A column's index within its archetype (the position of its component in the sorted set).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ColumnIndex(pub u32);
+
+impl ColumnIndex {
+    /// The index as `usize`.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What an archetype needs to know per column.
+#[derive(Copy, Clone, Debug)]
+struct Column {
+    size: usize,
+    drop_fn: Option<unsafe fn(*mut u8)>,
+}
+
+/// One archetype. See the module docs.
+///
+/// # Invariants
+/// - `components` is sorted and has no duplicates; column `i` stores `components[i]`.
+/// - `chunks.len() == len.div_ceil(capacity)`: every chunk but the last is full
+///   and the last holds at least one row.
+/// - For every row `r < len`, the entity slot and every column slot of `r` hold
+///   an initialised value (between `push_uninit` and the caller's writes, the new
+///   row's columns are the only exception, which the caller must close).
+/// - `spare`, if any, holds no live values.
+/// - `add_edges` and `remove_edges` are sorted by component id.
+pub struct Archetype {
+    id: ArchetypeId,
+    components: Box<[ComponentId]>,
+    columns: Box<[Column]>,
+    layout: ChunkLayout,
+    chunks: Vec<ChunkAlloc>,
+    spare: Option<ChunkAlloc>,
+    len: u32,
+    pub(super) add_edges: Vec<(ComponentId, ArchetypeId)>,
+    pub(super) remove_edges: Vec<(ComponentId, ArchetypeId)>,
+}
+
+impl std::fmt::Debug for Archetype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archetype")
+            .field("id", &self.id)
+            .field("components", &self.components)
+            .field("len", &self.len)
+            .field("chunks", &self.chunks.len())
+            .field("capacity", &self.layout.capacity())
+            .finish()
+    }
+}
+
+impl Archetype {
+    pub(super) fn new(
+        id: ArchetypeId,
+        components: Box<[ComponentId]>,
+        registry: &Components,
+        chunk_bytes: usize,
+    ) -> Self {
+        debug_assert!(components.windows(2).all(|w| w[0] < w[1]));
+        let infos: Vec<&ComponentInfo> = components.iter().map(|&c| registry.info(c)).collect();
+        let layouts: Vec<_> = infos.iter().map(|i| i.layout()).collect();
+        let columns = infos
+            .iter()
+            .map(|i| Column {
+                size: i.layout().size(),
+                drop_fn: i.drop_fn(),
+            })
+            .collect();
+        Archetype {
+            id,
+            components,
+            columns,
+            layout: ChunkLayout::new(chunk_bytes, &layouts),
+            chunks: Vec::new(),
+            spare: None,
+            len: 0,
+            add_edges: Vec::new(),
+            remove_edges: Vec::new(),
+        }
+    }
+
+    /// This archetype's id.
+    #[inline]
+    pub fn id(&self) -> ArchetypeId {
+        self.id
+    }
+
+    /// The sorted component set.
+    #[inline]
+    pub fn components(&self) -> &[ComponentId] {
+        &self.components
+    }
+
+    /// Number of rows (entities).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether the archetype holds no entity.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Rows per chunk.
+    #[inline]
+    pub fn chunk_capacity(&self) -> u32 {
+        self.layout.capacity()
+    }
+
+    /// The chunk layout.
+    pub fn layout(&self) -> &ChunkLayout {
+        &self.layout
+    }
+
+    /// Number of chunks in use.
+    #[inline]
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Rows in chunk `chunk` (`capacity` for all but the last).
+    #[inline]
+    pub fn chunk_len(&self, chunk: usize) -> usize {
+        let cap = self.layout.capacity() as usize;
+        (self.len as usize - chunk * cap).min(cap)
+    }
+
+    /// The column storing `component`, if this archetype has it.
+    #[inline]
+    pub fn column_of(&self, component: ComponentId) -> Option<ColumnIndex> {
+        self.components
+            .binary_search(&component)
+            .ok()
+            .map(|i| ColumnIndex(i as u32))
+    }
+
+    /// Whether the archetype has `component`.
+    #[inline]
+    pub fn has(&self, component: ComponentId) -> bool {
+        self.column_of(component).is_some()
+    }
+
+    /// Start of the entity array of `chunk`.
+    ///
+    /// # Panics
+    /// If `chunk` is not a chunk in use.
+    #[inline]
+    pub fn entities_ptr(&self, chunk: usize) -> NonNull<Entity> {
+        self.chunks[chunk].ptr().cast()
+    }
+
+    /// The entities of chunk `chunk`.
+    #[inline]
+    pub fn chunk_entities(&self, chunk: usize) -> &[Entity] {
+        let len = self.chunk_len(chunk);
+        // SAFETY: rows `0..len` of a chunk in use hold initialised entities (type
+        // invariant), and the shared borrow of `self` keeps them unchanged.
+        unsafe { std::slice::from_raw_parts(self.entities_ptr(chunk).as_ptr(), len) }
+    }
+
+    /// The entity in a row.
+    #[inline]
+    pub fn entity_at(&self, chunk: ChunkIndex, row: ChunkRow) -> Entity {
+        self.chunk_entities(chunk.index())[row.index()]
+    }
+
+    /// Start of column `column` in chunk `chunk`: `capacity` slots of the component.
+    ///
+    /// # Panics
+    /// If `chunk` or `column` is out of range.
+    #[inline]
+    pub fn column_ptr(&self, chunk: usize, column: ColumnIndex) -> NonNull<u8> {
+        let base = self.chunks[chunk].ptr();
+        // SAFETY: the column offset lies inside the chunk allocation (ChunkLayout invariant).
+        unsafe { base.add(self.layout.column_offset(column.index())) }
+    }
+
+    /// Pointer to one component slot.
+    ///
+    /// # Panics
+    /// If `chunk` or `column` is out of range. `row` is only debug-checked.
+    #[inline]
+    pub fn slot_ptr(&self, chunk: ChunkIndex, row: ChunkRow, column: ColumnIndex) -> NonNull<u8> {
+        debug_assert!(row.0 < self.layout.capacity());
+        let size = self.columns[column.index()].size;
+        // SAFETY: `row < capacity`, so the slot lies inside the column's array.
+        unsafe {
+            self.column_ptr(chunk.index(), column)
+                .add(row.index() * size)
+        }
+    }
+
+    /// Appends a row for `entity` and returns its position. Only the entity slot
+    /// is written.
+    ///
+    /// # Safety
+    /// Before any other method of this archetype runs (or a panic can occur), the
+    /// caller must write a valid value into every column of the returned row.
+    pub unsafe fn push_uninit(&mut self, entity: Entity) -> (ChunkIndex, ChunkRow) {
+        let cap = self.layout.capacity();
+        let row = self.len % cap;
+        if row == 0 {
+            let chunk = self
+                .spare
+                .take()
+                .unwrap_or_else(|| ChunkAlloc::new(&self.layout));
+            self.chunks.push(chunk);
+        }
+        let chunk = self.chunks.len() - 1;
+        // SAFETY: `row < capacity` and the entity array holds `capacity` entries.
+        unsafe {
+            self.entities_ptr(chunk)
+                .as_ptr()
+                .add(row as usize)
+                .write(entity)
+        };
+        self.len += 1;
+        (ChunkIndex(chunk as u32), ChunkRow(row))
+    }
+
+    /// Reserves room for `additional` more rows, allocating their chunks now.
+    pub fn reserve(&mut self, additional: usize) {
+        let cap = self.layout.capacity() as usize;
+        let needed = (self.len as usize + additional).div_ceil(cap);
+        self.chunks
+            .reserve(needed.saturating_sub(self.chunks.len()));
+    }
+
+    /// Removes a row whose component values the caller has already moved out or
+    /// dropped, by moving the last row into it. Returns the entity that moved
+    /// into `(chunk, row)`, if any; the caller must update its location.
+    ///
+    /// # Safety
+    /// `(chunk, row)` must be a live row, and the caller must treat its component
+    /// values as moved out (they are overwritten without being dropped).
+    pub unsafe fn swap_remove_forget(
+        &mut self,
+        chunk: ChunkIndex,
+        row: ChunkRow,
+    ) -> Option<Entity> {
+        let (last_chunk, last_row) = self.last_position();
+        let moved = if (chunk, row) != (last_chunk, last_row) {
+            let entity = self.entity_at(last_chunk, last_row);
+            for c in 0..self.columns.len() {
+                let c = ColumnIndex(c as u32);
+                let size = self.columns[c.index()].size;
+                let src = self.slot_ptr(last_chunk, last_row, c);
+                let dst = self.slot_ptr(chunk, row, c);
+                // SAFETY: both slots are in live rows of this column and are
+                // distinct; the destination's value was moved out by the caller.
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), size) };
+            }
+            // SAFETY: `row` is a live row of `chunk`.
+            unsafe {
+                self.entities_ptr(chunk.index())
+                    .as_ptr()
+                    .add(row.index())
+                    .write(entity)
+            };
+            Some(entity)
+        } else {
+            None
+        };
+        self.len -= 1;
+        if last_row.0 == 0 {
+            let emptied = self.chunks.pop();
+            if self.spare.is_none() {
+                self.spare = emptied;
+            }
+        }
+        moved
+    }
+
+    /// Removes a row and drops its values. The last row moves into the hole
+    /// first; `relocated` is called with the entity that moved (if any) before any
+    /// value is dropped, so the caller's entity index is consistent even if a drop
+    /// panics. Every value of the row is dropped exactly once, even if one of the
+    /// drops panics (a second panic while unwinding aborts, as in `Vec`).
+    ///
+    /// # Safety
+    /// `(chunk, row)` must be a live row.
+    pub unsafe fn swap_remove_drop(
+        &mut self,
+        chunk: ChunkIndex,
+        row: ChunkRow,
+        relocated: impl FnOnce(Option<Entity>),
+    ) {
+        let (last_chunk, last_row) = self.last_position();
+        let moved = if (chunk, row) != (last_chunk, last_row) {
+            let entity = self.entity_at(last_chunk, last_row);
+            for c in 0..self.columns.len() {
+                let c = ColumnIndex(c as u32);
+                let size = self.columns[c.index()].size;
+                let a = self.slot_ptr(last_chunk, last_row, c);
+                let b = self.slot_ptr(chunk, row, c);
+                // SAFETY: two distinct live slots of one column, each `size` bytes.
+                unsafe { std::ptr::swap_nonoverlapping(a.as_ptr(), b.as_ptr(), size) };
+            }
+            // SAFETY: `row` is a live row of `chunk`.
+            unsafe {
+                self.entities_ptr(chunk.index())
+                    .as_ptr()
+                    .add(row.index())
+                    .write(entity)
+            };
+            Some(entity)
+        } else {
+            None
+        };
+        // The doomed values now sit in the last row. Pop it, keeping its chunk
+        // alive in a local until the drops are done.
+        self.len -= 1;
+        let emptied = if last_row.0 == 0 {
+            self.chunks.pop()
+        } else {
+            None
+        };
+        relocated(moved);
+        let base = match &emptied {
+            Some(alloc) => alloc.ptr(),
+            None => self.chunks[last_chunk.index()].ptr(),
+        };
+        let layout = &self.layout;
+        let doomed = self.columns.iter().enumerate().filter_map(|(i, col)| {
+            let drop_fn = col.drop_fn?;
+            // SAFETY: the slot lies in the chunk at `base` (ChunkLayout invariant).
+            let ptr = unsafe {
+                base.as_ptr()
+                    .add(layout.column_offset(i) + last_row.index() * col.size)
+            };
+            Some((drop_fn, ptr))
+        });
+        // SAFETY: each pointer addresses one initialised value of the popped row,
+        // which no longer belongs to any live row; each is dropped once.
+        unsafe { drop_each(doomed) };
+        if let Some(alloc) = emptied {
+            if self.spare.is_none() {
+                self.spare = Some(alloc);
+            }
+        }
+    }
+
+    fn last_position(&self) -> (ChunkIndex, ChunkRow) {
+        debug_assert!(self.len > 0, "no rows");
+        let last = self.len - 1;
+        let cap = self.layout.capacity();
+        (ChunkIndex(last / cap), ChunkRow(last % cap))
+    }
+
+    /// Drops every value and frees every chunk.
+    pub fn clear(&mut self) {
+        let len = self.len as usize;
+        let cap = self.layout.capacity() as usize;
+        // Forget the rows first, so a panicking drop leaves an empty archetype.
+        self.len = 0;
+        let chunks = std::mem::take(&mut self.chunks);
+        let columns = &self.columns;
+        let layout = &self.layout;
+        let doomed = chunks.iter().enumerate().flat_map(|(ci, chunk)| {
+            let rows = (len - ci * cap).min(cap);
+            columns.iter().enumerate().flat_map(move |(i, col)| {
+                let drop_fn = col.drop_fn;
+                (0..rows).filter_map(move |r| {
+                    // SAFETY: slot `r` of column `i` lies inside this chunk.
+                    let ptr = unsafe {
+                        chunk
+                            .ptr()
+                            .as_ptr()
+                            .add(layout.column_offset(i) + r * col.size)
+                    };
+                    drop_fn.map(|f| (f, ptr))
+                })
+            })
+        });
+        // SAFETY: every pointer is a distinct initialised value of a row that was
+        // live and is now forgotten; `chunks` outlives the drops.
+        unsafe { drop_each(doomed) };
+    }
+
+    /// Verifies the archetype's structural invariants. Panics on failure.
+    pub fn check_invariants(&self) {
+        let cap = self.layout.capacity() as usize;
+        assert_eq!(
+            self.chunks.len(),
+            (self.len as usize).div_ceil(cap),
+            "{:?}: chunk count",
+            self.id
+        );
+        assert!(
+            self.components.windows(2).all(|w| w[0] < w[1]),
+            "components sorted"
+        );
+        assert!(
+            self.add_edges.windows(2).all(|w| w[0].0 < w[1].0),
+            "add edges sorted"
+        );
+        assert!(
+            self.remove_edges.windows(2).all(|w| w[0].0 < w[1].0),
+            "remove edges sorted"
+        );
+        for c in 0..self.chunks.len() {
+            assert!(
+                self.chunk_len(c) >= 1 && self.chunk_len(c) <= cap,
+                "chunk fill"
+            );
+            if c + 1 < self.chunks.len() {
+                assert_eq!(self.chunk_len(c), cap, "every chunk but the last is full");
+            }
+        }
+    }
+}
+
+/// Drops each value, and if one drop panics, still drops the rest while unwinding.
+///
+/// # Safety
+/// Every pointer must address an initialised value that `drop_fn` may drop, and
+/// that nothing uses afterwards.
+pub(crate) unsafe fn drop_each(mut values: impl Iterator<Item = (unsafe fn(*mut u8), *mut u8)>) {
+    struct DropRest<'a, I: Iterator<Item = (unsafe fn(*mut u8), *mut u8)>>(&'a mut I);
+    impl<I: Iterator<Item = (unsafe fn(*mut u8), *mut u8)>> Drop for DropRest<'_, I> {
+        fn drop(&mut self) {
+            for (drop_fn, ptr) in &mut *self.0 {
+                // SAFETY: the caller of `drop_each` vouched for every pair.
+                unsafe { drop_fn(ptr) }
+            }
+        }
+    }
+    let guard = DropRest(&mut values);
+    while let Some((drop_fn, ptr)) = guard.0.next() {
+        // SAFETY: the caller of `drop_each` vouched for every pair.
+        unsafe { drop_fn(ptr) }
+    }
+}
+
+impl Drop for Archetype {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}

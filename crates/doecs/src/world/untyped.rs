@@ -1,0 +1,141 @@
+//! The untyped API: components by id, values as bytes or raw pointers.
+//!
+//! Runtime-registered components have no Rust type, so tools and the resource
+//! spawner reach them through ids. Plain-bytes components (no Rust type, no
+//! drop function) can be read and written as byte slices safely. Anything else
+//! goes through the raw-pointer functions, which are `unsafe`.
+
+use super::moves::Graveyard;
+use super::World;
+use crate::component::{ComponentId, ComponentInfo};
+use crate::entity::Entity;
+use crate::error::EntityError;
+use std::ptr::NonNull;
+
+impl World {
+    fn info_checked(&self, id: ComponentId) -> Result<&ComponentInfo, EntityError> {
+        self.components
+            .get_info(id)
+            .ok_or(EntityError::UnknownComponent(id))
+    }
+
+    /// Pointer to `entity`'s value of component `id`. Valid until the next
+    /// structural change.
+    pub fn get_ptr(&self, entity: Entity, id: ComponentId) -> Result<NonNull<u8>, EntityError> {
+        let location = self.location(entity)?;
+        self.info_checked(id)?;
+        let arch = self.archetypes.get(location.archetype);
+        let column = arch
+            .column_of(id)
+            .ok_or(EntityError::MissingComponentId { entity, id })?;
+        Ok(arch.slot_ptr(location.chunk, location.row, column))
+    }
+
+    /// Whether `entity` is alive and has component `id`.
+    pub fn has_id(&self, entity: Entity, id: ComponentId) -> bool {
+        self.get_ptr(entity, id).is_ok()
+    }
+
+    /// The bytes of a plain-bytes component.
+    pub fn get_bytes(&self, entity: Entity, id: ComponentId) -> Result<&[u8], EntityError> {
+        let info = self.info_checked(id)?;
+        if !info.is_plain_bytes() {
+            return Err(EntityError::NotPlainBytes(id));
+        }
+        let size = info.layout().size();
+        let ptr = self.get_ptr(entity, id)?;
+        // SAFETY: plain-bytes values are fully initialised bytes (they were
+        // written from byte slices); `&self` prevents mutation.
+        Ok(unsafe { std::slice::from_raw_parts(ptr.as_ptr(), size) })
+    }
+
+    /// The bytes of a plain-bytes component, mutably.
+    pub fn get_bytes_mut(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+    ) -> Result<&mut [u8], EntityError> {
+        let info = self.info_checked(id)?;
+        if !info.is_plain_bytes() {
+            return Err(EntityError::NotPlainBytes(id));
+        }
+        let size = info.layout().size();
+        let ptr = self.get_ptr(entity, id)?;
+        // SAFETY: as in `get_bytes`; `&mut self` makes the access unique, and any
+        // bytes are a valid plain-bytes value.
+        Ok(unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), size) })
+    }
+
+    /// Adds (or overwrites) a plain-bytes component from `bytes`.
+    pub fn insert_bytes(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        bytes: &[u8],
+    ) -> Result<(), EntityError> {
+        let info = self.info_checked(id)?;
+        if !info.is_plain_bytes() {
+            return Err(EntityError::NotPlainBytes(id));
+        }
+        let expected = info.layout().size();
+        if bytes.len() != expected {
+            return Err(EntityError::WrongSize {
+                id,
+                expected,
+                actual: bytes.len(),
+            });
+        }
+        // SAFETY: plain-bytes components accept any bytes of the right length
+        // and need no drop.
+        unsafe { self.insert_raw(entity, id, bytes.as_ptr()) }
+    }
+
+    /// Adds (or replaces) component `id` on `entity`, moving the value from
+    /// `value`. A replaced value is dropped.
+    ///
+    /// # Safety
+    /// `value` must point to a valid, initialised value of component `id` (any
+    /// alignment), which the world takes ownership of.
+    pub unsafe fn insert_raw(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        value: *const u8,
+    ) -> Result<(), EntityError> {
+        self.flush_reserved();
+        let location = self.location(entity)?;
+        let info = self.info_checked(id)?;
+        let (layout, drop_fn) = (info.layout(), info.drop_fn());
+        let source = self.archetypes.get(location.archetype);
+        if let Some(column) = source.column_of(id) {
+            let slot = source
+                .slot_ptr(location.chunk, location.row, column)
+                .as_ptr();
+            let mut graveyard = Graveyard::default();
+            // SAFETY: the slot holds an initialised value of `id`; it is parked
+            // and then overwritten with the caller's value.
+            unsafe {
+                graveyard.bury(slot, layout, drop_fn);
+                std::ptr::copy_nonoverlapping(value, slot, layout.size());
+            }
+            drop(graveyard);
+            return Ok(());
+        }
+        let target = self
+            .archetypes
+            .insert_target(location.archetype, id, &self.components);
+        // SAFETY: the only column the target adds is `id`, written just below.
+        let new = unsafe {
+            self.move_row(entity, location, target, |_, _| {
+                unreachable!("target is a superset")
+            })
+        };
+        let arch = self.archetypes.get(target);
+        let column = arch.column_of(id).expect("target has id");
+        let slot = arch.slot_ptr(new.chunk, new.row, column);
+        // SAFETY: the slot is uninitialised and holds `layout.size()` bytes; the
+        // caller vouches that `value` is a valid value of `id`.
+        unsafe { std::ptr::copy_nonoverlapping(value, slot.as_ptr(), layout.size()) };
+        Ok(())
+    }
+}
