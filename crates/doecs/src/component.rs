@@ -191,10 +191,18 @@ impl Hasher for TypeIdHasher {
 /// A map keyed by `TypeId` that does not re-hash the key.
 pub type TypeIdMap<V> = HashMap<TypeId, V, BuildHasherDefault<TypeIdHasher>>;
 
+/// Slots in the direct-mapped `TypeId` cache in front of `by_type`.
+const FAST_SLOTS: usize = 64;
+
 /// The registry: one [`ComponentInfo`] per id, plus lookups by type and name.
-#[derive(Default, Debug)]
+///
+/// Typed lookups first try a small direct-mapped cache (one compare, no
+/// probing), then the hash map; every registered type is in the map, and the
+/// cache holds the latest type registered into each slot.
+#[derive(Debug)]
 pub struct Components {
     infos: Vec<ComponentInfo>,
+    fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
     by_type: TypeIdMap<ComponentId>,
     by_name: HashMap<String, ComponentId>,
     by_hash: HashMap<u64, ComponentId>,
@@ -226,6 +234,24 @@ pub enum RegisterError {
         /// The name it was registered under.
         existing: String,
     },
+}
+
+impl Default for Components {
+    fn default() -> Self {
+        Components {
+            infos: Vec::new(),
+            fast: [None; FAST_SLOTS],
+            by_type: TypeIdMap::default(),
+            by_name: HashMap::new(),
+            by_hash: HashMap::new(),
+        }
+    }
+}
+
+#[inline]
+fn fast_slot(type_id: TypeId) -> usize {
+    use std::hash::BuildHasher;
+    (BuildHasherDefault::<TypeIdHasher>::default().hash_one(type_id) as usize) % FAST_SLOTS
 }
 
 impl Components {
@@ -261,7 +287,11 @@ impl Components {
     /// The id of Rust type `T`, if registered.
     #[inline]
     pub fn id_of<T: 'static>(&self) -> Option<ComponentId> {
-        self.by_type.get(&TypeId::of::<T>()).copied()
+        let type_id = TypeId::of::<T>();
+        match self.fast[fast_slot(type_id)] {
+            Some((t, id)) if t == type_id => Some(id),
+            _ => self.by_type.get(&type_id).copied(),
+        }
     }
 
     /// The id of the component with this name.
@@ -340,6 +370,7 @@ impl Components {
         }
         if let Some(type_id) = d.type_id {
             self.by_type.insert(type_id, id);
+            self.fast[fast_slot(type_id)] = Some((type_id, id));
         }
         self.infos.push(ComponentInfo {
             id,

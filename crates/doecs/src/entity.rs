@@ -260,6 +260,7 @@ impl Entities {
     }
 
     /// Number of ids reserved but not yet flushed.
+    #[inline]
     pub fn pending_reserved(&self) -> usize {
         self.reserved_cursor.load(Ordering::Relaxed) as usize - self.slots.len()
     }

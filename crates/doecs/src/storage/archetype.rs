@@ -269,22 +269,23 @@ impl Archetype {
         let (last_chunk, last_row) = self.last_position();
         let moved = if (chunk, row) != (last_chunk, last_row) {
             let entity = self.entity_at(last_chunk, last_row);
-            for c in 0..self.columns.len() {
-                let c = ColumnIndex(c as u32);
-                let size = self.columns[c.index()].size;
-                let src = self.slot_ptr(last_chunk, last_row, c);
-                let dst = self.slot_ptr(chunk, row, c);
-                // SAFETY: both slots are in live rows of this column and are
-                // distinct; the destination's value was moved out by the caller.
-                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), size) };
+            let src_base = self.chunks[last_chunk.index()].ptr().as_ptr();
+            let dst_base = self.chunks[chunk.index()].ptr().as_ptr();
+            for (i, col) in self.columns.iter().enumerate() {
+                let offset = self.layout.column_offset(i);
+                // SAFETY: both slots are live rows of column `i` (inside their
+                // chunks by the layout invariant) and distinct; the destination's
+                // value was moved out by the caller.
+                unsafe {
+                    copy_value(
+                        src_base.add(offset + last_row.index() * col.size),
+                        dst_base.add(offset + row.index() * col.size),
+                        col.size,
+                    )
+                };
             }
             // SAFETY: `row` is a live row of `chunk`.
-            unsafe {
-                self.entities_ptr(chunk.index())
-                    .as_ptr()
-                    .add(row.index())
-                    .write(entity)
-            };
+            unsafe { dst_base.cast::<Entity>().add(row.index()).write(entity) };
             Some(entity)
         } else {
             None
@@ -297,6 +298,12 @@ impl Archetype {
             }
         }
         moved
+    }
+
+    /// Size in bytes of one value of column `column`.
+    #[inline]
+    pub fn column_size(&self, column: ColumnIndex) -> usize {
+        self.columns[column.index()].size
     }
 
     /// Removes a row and drops its values. The last row moves into the hole
@@ -434,6 +441,36 @@ impl Archetype {
             if c + 1 < self.chunks.len() {
                 assert_eq!(self.chunk_len(c), cap, "every chunk but the last is full");
             }
+        }
+    }
+}
+
+/// Copies one component value of `size` bytes. Small sizes, the common case,
+/// become plain loads and stores instead of a `memcpy` call.
+///
+/// # Safety
+/// `src` and `dst` must be valid for `size` bytes and not overlap.
+#[inline(always)]
+pub(crate) unsafe fn copy_value(src: *const u8, dst: *mut u8, size: usize) {
+    /// # Safety
+    /// As `copy_value`, with `size == N`.
+    #[inline(always)]
+    unsafe fn fixed<const N: usize>(src: *const u8, dst: *mut u8) {
+        // SAFETY: the caller guarantees `N` readable and writable bytes.
+        unsafe {
+            dst.cast::<[u8; N]>()
+                .write_unaligned(src.cast::<[u8; N]>().read_unaligned())
+        }
+    }
+    // SAFETY: each arm copies exactly `size` bytes, as the caller allows.
+    unsafe {
+        match size {
+            0 => {}
+            4 => fixed::<4>(src, dst),
+            8 => fixed::<8>(src, dst),
+            12 => fixed::<12>(src, dst),
+            16 => fixed::<16>(src, dst),
+            _ => std::ptr::copy_nonoverlapping(src, dst, size),
         }
     }
 }

@@ -188,7 +188,15 @@ impl World {
     }
 
     /// Makes reserved ids live entities in the empty archetype.
+    #[inline]
     pub fn flush_reserved(&mut self) {
+        if self.entities.pending_reserved() != 0 {
+            self.flush_reserved_slow();
+        }
+    }
+
+    #[cold]
+    fn flush_reserved_slow(&mut self) {
         let range = self.entities.flush_reserved();
         for index in range {
             let entity = self.entities.entity_at(index).expect("just flushed");

@@ -12,7 +12,8 @@ use crate::component::{Component, ComponentId};
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::location::Location;
-use crate::storage::ArchetypeId;
+use crate::storage::archetype::copy_value;
+use crate::storage::{ArchetypeId, ColumnIndex};
 use std::alloc::Layout;
 
 impl World {
@@ -233,13 +234,13 @@ impl World {
             while d < dst_ids.len() && dst_ids[d] < id {
                 d += 1;
             }
-            let src = source.slot_ptr(from.chunk, from.row, crate::storage::ColumnIndex(s as u32));
+            let s = ColumnIndex(s as u32);
+            let src = source.slot_ptr(from.chunk, from.row, s);
             if d < dst_ids.len() && dst_ids[d] == id {
-                let dst = target.slot_ptr(chunk, row, crate::storage::ColumnIndex(d as u32));
-                let size = self.components.info(id).layout().size();
+                let dst = target.slot_ptr(chunk, row, ColumnIndex(d as u32));
                 // SAFETY: two slots of the same component type in different
                 // archetypes' chunks; the source value is forgotten below.
-                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), size) };
+                unsafe { copy_value(src.as_ptr(), dst.as_ptr(), source.column_size(s)) };
             } else {
                 leftover(id, src.as_ptr());
             }
