@@ -59,6 +59,9 @@ pub struct Archetype {
     chunks: Vec<ChunkAlloc>,
     spare: Option<ChunkAlloc>,
     len: u32,
+    /// Rows in the last chunk (0 iff there are no chunks); kept so the hot
+    /// paths never divide by the capacity.
+    last_len: u32,
     pub(super) add_edges: Vec<(ComponentId, ArchetypeId)>,
     pub(super) remove_edges: Vec<(ComponentId, ArchetypeId)>,
 }
@@ -100,6 +103,7 @@ impl Archetype {
             chunks: Vec::new(),
             spare: None,
             len: 0,
+            last_len: 0,
             add_edges: Vec::new(),
             remove_edges: Vec::new(),
         }
@@ -149,8 +153,11 @@ impl Archetype {
     /// Rows in chunk `chunk` (`capacity` for all but the last).
     #[inline]
     pub fn chunk_len(&self, chunk: usize) -> usize {
-        let cap = self.layout.capacity() as usize;
-        (self.len as usize - chunk * cap).min(cap)
+        if chunk + 1 == self.chunks.len() {
+            self.last_len as usize
+        } else {
+            self.layout.capacity() as usize
+        }
     }
 
     /// The column storing `component`, if this archetype has it.
@@ -225,9 +232,8 @@ impl Archetype {
     /// Before any other method of this archetype runs (or a panic can occur), the
     /// caller must write a valid value into every column of the returned row.
     pub unsafe fn push_uninit(&mut self, entity: Entity) -> (ChunkIndex, ChunkRow) {
-        let cap = self.layout.capacity();
-        let row = self.len % cap;
-        if row == 0 {
+        if self.last_len == self.layout.capacity() || self.chunks.is_empty() {
+            self.last_len = 0;
             let chunk = self
                 .spare
                 .take()
@@ -235,6 +241,7 @@ impl Archetype {
             self.chunks.push(chunk);
         }
         let chunk = self.chunks.len() - 1;
+        let row = self.last_len;
         // SAFETY: `row < capacity` and the entity array holds `capacity` entries.
         unsafe {
             self.entities_ptr(chunk)
@@ -243,6 +250,7 @@ impl Archetype {
                 .write(entity)
         };
         self.len += 1;
+        self.last_len += 1;
         (ChunkIndex(chunk as u32), ChunkRow(row))
     }
 
@@ -268,12 +276,12 @@ impl Archetype {
     ) -> Option<Entity> {
         let (last_chunk, last_row) = self.last_position();
         let moved = if (chunk, row) != (last_chunk, last_row) {
-            let entity = self.entity_at(last_chunk, last_row);
             let src_base = self.chunks[last_chunk.index()].ptr().as_ptr();
             let dst_base = self.chunks[chunk.index()].ptr().as_ptr();
-            for (i, col) in self.columns.iter().enumerate() {
-                let offset = self.layout.column_offset(i);
-                // SAFETY: both slots are live rows of column `i` (inside their
+            // SAFETY: the last row is live, so its entity slot is initialised.
+            let entity = unsafe { src_base.cast::<Entity>().add(last_row.index()).read() };
+            for (col, &offset) in self.columns.iter().zip(self.layout.column_offsets()) {
+                // SAFETY: both slots are live rows of this column (inside their
                 // chunks by the layout invariant) and distinct; the destination's
                 // value was moved out by the caller.
                 unsafe {
@@ -290,7 +298,7 @@ impl Archetype {
         } else {
             None
         };
-        self.len -= 1;
+        self.pop_last_row();
         if last_row.0 == 0 {
             let emptied = self.chunks.pop();
             if self.spare.is_none() {
@@ -344,7 +352,7 @@ impl Archetype {
         };
         // The doomed values now sit in the last row. Pop it, keeping its chunk
         // alive in a local until the drops are done.
-        self.len -= 1;
+        self.pop_last_row();
         let emptied = if last_row.0 == 0 {
             self.chunks.pop()
         } else {
@@ -375,11 +383,24 @@ impl Archetype {
         }
     }
 
+    #[inline]
     fn last_position(&self) -> (ChunkIndex, ChunkRow) {
-        debug_assert!(self.len > 0, "no rows");
-        let last = self.len - 1;
-        let cap = self.layout.capacity();
-        (ChunkIndex(last / cap), ChunkRow(last % cap))
+        debug_assert!(self.len > 0 && self.last_len > 0, "no rows");
+        (
+            ChunkIndex(self.chunks.len() as u32 - 1),
+            ChunkRow(self.last_len - 1),
+        )
+    }
+
+    /// Counts the last row out. When that empties the last chunk, the caller
+    /// pops the chunk; `last_len` then describes the chunk before it, which is full.
+    #[inline]
+    fn pop_last_row(&mut self) {
+        self.len -= 1;
+        self.last_len -= 1;
+        if self.last_len == 0 && self.chunks.len() > 1 {
+            self.last_len = self.layout.capacity();
+        }
     }
 
     /// Drops every value and frees every chunk.
@@ -388,6 +409,7 @@ impl Archetype {
         let cap = self.layout.capacity() as usize;
         // Forget the rows first, so a panicking drop leaves an empty archetype.
         self.len = 0;
+        self.last_len = 0;
         let chunks = std::mem::take(&mut self.chunks);
         let columns = &self.columns;
         let layout = &self.layout;

@@ -137,10 +137,23 @@ impl Archetypes {
         component: ComponentId,
         components: &Components,
     ) -> ArchetypeId {
-        let a = self.get(from);
-        if a.has(component) {
+        if self.get(from).has(component) {
             return from;
         }
+        self.insert_target_absent(from, component, components)
+    }
+
+    /// Like [`Archetypes::insert_target`] when the caller already knows `from`
+    /// lacks `component`: one edge lookup.
+    #[inline]
+    pub fn insert_target_absent(
+        &mut self,
+        from: ArchetypeId,
+        component: ComponentId,
+        components: &Components,
+    ) -> ArchetypeId {
+        let a = self.get(from);
+        debug_assert!(!a.has(component));
         match a.add_edges.binary_search_by_key(&component, |e| e.0) {
             Ok(i) => a.add_edges[i].1,
             Err(_) => self.insert_target_slow(from, component, components),
@@ -171,16 +184,27 @@ impl Archetypes {
         component: ComponentId,
         components: &Components,
     ) -> Option<ArchetypeId> {
-        let a = self.get(from);
-        if !a.has(component) {
+        if !self.get(from).has(component) {
             return None;
         }
-        Some(
-            match a.remove_edges.binary_search_by_key(&component, |e| e.0) {
-                Ok(i) => a.remove_edges[i].1,
-                Err(_) => self.remove_target_slow(from, component, components),
-            },
-        )
+        Some(self.remove_target_present(from, component, components))
+    }
+
+    /// Like [`Archetypes::remove_target`] when the caller already knows `from`
+    /// has `component`: one edge lookup.
+    #[inline]
+    pub fn remove_target_present(
+        &mut self,
+        from: ArchetypeId,
+        component: ComponentId,
+        components: &Components,
+    ) -> ArchetypeId {
+        let a = self.get(from);
+        debug_assert!(a.has(component));
+        match a.remove_edges.binary_search_by_key(&component, |e| e.0) {
+            Ok(i) => a.remove_edges[i].1,
+            Err(_) => self.remove_target_slow(from, component, components),
+        }
     }
 
     #[cold]

@@ -86,6 +86,12 @@ impl ChunkLayout {
         self.alloc
     }
 
+    /// Byte offsets of every column from the chunk start, in column order.
+    #[inline]
+    pub fn column_offsets(&self) -> &[usize] {
+        &self.column_offsets
+    }
+
     /// Byte offset of column `column` from the chunk start.
     #[inline]
     pub fn column_offset(&self, column: usize) -> usize {

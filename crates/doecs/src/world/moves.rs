@@ -45,7 +45,7 @@ impl World {
         }
         let target = self
             .archetypes
-            .insert_target(location.archetype, id, &self.components);
+            .insert_target_absent(location.archetype, id, &self.components);
         // SAFETY: every column the target has beyond the source is `T`'s, written below.
         let new = unsafe {
             self.move_row(entity, location, target, |_, _| {
@@ -119,12 +119,15 @@ impl World {
             component: std::any::type_name::<T>(),
         };
         let id = self.components.id_of::<T>().ok_or(missing)?;
-        let target = self
+        let column = self
             .archetypes
-            .remove_target(location.archetype, id, &self.components)
+            .get(location.archetype)
+            .column_of(id)
             .ok_or(missing)?;
+        let target =
+            self.archetypes
+                .remove_target_present(location.archetype, id, &self.components);
         let source = self.archetypes.get(location.archetype);
-        let column = source.column_of(id).expect("source has T");
         // SAFETY: the slot holds an initialised `T`; the move below forgets it.
         let value = unsafe {
             source
