@@ -11,6 +11,7 @@ pub mod manager;
 pub mod query;
 pub mod resource;
 pub mod storage;
+pub mod universe;
 pub mod world;
 
 pub use bundle::Bundle;
@@ -27,4 +28,5 @@ pub use query::{
     Without,
 };
 pub use storage::ArchetypeId;
+pub use universe::{SharedWorld, Universe, WorldKey};
 pub use world::{World, WorldConfig, WorldId};

@@ -90,6 +90,9 @@ pub struct World {
     resources: Resources,
     /// Scratch for batch despawns, kept to avoid reallocating.
     despawned: Vec<Entity>,
+    /// Whether entity ids come from a [`crate::Universe`] shared with other
+    /// worlds instead of `entities` (which then stays empty).
+    pub(crate) shared_ids: bool,
     /// Matched-archetype caches of `query_mut` calls, keyed by query shape.
     pub(crate) query_caches: TypeIdMap<Box<dyn std::any::Any + Send + Sync>>,
 }
@@ -132,6 +135,7 @@ impl World {
             resources: Resources::default(),
             despawned: Vec::new(),
             query_caches: TypeIdMap::default(),
+            shared_ids: false,
         }
     }
 
@@ -162,18 +166,27 @@ impl World {
 
     /// Number of live entities.
     pub fn len(&self) -> usize {
-        self.entities.len()
+        if self.shared_ids {
+            self.archetypes.iter().map(|a| a.len()).sum()
+        } else {
+            self.entities.len()
+        }
     }
 
     /// Whether no entity is alive.
     pub fn is_empty(&self) -> bool {
-        self.entities.is_empty()
+        self.len() == 0
     }
 
-    /// Whether `entity` is alive: one load and one compare.
+    /// Whether `entity` is alive: one load and one compare. In a world that
+    /// shares ids through a [`crate::Universe`], whether it is in this world.
     #[inline]
     pub fn alive(&self, entity: Entity) -> bool {
-        self.entities.alive(entity)
+        if self.shared_ids {
+            self.location(entity).is_ok()
+        } else {
+            self.entities.alive(entity)
+        }
     }
 
     /// Whether `entity` is alive and has component `T`.
@@ -221,12 +234,35 @@ impl World {
     /// Where `entity`'s row is, or why it has none.
     #[inline]
     pub fn location(&self, entity: Entity) -> Result<Location, EntityError> {
+        if self.shared_ids {
+            return self.shared_location(entity);
+        }
         if !self.entities.alive(entity) {
             return Err(EntityError::NoSuchEntity(entity));
         }
         self.locations
             .get(entity)
             .ok_or(EntityError::NoSuchEntity(entity))
+    }
+
+    /// Location check without an allocator: the row must hold this exact
+    /// entity (generation included), which the universe keeps true by removing
+    /// every dead entity from every world.
+    #[cold]
+    fn shared_location(&self, entity: Entity) -> Result<Location, EntityError> {
+        let location = self
+            .locations
+            .get(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
+        let stored = self
+            .archetypes
+            .get(location.archetype)
+            .entity_at(location.chunk, location.row);
+        if stored == entity {
+            Ok(location)
+        } else {
+            Err(EntityError::NoSuchEntity(entity))
+        }
     }
 
     fn bundle_slot<B: Bundle>(&mut self) -> &BundleSlot {
@@ -349,6 +385,30 @@ impl World {
         notify.destroyed.len()
     }
 
+    /// Removes entities that died in a shared id space: drops their rows (if
+    /// they had any here) and tells callback managers about all of them.
+    pub(crate) fn forget_destroyed(&mut self, destroyed: &[Entity]) {
+        let notify = NotifyManagers::new(&mut self.managers, &mut self.despawned);
+        notify.destroyed.extend_from_slice(destroyed);
+        for &entity in destroyed {
+            let Some(location) = self.locations.get(entity) else {
+                continue;
+            };
+            let stored = self
+                .archetypes
+                .get(location.archetype)
+                .entity_at(location.chunk, location.row);
+            if stored == entity {
+                Self::remove_row_and_drop(
+                    &mut self.archetypes,
+                    &mut self.locations,
+                    entity,
+                    location,
+                );
+            }
+        }
+    }
+
     /// Despawns every entity.
     pub fn clear(&mut self) {
         let all: Vec<Entity> = self
@@ -443,6 +503,11 @@ impl World {
         self.managers.collect_garbage(&self.entities)
     }
 
+    /// Lazy collection against another allocator (a universe's).
+    pub(crate) fn collect_garbage_with(&mut self, entities: &Entities) -> usize {
+        self.managers.collect_garbage(entities)
+    }
+
     /// Stores a resource (a world-level singleton), returning the old one.
     pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) -> Option<R> {
         self.resources.insert(value)
@@ -479,7 +544,7 @@ impl World {
             for c in 0..arch.chunk_count() {
                 for (r, &e) in arch.chunk_entities(c).iter().enumerate() {
                     assert!(
-                        self.entities.alive(e),
+                        self.shared_ids || self.entities.alive(e),
                         "dead entity {e} stored in {:?}",
                         arch.id()
                     );
@@ -495,7 +560,9 @@ impl World {
         }
         let located = self.locations.iter().count();
         assert_eq!(located, rows, "every located entity has exactly one row");
-        assert_eq!(rows, self.entities.len(), "every live entity has a row");
+        if !self.shared_ids {
+            assert_eq!(rows, self.entities.len(), "every live entity has a row");
+        }
     }
 }
 

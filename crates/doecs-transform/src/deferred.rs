@@ -1,0 +1,216 @@
+//! Deferred mode: the dirty partition at the end of the arrays (seed 001 part 3,
+//! "A side note on deferred updates").
+//!
+//! `set_local`, `link` and `unlink` only mark a node (`MOVED`) and, if it is in
+//! the clean region, queue its entity as pending. [`TransformManager::propagate`]
+//! then (1) swaps each pending node and the clean part of its subtree, in
+//! preorder, to just before the partition start, which keeps every child of a
+//! dirty node dirty; (2) checks in O(m) that parents precede children inside
+//! the partition and, only if a link change broke that, re-lays the partition
+//! out breadth first; (3) walks the partition once computing world transforms,
+//! inheriting `MOVED` from dirty parents; (4) lets nodes that have not moved for
+//! [`IDLE_PROPAGATIONS`] propagations leave, with a stable partition so the
+//! order promise still holds. Nodes whose parent stays dirty stay too.
+
+use crate::link::Link;
+use crate::manager::{TransformManager, MOVED, PENDING, STAY};
+use doecs::Entity;
+
+/// A node that has not moved for this many propagations leaves the dirty partition.
+pub const IDLE_PROPAGATIONS: u8 = 5;
+
+impl TransformManager {
+    /// Deferred mode: updates the world transforms of every dirty node, parents
+    /// first, in one pass over the dirty partition. Instances may move (see
+    /// [`crate::Instance`]). In immediate mode world transforms are always
+    /// current and this does nothing.
+    pub fn propagate(&mut self) {
+        if !self.deferred {
+            return;
+        }
+        self.enter_pending();
+        let (fd, len) = (self.first_dirty, self.len);
+        let ordered = {
+            let c = self.store.cols();
+            (fd..len).all(|i| c.parent[i as usize].get().map_or(true, |p| p < fd || p < i))
+        };
+        if !ordered {
+            let order = self.bfs_order(fd, len);
+            self.permute_region(fd, &order);
+        }
+        let mut leaving = 0usize;
+        {
+            let c = self.store.cols_mut();
+            for i in fd as usize..len as usize {
+                let p = c.parent[i].get().map(|p| p as usize);
+                let dirty_parent = p.filter(|&p| p >= fd as usize);
+                c.world[i] = match p {
+                    Some(p) => c.world[p] * c.local[i],
+                    None => c.local[i],
+                };
+                let moved = c.flags[i] & MOVED != 0
+                    || dirty_parent.is_some_and(|p| c.flags[p] & MOVED != 0);
+                if moved {
+                    c.flags[i] |= MOVED;
+                    c.idle[i] = 0;
+                } else {
+                    c.idle[i] = c.idle[i].saturating_add(1);
+                }
+            }
+            for i in fd as usize..len as usize {
+                let parent_stays = c.parent[i]
+                    .get()
+                    .is_some_and(|p| p >= fd && c.flags[p as usize] & STAY != 0);
+                if c.idle[i] < IDLE_PROPAGATIONS || parent_stays {
+                    c.flags[i] |= STAY;
+                } else {
+                    leaving += 1;
+                }
+            }
+        }
+        if leaving > 0 {
+            let c = self.store.cols();
+            let go = (fd..len).filter(|&i| c.flags[i as usize] & STAY == 0);
+            let stay = (fd..len).filter(|&i| c.flags[i as usize] & STAY != 0);
+            let order: Vec<u32> = go.chain(stay).collect();
+            self.permute_region(fd, &order);
+            self.first_dirty = fd + leaving as u32;
+        }
+        let c = self.store.cols_mut();
+        for i in fd as usize..len as usize {
+            c.flags[i] &= !(MOVED | STAY);
+        }
+        self.partition_ordered = true;
+    }
+
+    /// Moves every pending node, with the clean part of its subtree in preorder,
+    /// to just before the partition, and grows the partition over them.
+    pub(crate) fn enter_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let mut batch: Vec<u64> = Vec::new();
+        for bits in &pending {
+            let Some(root) = self.index_of(Entity::from_bits(*bits)) else {
+                continue;
+            };
+            self.store.cols_mut().flags[root as usize] &= !PENDING;
+            if root >= self.first_dirty {
+                continue;
+            }
+            batch.clear();
+            let fd = self.first_dirty;
+            let c = self.store.cols();
+            // Stackless preorder over the clean part of the subtree.
+            let mut node = root;
+            loop {
+                batch.push(c.entity[node as usize]);
+                let fc = first_clean(c.first_child[node as usize], c.next_sibling, fd);
+                if let Some(k) = fc {
+                    node = k;
+                    continue;
+                }
+                loop {
+                    if node == root {
+                        break;
+                    }
+                    if let Some(s) = first_clean(c.next_sibling[node as usize], c.next_sibling, fd)
+                    {
+                        node = s;
+                        break;
+                    }
+                    node = c.parent[node as usize].get().unwrap_or(root);
+                }
+                if node == root {
+                    break;
+                }
+            }
+            let k = batch.len() as u32;
+            let base = fd - k;
+            for (j, bits) in batch.iter().enumerate() {
+                let Some(cur) = self.index_of(Entity::from_bits(*bits)) else {
+                    continue;
+                };
+                self.swap_rows(cur, base + j as u32);
+            }
+            self.first_dirty = base;
+            self.sorted = false;
+        }
+        self.pending = pending;
+        self.pending.clear();
+    }
+}
+
+/// The first node of the sibling chain starting at `link` that is in the clean
+/// region (`< fd`); dirty ones (and their subtrees) are already in the partition.
+fn first_clean(mut link: Link, next_sibling: &[Link], fd: u32) -> Option<u32> {
+    while let Some(k) = link.get() {
+        if k < fd {
+            return Some(k);
+        }
+        link = next_sibling[k as usize];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IDLE_PROPAGATIONS;
+    use crate::TransformManager;
+    use doecs::Entity;
+    use glam::{Affine3A, Vec3};
+
+    #[test]
+    fn idle_nodes_leave_and_moving_nodes_stay() {
+        let mut tm = TransformManager::deferred();
+        let h: Vec<_> = (0..4)
+            .map(|i| {
+                tm.create(
+                    Entity::from_parts(i, 0),
+                    Affine3A::from_translation(Vec3::X),
+                )
+                .unwrap()
+            })
+            .collect();
+        tm.link(h[1], h[0]).unwrap();
+        tm.link(h[3], h[2]).unwrap();
+        for _ in 0..=IDLE_PROPAGATIONS {
+            tm.propagate();
+            tm.check_invariants();
+        }
+        assert_eq!(tm.dirty_len(), 0);
+        for round in 0..10 {
+            tm.set_local(h[0], Affine3A::from_translation(Vec3::Y * round as f32))
+                .unwrap();
+            tm.propagate();
+            tm.check_invariants();
+            assert_eq!(
+                tm.world(h[1]).unwrap().translation,
+                Vec3::new(1.0, round as f32, 0.0).into()
+            );
+        }
+        assert_eq!(
+            tm.dirty_len(),
+            2,
+            "the moving node and its child stay dirty"
+        );
+    }
+
+    #[test]
+    fn link_under_a_later_dirty_node_is_reordered() {
+        let mut tm = TransformManager::deferred();
+        let h: Vec<_> = (0..3)
+            .map(|i| {
+                tm.create(
+                    Entity::from_parts(i, 0),
+                    Affine3A::from_translation(Vec3::X),
+                )
+                .unwrap()
+            })
+            .collect();
+        tm.propagate();
+        tm.link(h[0], h[2]).unwrap();
+        tm.link(h[2], h[1]).unwrap();
+        tm.propagate();
+        tm.check_invariants();
+        assert_eq!(tm.world(h[0]).unwrap().translation.x, 3.0);
+    }
+}

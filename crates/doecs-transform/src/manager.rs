@@ -1,0 +1,539 @@
+//! The [`TransformManager`]: creation, lookup, links, destruction, accessors.
+//!
+//! This file holds the type and the operations that change the hierarchy one
+//! node at a time. World-transform propagation lives in `propagate.rs`, the
+//! deferred dirty partition in `deferred.rs`, row moves and compaction in
+//! `reorder.rs`, and the invariant checker in `invariants.rs`. Linking keeps
+//! the child's *local* transform (its world follows the new parent); children
+//! of a destroyed node become roots that keep their *world* transform.
+
+use crate::error::TransformError;
+use crate::link::{Instance, Link};
+use crate::storage::Storage;
+use doecs::{ComponentManager, Entities, Entity};
+use glam::Affine3A;
+
+/// `flags` bit: local transform (or parent) changed since the last deferred propagation.
+pub(crate) const MOVED: u8 = 1;
+/// `flags` bit: the node's entity is in the pending list.
+pub(crate) const PENDING: u8 = 2;
+/// `flags` bit used during propagation: the node stays in the dirty partition.
+pub(crate) const STAY: u8 = 4;
+/// Entity-map value meaning "no instance".
+pub(crate) const NO_INSTANCE: u32 = u32::MAX;
+
+/// The transform component of one world: a scene graph stored as SoA in a
+/// single allocation (seed 001 part 3).
+///
+/// # Storage invariants (checked by [`check_invariants`](Self::check_invariants))
+/// - Slots `0..len` are live; capacity is always at least `len + 1`, so slot
+///   `[len]` is the spare slot used by the three-step swap.
+/// - `map[e.index()] == i` exactly when slot `i < len` holds entity `e`; every
+///   live slot is mapped.
+/// - Links are instance indices below `len`. `parent`/`first_child`/
+///   `next_sibling`/`prev_sibling` form, for each node, a doubly linked list of
+///   its children; roots have no siblings; the parent relation is acyclic.
+/// - If the array is marked sorted (after [`compact`](Self::compact), kept by
+///   appends), every parent comes before its children.
+/// - Immediate mode: `world[i] == world[parent] * local[i]` (or `local[i]` for a
+///   root) for every node at all times.
+/// - Deferred mode: slots `first_dirty..len` are the dirty partition. Every child
+///   of a node in it is in it too (or is pending to enter), and after
+///   [`propagate`](Self::propagate) parents in it precede their children.
+pub struct TransformManager {
+    pub(crate) store: Storage,
+    pub(crate) len: u32,
+    pub(crate) map: Vec<u32>,
+    pub(crate) deferred: bool,
+    pub(crate) first_dirty: u32,
+    pub(crate) pending: Vec<u64>,
+    pub(crate) partition_ordered: bool,
+    pub(crate) sorted: bool,
+    pub(crate) mark: Vec<u8>,
+    pub(crate) scratch: Vec<u32>,
+    pub(crate) scratch2: Vec<u32>,
+    rng: u64,
+}
+
+impl Default for TransformManager {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for TransformManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TransformManager")
+            .field("len", &self.len)
+            .field("deferred", &self.deferred)
+            .field("first_dirty", &self.first_dirty)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TransformManager {
+    /// An empty manager with immediate world updates.
+    pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// An empty immediate-mode manager with room for `n` instances.
+    pub fn with_capacity(n: usize) -> Self {
+        TransformManager {
+            store: Storage::with_capacity(n + 1),
+            len: 0,
+            map: Vec::new(),
+            deferred: false,
+            first_dirty: 0,
+            pending: Vec::new(),
+            partition_ordered: true,
+            sorted: true,
+            mark: Vec::new(),
+            scratch: Vec::new(),
+            scratch2: Vec::new(),
+            rng: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+
+    /// An empty manager in **deferred** mode: `set_local`, `link` and `unlink`
+    /// only mark nodes; [`propagate`](Self::propagate) updates world transforms.
+    /// In this mode [`world`](Self::world) returns the value of the last
+    /// propagation (or of creation, for nodes created since).
+    pub fn deferred() -> Self {
+        TransformManager {
+            deferred: true,
+            ..Self::new()
+        }
+    }
+
+    /// Whether this manager defers world updates.
+    pub fn is_deferred(&self) -> bool {
+        self.deferred
+    }
+
+    /// Number of instances.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether there are no instances.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of instances in the deferred dirty partition (0 in immediate mode).
+    pub fn dirty_len(&self) -> usize {
+        if self.deferred {
+            (self.len - self.first_dirty) as usize
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    pub(crate) fn handle(&self, i: u32) -> Instance {
+        Instance {
+            index: i,
+            entity: Entity::from_bits(self.store.cols().entity[i as usize]),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn index_of(&self, entity: Entity) -> Option<u32> {
+        let i = *self.map.get(entity.index() as usize)?;
+        (i != NO_INSTANCE && self.store.cols().entity[i as usize] == entity.to_bits()).then_some(i)
+    }
+
+    /// The instance of `entity`, if it has one.
+    pub fn lookup(&self, entity: Entity) -> Option<Instance> {
+        self.index_of(entity).map(|i| Instance { index: i, entity })
+    }
+
+    /// Resolves a handle to its current slot: the fast path checks the slot's
+    /// entity, the slow path (after the instance moved) goes through the map.
+    #[inline]
+    pub(crate) fn resolve(&self, inst: Instance) -> Result<u32, TransformError> {
+        if inst.index < self.len
+            && self.store.cols().entity[inst.index as usize] == inst.entity.to_bits()
+        {
+            return Ok(inst.index);
+        }
+        self.index_of(inst.entity)
+            .ok_or(TransformError::DeadInstance(inst.entity))
+    }
+
+    /// Whether `inst` still names a live instance (possibly moved).
+    pub fn contains(&self, inst: Instance) -> bool {
+        self.resolve(inst).is_ok()
+    }
+
+    /// Creates a root transform for `entity` with the given local (= world) transform.
+    ///
+    /// If the map holds an instance for an *older generation* of the same entity
+    /// index (its entity died without notice), that stale instance is destroyed first.
+    /// The entity map is a dense array indexed by `entity.index()` (as in the
+    /// seed), so it grows to the largest index seen.
+    ///
+    /// Errors: [`TransformError::AlreadyExists`], [`TransformError::CapacityOverflow`].
+    pub fn create(&mut self, entity: Entity, local: Affine3A) -> Result<Instance, TransformError> {
+        self.prepare_slot_for(entity)?;
+        if self.len as usize + 2 >= u32::MAX as usize {
+            return Err(TransformError::CapacityOverflow);
+        }
+        let i = self.len;
+        self.store.grow(i as usize + 2, i as usize + 1);
+        self.write_new_row(i, entity, local);
+        self.len += 1;
+        if !self.deferred {
+            self.first_dirty = self.len;
+        }
+        Ok(Instance { index: i, entity })
+    }
+
+    /// Refuses an entity that already has an instance; destroys a stale one of an
+    /// older generation at the same index; makes the map long enough.
+    pub(crate) fn prepare_slot_for(&mut self, entity: Entity) -> Result<(), TransformError> {
+        let idx = entity.index() as usize;
+        if let Some(&old) = self.map.get(idx) {
+            if old != NO_INSTANCE {
+                if self.store.cols().entity[old as usize] == entity.to_bits() {
+                    return Err(TransformError::AlreadyExists(entity));
+                }
+                self.destroy_index(old);
+            }
+        } else {
+            self.map.resize(idx + 1, NO_INSTANCE);
+        }
+        Ok(())
+    }
+
+    /// Writes a fresh root row at slot `i` and maps `entity` to it.
+    pub(crate) fn write_new_row(&mut self, i: u32, entity: Entity, local: Affine3A) {
+        let c = self.store.cols_mut();
+        let u = i as usize;
+        c.local[u] = local;
+        c.world[u] = local;
+        c.entity[u] = entity.to_bits();
+        c.parent[u] = Link::NONE;
+        c.first_child[u] = Link::NONE;
+        c.next_sibling[u] = Link::NONE;
+        c.prev_sibling[u] = Link::NONE;
+        c.flags[u] = 0;
+        c.idle[u] = 0;
+        self.map[entity.index() as usize] = i;
+    }
+
+    /// The local transform (relative to the parent).
+    pub fn local(&self, inst: Instance) -> Option<Affine3A> {
+        let i = self.resolve(inst).ok()?;
+        Some(self.store.cols().local[i as usize])
+    }
+
+    /// The world transform. Always current in immediate mode; in deferred mode,
+    /// the value from the last [`propagate`](Self::propagate) (or creation).
+    pub fn world(&self, inst: Instance) -> Option<Affine3A> {
+        let i = self.resolve(inst).ok()?;
+        Some(self.store.cols().world[i as usize])
+    }
+
+    /// The parent instance, `None` for roots and dead handles.
+    pub fn parent(&self, inst: Instance) -> Option<Instance> {
+        let i = self.resolve(inst).ok()?;
+        let p = self.store.cols().parent[i as usize].get()?;
+        Some(self.handle(p))
+    }
+
+    /// The children of `inst` (empty for a dead handle), most recently linked first.
+    pub fn children(&self, inst: Instance) -> Children<'_> {
+        let next = match self.resolve(inst) {
+            Ok(i) => self.store.cols().first_child[i as usize],
+            Err(_) => Link::NONE,
+        };
+        Children {
+            manager: self,
+            next,
+        }
+    }
+
+    /// The ancestors of `inst`, parent first, ending at its root.
+    pub fn ancestors(&self, inst: Instance) -> Ancestors<'_> {
+        let next = match self.resolve(inst) {
+            Ok(i) => self.store.cols().parent[i as usize],
+            Err(_) => Link::NONE,
+        };
+        Ancestors {
+            manager: self,
+            next,
+        }
+    }
+
+    /// Every instance, in array order.
+    pub fn iter(&self) -> impl Iterator<Item = Instance> + '_ {
+        (0..self.len).map(|i| self.handle(i))
+    }
+
+    /// Inserts detached node `c` at the head of `p`'s child list.
+    pub(crate) fn attach(&mut self, c: u32, p: u32) {
+        let k = self.store.cols_mut();
+        let old = k.first_child[p as usize];
+        if let Some(o) = old.get() {
+            k.prev_sibling[o as usize] = Link::some(c);
+        }
+        k.next_sibling[c as usize] = old;
+        k.prev_sibling[c as usize] = Link::NONE;
+        k.parent[c as usize] = Link::some(p);
+        k.first_child[p as usize] = Link::some(c);
+    }
+
+    /// Removes `c` from its parent's child list, making it a root.
+    pub(crate) fn detach(&mut self, c: u32) {
+        let k = self.store.cols_mut();
+        let u = c as usize;
+        let Some(p) = k.parent[u].get() else { return };
+        let (prev, next) = (k.prev_sibling[u], k.next_sibling[u]);
+        match prev.get() {
+            Some(q) => k.next_sibling[q as usize] = next,
+            None => k.first_child[p as usize] = next,
+        }
+        if let Some(n) = next.get() {
+            k.prev_sibling[n as usize] = prev;
+        }
+        k.parent[u] = Link::NONE;
+        k.prev_sibling[u] = Link::NONE;
+        k.next_sibling[u] = Link::NONE;
+    }
+
+    /// Deferred mode: remember that `i`'s world must be recomputed.
+    pub(crate) fn mark_moved(&mut self, i: u32) {
+        let in_partition = i >= self.first_dirty;
+        let k = self.store.cols_mut();
+        let u = i as usize;
+        k.flags[u] |= MOVED;
+        if !in_partition && k.flags[u] & PENDING == 0 {
+            k.flags[u] |= PENDING;
+            self.pending.push(k.entity[u]);
+        }
+    }
+
+    /// Links `child` under `parent`, moving it if it already had a parent. The
+    /// child keeps its local transform; its subtree's world transforms follow.
+    /// Refuses dead handles and cycles (a node under itself or a descendant).
+    pub fn link(&mut self, child: Instance, parent: Instance) -> Result<(), TransformError> {
+        let c = self.resolve(child)?;
+        let p = self.resolve(parent)?;
+        let cycle = || TransformError::Cycle {
+            child: child.entity,
+            parent: parent.entity,
+        };
+        let mut up = Link::some(p);
+        while let Some(a) = up.get() {
+            if a == c {
+                return Err(cycle());
+            }
+            up = self.store.cols().parent[a as usize];
+        }
+        if self.store.cols().parent[c as usize] == Link::some(p) {
+            return Ok(());
+        }
+        self.detach(c);
+        self.attach(c, p);
+        if p > c {
+            self.sorted = false;
+        }
+        if self.deferred {
+            if p >= self.first_dirty {
+                self.partition_ordered = false;
+            }
+            self.mark_moved(c);
+        } else {
+            self.update_subtree(c);
+        }
+        Ok(())
+    }
+
+    /// Makes `child` a root. It keeps its local transform, which becomes its world.
+    pub fn unlink(&mut self, child: Instance) -> Result<(), TransformError> {
+        let c = self.resolve(child)?;
+        if !self.store.cols().parent[c as usize].is_some() {
+            return Ok(());
+        }
+        self.detach(c);
+        if self.deferred {
+            self.mark_moved(c);
+        } else {
+            self.update_subtree(c);
+        }
+        Ok(())
+    }
+
+    /// The current world transform of `i` computed from locals up to its root,
+    /// O(depth), independent of stored world values.
+    pub(crate) fn world_now(&self, i: u32) -> Affine3A {
+        let c = self.store.cols();
+        let mut w = c.local[i as usize];
+        let mut up = c.parent[i as usize];
+        while let Some(a) = up.get() {
+            w = c.local[a as usize] * w;
+            up = c.parent[a as usize];
+        }
+        w
+    }
+
+    /// Destroys an instance. Its children become roots and keep their world
+    /// transform (their local is set to it). The last instance moves into the
+    /// freed slot, so handles to it go stale (they still resolve, see [`Instance`]).
+    pub fn destroy(&mut self, inst: Instance) -> Result<(), TransformError> {
+        let i = self.resolve(inst)?;
+        self.destroy_index(i);
+        Ok(())
+    }
+
+    pub(crate) fn destroy_index(&mut self, i: u32) {
+        while let Some(ch) = self.store.cols().first_child[i as usize].get() {
+            let w = if self.deferred {
+                self.world_now(ch)
+            } else {
+                self.store.cols().world[ch as usize]
+            };
+            self.detach(ch);
+            let k = self.store.cols_mut();
+            k.local[ch as usize] = w;
+            k.world[ch as usize] = w;
+            if self.deferred {
+                self.mark_moved(ch);
+            }
+        }
+        self.detach(i);
+        let e = Entity::from_bits(self.store.cols().entity[i as usize]);
+        self.map[e.index() as usize] = NO_INSTANCE;
+        self.remove_row(i);
+    }
+}
+
+/// Iterator over the children of a node. See [`TransformManager::children`].
+#[derive(Debug)]
+pub struct Children<'a> {
+    manager: &'a TransformManager,
+    next: Link,
+}
+
+impl Iterator for Children<'_> {
+    type Item = Instance;
+    fn next(&mut self) -> Option<Instance> {
+        let i = self.next.get()?;
+        self.next = self.manager.store.cols().next_sibling[i as usize];
+        Some(self.manager.handle(i))
+    }
+}
+
+/// Iterator over the ancestors of a node. See [`TransformManager::ancestors`].
+#[derive(Debug)]
+pub struct Ancestors<'a> {
+    manager: &'a TransformManager,
+    next: Link,
+}
+
+impl Iterator for Ancestors<'_> {
+    type Item = Instance;
+    fn next(&mut self) -> Option<Instance> {
+        let i = self.next.get()?;
+        self.next = self.manager.store.cols().parent[i as usize];
+        Some(self.manager.handle(i))
+    }
+}
+
+impl ComponentManager for TransformManager {
+    /// Destroys the instances of the given entities (unknown ones are ignored).
+    /// Children of a destroyed node that survive become roots keeping their world.
+    fn on_destroy(&mut self, destroyed: &[Entity]) {
+        for &e in destroyed {
+            if let Some(i) = self.index_of(e) {
+                self.destroy_index(i);
+            }
+        }
+    }
+
+    /// The seed's lazy collection: probe random instances, destroy those whose
+    /// entity is dead, stop after four live ones in a row.
+    fn collect_garbage(&mut self, entities: &Entities) -> usize {
+        let (mut alive_in_row, mut destroyed) = (0, 0);
+        while self.len > 0 && alive_in_row < 4 {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let i = (self.rng % u64::from(self.len)) as u32;
+            let e = Entity::from_bits(self.store.cols().entity[i as usize]);
+            if entities.alive(e) {
+                alive_in_row += 1;
+            } else {
+                self.destroy_index(i);
+                destroyed += 1;
+                alive_in_row = 0;
+            }
+        }
+        destroyed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+
+    #[test]
+    fn stale_handles_resolve_after_swap_remove() {
+        let mut tm = TransformManager::new();
+        let a = tm
+            .create(Entity::from_parts(0, 0), Affine3A::IDENTITY)
+            .unwrap();
+        let b = tm
+            .create(
+                Entity::from_parts(1, 0),
+                Affine3A::from_translation(Vec3::X),
+            )
+            .unwrap();
+        tm.destroy(a).unwrap();
+        assert_eq!(b.index(), 1);
+        assert_eq!(
+            tm.world(b).unwrap().translation.x,
+            1.0,
+            "moved to slot 0, still found"
+        );
+        assert_eq!(tm.lookup(b.entity()).unwrap().index(), 0);
+        assert!(tm.world(a).is_none());
+        assert_eq!(tm.link(a, b), Err(TransformError::DeadInstance(a.entity())));
+    }
+
+    #[test]
+    fn destroy_reparents_children_keeping_world() {
+        let mut tm = TransformManager::new();
+        let p = tm
+            .create(
+                Entity::from_parts(0, 0),
+                Affine3A::from_translation(Vec3::X),
+            )
+            .unwrap();
+        let c = tm
+            .create(
+                Entity::from_parts(1, 0),
+                Affine3A::from_translation(Vec3::Y),
+            )
+            .unwrap();
+        tm.link(c, p).unwrap();
+        assert_eq!(
+            tm.link(p, p),
+            Err(TransformError::Cycle {
+                child: p.entity(),
+                parent: p.entity()
+            })
+        );
+        tm.destroy(p).unwrap();
+        assert!(tm.parent(c).is_none());
+        assert_eq!(
+            tm.world(c).unwrap().translation,
+            Vec3::new(1.0, 1.0, 0.0).into()
+        );
+        assert_eq!(tm.local(c), tm.world(c));
+        tm.check_invariants();
+    }
+}
