@@ -10,7 +10,7 @@
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::storage::Storage;
-use doecs::{ComponentManager, Entities, Entity};
+use doecs::{ComponentManager, Entities, Entity, GcReport, LazyGc, Probe};
 use glam::Affine3A;
 
 /// `flags` bit: local transform (or parent) changed since the last deferred propagation.
@@ -52,7 +52,7 @@ pub struct TransformManager {
     pub(crate) mark: Vec<u8>,
     pub(crate) scratch: Vec<u32>,
     pub(crate) scratch2: Vec<u32>,
-    rng: u64,
+    gc: LazyGc,
 }
 
 impl Default for TransformManager {
@@ -72,6 +72,28 @@ impl std::fmt::Debug for TransformManager {
 }
 
 impl TransformManager {
+    /// One lazy-gc sweep (seed 001 part 2): probes random instances, destroys
+    /// those whose entity is dead, stops after four live ones in a row. The
+    /// report says how many probes it took (four when nothing died).
+    pub fn sweep_garbage(&mut self, entities: &Entities) -> GcReport {
+        let mut gc = std::mem::take(&mut self.gc);
+        let report = gc.sweep(|random| {
+            if self.len == 0 {
+                return Probe::Empty;
+            }
+            let i = (random % u64::from(self.len)) as u32;
+            let e = Entity::from_bits(self.store.cols().entity[i as usize]);
+            if entities.alive(e) {
+                Probe::Alive
+            } else {
+                self.destroy_index(i);
+                Probe::Destroyed
+            }
+        });
+        self.gc = gc;
+        report
+    }
+
     /// An empty manager with immediate world updates.
     pub fn new() -> Self {
         Self::with_capacity(0)
@@ -91,7 +113,7 @@ impl TransformManager {
             mark: Vec::new(),
             scratch: Vec::new(),
             scratch2: Vec::new(),
-            rng: 0x9E37_79B9_7F4A_7C15,
+            gc: LazyGc::new(),
         }
     }
 
@@ -456,22 +478,7 @@ impl ComponentManager for TransformManager {
     /// The seed's lazy collection: probe random instances, destroy those whose
     /// entity is dead, stop after four live ones in a row.
     fn collect_garbage(&mut self, entities: &Entities) -> usize {
-        let (mut alive_in_row, mut destroyed) = (0, 0);
-        while self.len > 0 && alive_in_row < 4 {
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 7;
-            self.rng ^= self.rng << 17;
-            let i = (self.rng % u64::from(self.len)) as u32;
-            let e = Entity::from_bits(self.store.cols().entity[i as usize]);
-            if entities.alive(e) {
-                alive_in_row += 1;
-            } else {
-                self.destroy_index(i);
-                destroyed += 1;
-                alive_in_row = 0;
-            }
-        }
-        destroyed
+        self.sweep_garbage(entities).destroyed
     }
 }
 

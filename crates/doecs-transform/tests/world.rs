@@ -43,7 +43,9 @@ fn batch_despawn_is_one_call_and_every_instance_goes() {
     world.add_manager(TransformManager::new(), DestroyNotice::Callback);
     let es = world.spawn_batch((0..100u32).map(|i| (i,)));
     let tm = world.manager_mut::<TransformManager>().unwrap();
-    let parents: Vec<Option<u32>> = (0..100u32).map(|i| if i == 0 { None } else { Some(i - 1) }).collect();
+    let parents: Vec<Option<u32>> = (0..100u32)
+        .map(|i| if i == 0 { None } else { Some(i - 1) })
+        .collect();
     let locals = vec![t(1.0); 100];
     tm.create_many(&es, &locals, &parents).unwrap();
     world.despawn_batch(&es[..50]);
@@ -62,10 +64,18 @@ fn lazy_gc_manager_cleans_up_when_asked() {
     world.add_manager(TransformManager::new(), DestroyNotice::LazyGc);
     let es = world.spawn_batch((0..10u32).map(|i| (i,)));
     for &e in &es {
-        world.manager_mut::<TransformManager>().unwrap().create(e, t(0.0)).unwrap();
+        world
+            .manager_mut::<TransformManager>()
+            .unwrap()
+            .create(e, t(0.0))
+            .unwrap();
     }
     world.despawn(es[3]).unwrap();
-    assert_eq!(world.manager::<TransformManager>().unwrap().len(), 10, "lazy: not told");
+    assert_eq!(
+        world.manager::<TransformManager>().unwrap().len(),
+        10,
+        "lazy: not told"
+    );
     let mut collected = 0;
     for _ in 0..100 {
         collected += world.collect_garbage();
@@ -74,7 +84,11 @@ fn lazy_gc_manager_cleans_up_when_asked() {
         }
     }
     assert_eq!(collected, 1);
-    assert!(world.manager::<TransformManager>().unwrap().lookup(es[3]).is_none());
+    assert!(world
+        .manager::<TransformManager>()
+        .unwrap()
+        .lookup(es[3])
+        .is_none());
 }
 
 #[test]
@@ -83,7 +97,9 @@ fn two_worlds_share_ids_and_each_keeps_its_own_graph() {
     let game = universe.add_world();
     let inventory = universe.add_world();
     for key in [game, inventory] {
-        universe.world_mut(key).add_manager(TransformManager::new(), DestroyNotice::Callback);
+        universe
+            .world_mut(key)
+            .add_manager(TransformManager::new(), DestroyNotice::Callback);
     }
     let player = universe.spawn();
     let sword = universe.spawn();
@@ -100,12 +116,32 @@ fn two_worlds_share_ids_and_each_keeps_its_own_graph() {
     {
         let mut w = universe.world_mut(inventory);
         w.insert_one(sword, 3u8).unwrap();
-        w.manager_mut::<TransformManager>().unwrap().create(sword, t(3.0)).unwrap();
+        w.manager_mut::<TransformManager>()
+            .unwrap()
+            .create(sword, t(3.0))
+            .unwrap();
     }
     let game_tm = universe.world(game).manager::<TransformManager>().unwrap();
-    assert_eq!(game_tm.world(game_tm.lookup(sword).unwrap()).unwrap().translation.x, 11.0);
-    let inv_tm = universe.world(inventory).manager::<TransformManager>().unwrap();
-    assert_eq!(inv_tm.world(inv_tm.lookup(sword).unwrap()).unwrap().translation.x, 3.0);
+    assert_eq!(
+        game_tm
+            .world(game_tm.lookup(sword).unwrap())
+            .unwrap()
+            .translation
+            .x,
+        11.0
+    );
+    let inv_tm = universe
+        .world(inventory)
+        .manager::<TransformManager>()
+        .unwrap();
+    assert_eq!(
+        inv_tm
+            .world(inv_tm.lookup(sword).unwrap())
+            .unwrap()
+            .translation
+            .x,
+        3.0
+    );
 
     universe.despawn(sword).unwrap();
     for key in [game, inventory] {
@@ -118,4 +154,35 @@ fn two_worlds_share_ids_and_each_keeps_its_own_graph() {
     assert_eq!(universe.world(inventory).len(), 0);
     universe.check_invariants();
     assert!(universe.despawn(sword).is_err(), "stale handle");
+}
+
+#[test]
+fn lazy_gc_costs_four_probes_when_nothing_died() {
+    let mut entities = doecs::Entities::new();
+    let mut tm = TransformManager::new();
+    for _ in 0..10_000 {
+        tm.create(entities.alloc(), t(0.0)).unwrap();
+    }
+    let report = tm.sweep_garbage(&entities);
+    assert_eq!(
+        report,
+        doecs::GcReport {
+            probes: 4,
+            destroyed: 0
+        }
+    );
+    // Kill a tenth; repeated sweeps find them all.
+    let dead: Vec<_> = tm.iter().map(|i| i.entity()).step_by(10).collect();
+    for &e in &dead {
+        entities.free(e);
+    }
+    let mut destroyed = 0;
+    for _ in 0..100_000 {
+        destroyed += tm.sweep_garbage(&entities).destroyed;
+        if destroyed == dead.len() {
+            break;
+        }
+    }
+    assert_eq!(destroyed, dead.len());
+    tm.check_invariants();
 }

@@ -22,7 +22,7 @@ pub use component::{
 pub use entity::{Entities, Entity, MIN_FREE_INDICES};
 pub use error::EntityError;
 pub use location::Location;
-pub use manager::{ComponentManager, DestroyNotice};
+pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
     Access, Query, QueryData, QueryFilter, QueryIter, QueryMut, QueryRef, ReadOnlyQueryData, With,
     Without,

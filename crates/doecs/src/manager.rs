@@ -133,3 +133,105 @@ impl Managers {
             .sum()
     }
 }
+
+/// One probe's finding during [`LazyGc::sweep`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// The instance's entity is alive.
+    Alive,
+    /// The instance's entity was dead, and the instance was destroyed.
+    Destroyed,
+    /// The probed slot holds no instance (for managers with holes).
+    Vacant,
+    /// There is nothing left to probe.
+    Empty,
+}
+
+/// What one sweep did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Instances probed (vacant slots included).
+    pub probes: usize,
+    /// Instances destroyed.
+    pub destroyed: usize,
+}
+
+/// The seed's lazy garbage collection (seed 001, part 2), shared by managers.
+///
+/// A sweep probes random instances, destroying each whose entity is dead, and
+/// stops after [`LazyGc::ALIVE_IN_A_ROW`] live ones in a row. When nothing has
+/// died it costs exactly four probes; when many have, each sweep removes a
+/// batch, so repeated sweeps (one per frame) clean up quickly.
+///
+/// ```
+/// use doecs::manager::{LazyGc, Probe};
+/// let alive = vec![true; 1000];
+/// let mut gc = LazyGc::new();
+/// let report = gc.sweep(|random| {
+///     let i = (random % alive.len() as u64) as usize;
+///     if alive[i] { Probe::Alive } else { Probe::Destroyed }
+/// });
+/// assert_eq!(report.probes, 4);
+/// assert_eq!(report.destroyed, 0);
+/// ```
+#[derive(Clone, Debug)]
+pub struct LazyGc {
+    rng: u64,
+}
+
+impl Default for LazyGc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LazyGc {
+    /// Live instances in a row after which a sweep stops.
+    pub const ALIVE_IN_A_ROW: usize = 4;
+    /// Vacant slots in a row after which a sweep stops (a mostly empty manager).
+    pub const VACANT_IN_A_ROW: usize = 64;
+
+    /// A collector with a fixed seed, so runs are repeatable.
+    pub fn new() -> Self {
+        LazyGc {
+            rng: 0x9e37_79b9_7f4a_7c15,
+        }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // xorshift64*
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Runs one sweep. `probe` gets a random number, picks an instance with it
+    /// (e.g. `random % len`), destroys it if its entity is dead, and says what
+    /// it found.
+    pub fn sweep(&mut self, mut probe: impl FnMut(u64) -> Probe) -> GcReport {
+        let mut report = GcReport::default();
+        let (mut alive, mut vacant) = (0, 0);
+        while alive < Self::ALIVE_IN_A_ROW && vacant < Self::VACANT_IN_A_ROW {
+            let found = probe(self.next_random());
+            if found == Probe::Empty {
+                break;
+            }
+            report.probes += 1;
+            match found {
+                Probe::Alive => {
+                    alive += 1;
+                    vacant = 0;
+                }
+                Probe::Destroyed => {
+                    report.destroyed += 1;
+                    alive = 0;
+                    vacant = 0;
+                }
+                Probe::Vacant => vacant += 1,
+                Probe::Empty => unreachable!(),
+            }
+        }
+        report
+    }
+}
