@@ -17,9 +17,14 @@ fn lazy_gc(c: &mut Criterion) {
         tm.create(e, glam::Affine3A::IDENTITY).unwrap();
     }
     let report = tm.sweep_garbage(&entities);
-    assert_eq!(report.probes, 4, "a sweep with nothing dead probes four instances");
+    assert_eq!(
+        report.probes, 4,
+        "a sweep with nothing dead probes four instances"
+    );
     println!("lazy_gc: sweep with nothing dead: {report:?}");
-    g.bench_function("doecs_sweep_nothing_dead", |b| b.iter(|| tm.sweep_garbage(&entities)));
+    g.bench_function("doecs_sweep_nothing_dead", |b| {
+        b.iter(|| tm.sweep_garbage(&entities))
+    });
     let picks = shuffled(all.clone());
     let mut k = 0;
     g.bench_function("four_alive_checks", |b| {

@@ -7,6 +7,9 @@
 
 use crate::component::{Component, ComponentId, Components};
 
+/// Most fields a bundle can have (the largest tuple `Bundle` is implemented for).
+pub const MAX_BUNDLE_FIELDS: usize = 12;
+
 /// A tuple of distinct components. Implemented for tuples of up to 12 elements.
 ///
 /// # Safety

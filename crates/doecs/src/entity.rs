@@ -251,11 +251,13 @@ impl Entities {
     /// structural change). Reserved ids never come from the free queue, so
     /// reservation cannot race with reuse.
     pub fn reserve(&self) -> Entity {
-        let index = self.reserved_cursor.fetch_add(1, Ordering::Relaxed);
-        assert!(
-            index != u32::MAX,
-            "doecs: entity index space (2^32 slots) exhausted"
-        );
+        // Never wraps: a wrapped cursor would hand out indices of live slots.
+        let index = self
+            .reserved_cursor
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                c.checked_add(1).filter(|&next| next != u32::MAX)
+            })
+            .expect("doecs: entity index space (2^32 slots) exhausted");
         Entity::from_parts(index, FIRST_GENERATION)
     }
 

@@ -7,7 +7,7 @@
 //! memcpy speed.
 
 use super::World;
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, MAX_BUNDLE_FIELDS};
 use crate::component::ComponentId;
 use crate::entity::Entity;
 use crate::error::EntityError;
@@ -40,13 +40,14 @@ impl World {
         let bundles = bundles.into_iter();
         let hint = bundles.size_hint().0;
         let slot = self.bundle_slot::<B>();
-        let (archetype, columns) = (slot.archetype, slot.columns.clone());
+        let (archetype, columns) = (slot.archetype, slot.columns);
+        let columns = &columns[..B::FIELD_COUNT];
         out.reserve(hint);
         self.archetypes.get_mut(archetype).reserve(hint);
         self.locations
             .reserve_slots(self.entities.slot_count() + hint);
         let fields = columns.len();
-        let mut bases = [std::ptr::null_mut::<u8>(); 12];
+        let mut bases = [std::ptr::null_mut::<u8>(); MAX_BUNDLE_FIELDS];
         let mut current_chunk = None;
         for bundle in bundles {
             // User code (the iterator) has run; from here to the end of the body

@@ -18,7 +18,7 @@ mod batch;
 mod moves;
 mod untyped;
 
-use crate::bundle::{Bundle, BundleInfo};
+use crate::bundle::{Bundle, BundleInfo, MAX_BUNDLE_FIELDS};
 use crate::component::{
     Component, ComponentDescriptor, ComponentId, Components, RegisterError, TypeIdMap,
 };
@@ -61,8 +61,8 @@ struct BundleSlot {
     info: BundleInfo,
     /// The archetype of exactly the bundle's components.
     archetype: ArchetypeId,
-    /// For each field, its column in `archetype`.
-    columns: Box<[ColumnIndex]>,
+    /// For each field, its column in `archetype` (first `info.ids.len()` used).
+    columns: [ColumnIndex; MAX_BUNDLE_FIELDS],
 }
 
 /// Entities and their components. See the module docs.
@@ -280,11 +280,10 @@ impl World {
             .archetypes
             .get_or_create(&info.sorted, &self.components);
         let arch = self.archetypes.get(archetype);
-        let columns = info
-            .ids
-            .iter()
-            .map(|&c| arch.column_of(c).expect("bundle archetype has every field"))
-            .collect();
+        let mut columns = [ColumnIndex(0); MAX_BUNDLE_FIELDS];
+        for (slot, &c) in columns.iter_mut().zip(info.ids.iter()) {
+            *slot = arch.column_of(c).expect("bundle archetype has every field");
+        }
         self.bundles.insert(
             TypeId::of::<B>(),
             BundleSlot {
@@ -306,8 +305,8 @@ impl World {
         self.flush_reserved();
         let entity = self.entities.alloc();
         let slot = self.bundle_slot::<B>();
-        let (archetype, columns) = (slot.archetype, slot.columns.clone());
-        self.write_new_row(entity, bundle, archetype, &columns);
+        let (archetype, columns) = (slot.archetype, slot.columns);
+        self.write_new_row(entity, bundle, archetype, &columns[..B::FIELD_COUNT]);
         entity
     }
 
@@ -325,7 +324,7 @@ impl World {
         // SAFETY: the bundle's fields cover every column of this archetype (it is
         // the bundle's own archetype), and we write them all just below.
         let (chunk, row) = unsafe { arch.push_uninit(entity) };
-        let mut bases = [std::ptr::null_mut::<u8>(); 12];
+        let mut bases = [std::ptr::null_mut::<u8>(); MAX_BUNDLE_FIELDS];
         for (base, &col) in bases.iter_mut().zip(columns) {
             *base = arch.column_ptr(chunk.index(), col).as_ptr();
         }

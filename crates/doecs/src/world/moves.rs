@@ -7,7 +7,7 @@
 //! [`Graveyard`] and dropped only once the world is consistent again.
 
 use super::World;
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, MAX_BUNDLE_FIELDS};
 use crate::component::{Component, ComponentId};
 use crate::entity::Entity;
 use crate::error::EntityError;
@@ -98,7 +98,7 @@ impl World {
             }
         };
         let arch = self.archetypes.get(target);
-        let mut bases = [std::ptr::null_mut::<u8>(); 12];
+        let mut bases = [std::ptr::null_mut::<u8>(); MAX_BUNDLE_FIELDS];
         for (base, &id) in bases.iter_mut().zip(ids) {
             let column = arch.column_of(id).expect("target has every bundle field");
             *base = arch.column_ptr(new.chunk.index(), column).as_ptr();
@@ -155,7 +155,7 @@ impl World {
             return Err(missing);
         }
         let source = self.archetypes.get(location.archetype);
-        let mut bases = [std::ptr::null_mut::<u8>(); 12];
+        let mut bases = [std::ptr::null_mut::<u8>(); MAX_BUNDLE_FIELDS];
         for (base, &id) in bases.iter_mut().zip(&ids) {
             let column = source.column_of(id).ok_or(missing)?;
             *base = source.column_ptr(location.chunk.index(), column).as_ptr();
@@ -202,9 +202,9 @@ impl World {
     }
 
     /// The bundle's component ids in field order, without allocating.
-    pub(super) fn bundle_ids<B: Bundle>(&mut self) -> ([ComponentId; 12], usize) {
+    pub(super) fn bundle_ids<B: Bundle>(&mut self) -> ([ComponentId; MAX_BUNDLE_FIELDS], usize) {
         let ids = &self.bundle_slot::<B>().info.ids;
-        let mut out = [ComponentId::from_index(0); 12];
+        let mut out = [ComponentId::from_index(0); MAX_BUNDLE_FIELDS];
         out[..ids.len()].copy_from_slice(ids);
         (out, ids.len())
     }
