@@ -45,6 +45,9 @@ impl<S> QueryCache<S> {
     }
 }
 
+/// Marker of a query's shape; `fn() -> ..` keeps `Query` `Send + Sync`.
+type QueryShape<Q, F> = fn() -> (<Q as QueryData>::Key, F);
+
 /// A typed query with cached matching. `Q` is what it fetches, `F` a filter.
 ///
 /// ```
@@ -63,7 +66,7 @@ impl<S> QueryCache<S> {
 /// ```
 pub struct Query<Q: QueryData, F: QueryFilter = ()> {
     pub(crate) cache: QueryCache<Q::State>,
-    _marker: PhantomData<fn() -> (Q::Key, F)>,
+    _marker: PhantomData<QueryShape<Q, F>>,
 }
 
 impl<Q: QueryData, F: QueryFilter> Query<Q, F> {

@@ -513,7 +513,7 @@ pub(crate) unsafe fn drop_each(mut values: impl Iterator<Item = (unsafe fn(*mut 
         }
     }
     let guard = DropRest(&mut values);
-    while let Some((drop_fn, ptr)) = guard.0.next() {
+    for (drop_fn, ptr) in guard.0.by_ref() {
         // SAFETY: the caller of `drop_each` vouched for every pair.
         unsafe { drop_fn(ptr) }
     }

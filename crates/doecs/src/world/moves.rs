@@ -268,7 +268,14 @@ impl World {
 /// buffers are freed either way.
 #[derive(Default)]
 pub(super) struct Graveyard {
-    graves: Vec<(Option<unsafe fn(*mut u8)>, *mut u8, Layout)>,
+    graves: Vec<Grave>,
+}
+
+/// One buried value: a heap copy and how to drop and free it.
+struct Grave {
+    drop_fn: unsafe fn(*mut u8),
+    ptr: *mut u8,
+    layout: Layout,
 }
 
 impl Graveyard {
@@ -296,28 +303,29 @@ impl Graveyard {
             unsafe { std::ptr::copy_nonoverlapping(ptr, p, layout.size()) };
             p
         };
-        self.graves.push((Some(drop_fn), copy, layout));
+        self.graves.push(Grave {
+            drop_fn,
+            ptr: copy,
+            layout,
+        });
     }
 }
 
 impl Drop for Graveyard {
     fn drop(&mut self) {
-        struct FreeAll<'a>(&'a [(Option<unsafe fn(*mut u8)>, *mut u8, Layout)]);
+        struct FreeAll<'a>(&'a [Grave]);
         impl Drop for FreeAll<'_> {
             fn drop(&mut self) {
-                for &(_, ptr, layout) in self.0 {
-                    if layout.size() != 0 {
+                for grave in self.0 {
+                    if grave.layout.size() != 0 {
                         // SAFETY: allocated in `bury` with this layout.
-                        unsafe { std::alloc::dealloc(ptr, layout) };
+                        unsafe { std::alloc::dealloc(grave.ptr, grave.layout) };
                     }
                 }
             }
         }
         let _free = FreeAll(&self.graves);
-        let values = self
-            .graves
-            .iter()
-            .filter_map(|&(f, p, _)| f.map(|f| (f, p)));
+        let values = self.graves.iter().map(|g| (g.drop_fn, g.ptr));
         // SAFETY: each buried copy is an initialised value, dropped once here.
         unsafe { crate::storage::archetype::drop_each(values) };
     }
