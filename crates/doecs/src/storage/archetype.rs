@@ -160,6 +160,18 @@ impl Archetype {
         }
     }
 
+    /// The cached add edges of the archetype graph, sorted by component:
+    /// `(c, t)` means adding `c` to this archetype's set gives archetype `t`.
+    pub fn add_edges(&self) -> &[(ComponentId, ArchetypeId)] {
+        &self.add_edges
+    }
+
+    /// The cached remove edges, sorted by component: `(c, t)` means removing
+    /// `c` from this archetype's set gives archetype `t`.
+    pub fn remove_edges(&self) -> &[(ComponentId, ArchetypeId)] {
+        &self.remove_edges
+    }
+
     /// The column storing `component`, if this archetype has it.
     #[inline]
     pub fn column_of(&self, component: ComponentId) -> Option<ColumnIndex> {

@@ -532,6 +532,30 @@ impl World {
         &self.resources
     }
 
+    /// Test hook: gives the live `entity` generation `generation` everywhere the
+    /// world records it (allocator and row), so generation wrap-around can be
+    /// tested without four billion despawns. Returns the renamed handle, or
+    /// `None` if `entity` is not alive (or ids are shared with a universe).
+    #[doc(hidden)]
+    pub fn debug_set_generation(&mut self, entity: Entity, generation: u32) -> Option<Entity> {
+        if self.shared_ids {
+            return None;
+        }
+        let location = self.location(entity).ok()?;
+        let renamed = self.entities.debug_set_generation(entity, generation)?;
+        let arch = self.archetypes.get_mut(location.archetype);
+        // SAFETY: `location` is `entity`'s live row, so its entity slot is in
+        // bounds and initialised; `&mut self` makes the write exclusive.
+        unsafe {
+            arch.entities_ptr(location.chunk.index())
+                .as_ptr()
+                .add(location.row.index())
+                .write(renamed)
+        };
+        self.locations.set(renamed, location);
+        Some(renamed)
+    }
+
     /// Verifies every invariant: allocator, archetypes and graph, and that the
     /// entity index and the rows agree both ways. Panics on failure. Meant for
     /// tests and debugging; it walks the whole world.

@@ -1,0 +1,176 @@
+//! The archetype graph: the first insert or remove of a component creates the
+//! target archetype and caches the edge in both directions; repeated moves
+//! follow the cached edges (no new archetypes, no new edges), and
+//! `check_invariants` verifies every edge. Moves copy the shared components
+//! bitwise and keep every value intact.
+
+use doecs::{ArchetypeId, ComponentId, Entity, World, WorldConfig};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct A(u32);
+#[derive(Debug, Clone, PartialEq)]
+struct B(String);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct C(u64);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct D;
+
+fn edge(edges: &[(ComponentId, ArchetypeId)], c: ComponentId) -> Option<ArchetypeId> {
+    edges.iter().find(|e| e.0 == c).map(|e| e.1)
+}
+
+fn edge_count(world: &World) -> usize {
+    world
+        .archetypes()
+        .iter()
+        .map(|a| a.add_edges().len() + a.remove_edges().len())
+        .sum()
+}
+
+#[test]
+fn first_move_caches_both_edges() {
+    let mut world = World::new();
+    let e = world.spawn((A(1), B("b".into())));
+    let ab = world.location(e).unwrap().archetype;
+    let c = world.component_id::<C>();
+    let a = world.component_id::<A>();
+    assert!(world.archetypes().get(ab).add_edges().is_empty());
+    world.insert_one(e, C(3)).unwrap();
+    let abc = world.location(e).unwrap().archetype;
+    assert_ne!(abc, ab);
+    assert_eq!(edge(world.archetypes().get(ab).add_edges(), c), Some(abc));
+    assert_eq!(
+        edge(world.archetypes().get(abc).remove_edges(), c),
+        Some(ab)
+    );
+    world.check_invariants();
+    // Removing another component creates a third archetype and its edges.
+    assert_eq!(world.remove_one::<A>(e), Ok(A(1)));
+    let bc = world.location(e).unwrap().archetype;
+    assert_eq!(
+        edge(world.archetypes().get(abc).remove_edges(), a),
+        Some(bc)
+    );
+    assert_eq!(edge(world.archetypes().get(bc).add_edges(), a), Some(abc));
+    assert_eq!(world.archetypes().get(bc).components().len(), 2);
+    world.check_invariants();
+}
+
+#[test]
+fn repeated_moves_follow_cached_edges() {
+    let n = if cfg!(miri) { 20 } else { 2000 };
+    let rounds = if cfg!(miri) { 3 } else { 20 };
+    let mut world = World::with_config(WorldConfig {
+        chunk_bytes: 1024,
+        min_free_indices: 0,
+    });
+    let es: Vec<Entity> = world.spawn_batch((0..n).map(|i| (A(i), B(i.to_string()))));
+    // Warm up: one pass creates every archetype and edge the loop uses.
+    for &e in &es[..1] {
+        world.insert_one(e, C(0)).unwrap();
+        world.insert(e, (D,)).unwrap();
+        world.remove_one::<C>(e).unwrap();
+        world.remove::<(D,)>(e).unwrap();
+    }
+    let archetypes = world.archetypes().len();
+    let edges = edge_count(&world);
+    for round in 0..rounds {
+        for (i, &e) in es.iter().enumerate() {
+            world.insert_one(e, C(round as u64 * i as u64)).unwrap();
+            world.insert(e, (D,)).unwrap();
+        }
+        assert_eq!(world.archetypes().len(), archetypes, "no new archetype");
+        assert_eq!(edge_count(&world), edges, "no new edge");
+        world.check_invariants();
+        for (i, &e) in es.iter().enumerate().rev() {
+            assert_eq!(world.remove_one::<C>(e), Ok(C(round as u64 * i as u64)));
+            assert_eq!(world.remove::<(D,)>(e).map(|_| ()), Ok(()));
+        }
+        assert_eq!(world.archetypes().len(), archetypes);
+        assert_eq!(edge_count(&world), edges);
+        world.check_invariants();
+    }
+    // Every value survived the moves, bitwise (the String is untouched).
+    for (i, &e) in es.iter().enumerate() {
+        assert_eq!(world.get::<A>(e), Ok(&A(i as u32)));
+        assert_eq!(world.get::<B>(e).unwrap().0, i.to_string());
+        assert!(world.get::<C>(e).is_err());
+    }
+}
+
+#[test]
+fn insert_of_present_component_does_not_move() {
+    let mut world = World::new();
+    let e = world.spawn((A(1), C(2)));
+    let before = world.location(e).unwrap();
+    let archetypes = world.archetypes().len();
+    world.insert_one(e, A(5)).unwrap();
+    world.insert(e, (C(6), A(7))).unwrap();
+    assert_eq!(world.location(e).unwrap(), before);
+    assert_eq!(world.archetypes().len(), archetypes);
+    assert_eq!(world.get::<A>(e), Ok(&A(7)));
+    assert_eq!(world.get::<C>(e), Ok(&C(6)));
+    world.check_invariants();
+}
+
+#[test]
+fn bundle_insert_and_remove_reach_the_same_archetypes_as_single_steps() {
+    let mut world = World::new();
+    let x = world.spawn((A(1),));
+    let y = world.spawn((A(2),));
+    world.insert(x, (B("x".into()), C(1), D)).unwrap();
+    world.insert_one(y, D).unwrap();
+    world.insert_one(y, B("y".into())).unwrap();
+    world.insert_one(y, C(2)).unwrap();
+    assert_eq!(
+        world.location(x).unwrap().archetype,
+        world.location(y).unwrap().archetype
+    );
+    let (b, d) = world.remove::<(B, D)>(x).unwrap();
+    assert_eq!((b.0.as_str(), d), ("x", D));
+    world.remove_one::<D>(y).unwrap();
+    world.remove_one::<B>(y).unwrap();
+    assert_eq!(
+        world.location(x).unwrap().archetype,
+        world.location(y).unwrap().archetype
+    );
+    world.check_invariants();
+    // A failed bundle remove (one component missing) changes nothing.
+    let before = world.location(x).unwrap();
+    assert!(world.remove::<(A, B)>(x).is_err());
+    assert_eq!(world.location(x).unwrap(), before);
+    assert_eq!(world.get::<A>(x), Ok(&A(1)));
+}
+
+#[test]
+fn swap_remove_keeps_rows_dense_and_index_right() {
+    // Moving an entity out of a multi-chunk archetype fills its hole with the
+    // archetype's last row; the moved entity must still be found.
+    let n = if cfg!(miri) { 24 } else { 500 };
+    let mut world = World::with_config(WorldConfig {
+        chunk_bytes: 128,
+        min_free_indices: 0,
+    });
+    let es: Vec<Entity> = (0..n).map(|i| world.spawn((A(i), C(i as u64)))).collect();
+    let arch = world.location(es[0]).unwrap().archetype;
+    assert!(world.archetypes().get(arch).chunk_count() > 2);
+    for (k, &e) in es.iter().enumerate().step_by(5) {
+        world.insert_one(e, D).unwrap();
+        if k % 2 == 0 {
+            world.despawn(e).unwrap();
+        }
+        world.check_invariants();
+    }
+    for (i, &e) in es.iter().enumerate() {
+        if i % 10 == 0 {
+            assert!(!world.alive(e));
+        } else {
+            assert_eq!(world.get::<A>(e), Ok(&A(i as u32)));
+            assert_eq!(world.get::<C>(e), Ok(&C(i as u64)));
+            assert_eq!(world.get::<D>(e).is_ok(), i % 5 == 0);
+        }
+    }
+    let a = world.archetypes().get(arch);
+    let cap = a.chunk_capacity() as usize;
+    assert_eq!(a.chunk_count(), a.len().div_ceil(cap));
+}
