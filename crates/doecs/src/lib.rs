@@ -3,6 +3,7 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod bundle;
+pub mod command;
 pub mod component;
 pub mod entity;
 pub mod error;
@@ -10,11 +11,14 @@ pub mod location;
 pub mod manager;
 pub mod query;
 pub mod resource;
+pub mod schedule;
 pub mod storage;
+pub mod system;
 pub mod universe;
 pub mod world;
 
 pub use bundle::Bundle;
+pub use command::{ApplyReport, CommandBuffer, CommandFailure};
 pub use component::{
     name_hash, Component, ComponentDescriptor, ComponentId, ComponentInfo, Components,
     RegisterError,
@@ -27,6 +31,11 @@ pub use query::{
     Access, Query, QueryData, QueryFilter, QueryIter, QueryMut, QueryRef, ReadOnlyQueryData, With,
     Without,
 };
+pub use schedule::{Plan, RunReport, Schedule, ScheduleError};
 pub use storage::ArchetypeId;
+pub use system::builder::SystemDesc;
+pub use system::{
+    system, Conflict, System, SystemAccess, SystemBuilder, SystemContext, SystemQuery,
+};
 pub use universe::{SharedWorld, Universe, WorldKey};
 pub use world::{World, WorldConfig, WorldId};

@@ -369,13 +369,24 @@ impl World {
     /// Despawns every live entity in `entities` (dead ones are skipped) and
     /// returns how many died. Callback managers get one call with all of them.
     pub fn despawn_batch(&mut self, entities: &[Entity]) -> usize {
+        self.despawn_each(entities, |_, _| {})
+    }
+
+    /// [`World::despawn_batch`], calling `on_dead(k, entities[k])` for each
+    /// entity that was not alive when its turn came (a repeat included).
+    pub(crate) fn despawn_each(
+        &mut self,
+        entities: &[Entity],
+        mut on_dead: impl FnMut(usize, Entity),
+    ) -> usize {
         let notify = NotifyManagers::new(&mut self.managers, &mut self.despawned);
-        for &entity in entities {
-            if !self.entities.alive(entity) {
-                continue;
-            }
-            let Some(location) = self.locations.get(entity) else {
-                continue;
+        for (k, &entity) in entities.iter().enumerate() {
+            let location = match self.locations.get(entity) {
+                Some(location) if self.entities.alive(entity) => location,
+                _ => {
+                    on_dead(k, entity);
+                    continue;
+                }
             };
             self.entities.free(entity);
             notify.destroyed.push(entity);
@@ -455,7 +466,10 @@ impl World {
     }
 
     #[inline]
-    fn component_ptr<T: Component>(&self, entity: Entity) -> Result<*mut T, EntityError> {
+    pub(crate) fn component_ptr<T: Component>(
+        &self,
+        entity: Entity,
+    ) -> Result<*mut T, EntityError> {
         let location = self.location(entity)?;
         let missing = EntityError::MissingComponent {
             entity,

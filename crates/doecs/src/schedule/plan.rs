@@ -1,0 +1,395 @@
+//! The schedule's plan: which systems may overlap, and why the others are ordered.
+//!
+//! Sync points and exclusive systems cut the schedule into segments that run
+//! one after another. Inside a segment the plan is a dependency graph (seed
+//! 002's task graph): an edge `a -> b` means `b` starts only after `a` ends.
+//! Edges come from two places, in this order:
+//! 1. explicit `before`/`after` constraints (a cycle among them is an error);
+//! 2. every pair of systems whose accesses conflict and that the graph does not
+//!    already order (directly or transitively) gets an edge in insertion order.
+//!
+//! Rule 2 never adds a cycle: it only adds `a -> b` when `b` cannot yet reach
+//! `a`. A reachability bit matrix, kept transitively closed as edges are added,
+//! answers those questions in O(1). Every edge remembers its reason, so
+//! [`Plan`]'s `Display` can explain the order.
+
+use super::ScheduleError;
+use crate::system::{Conflict, SystemAccess};
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+
+/// One item of the schedule in insertion order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// The system with this index.
+    System(usize),
+    /// Apply the command buffers recorded so far.
+    Sync,
+}
+
+/// What the plan needs to know of one system.
+pub(crate) struct SystemFacts<'a> {
+    pub name: &'a str,
+    pub access: &'a SystemAccess,
+    pub before: &'a [String],
+    pub after: &'a [String],
+}
+
+/// Why an edge exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EdgeReason {
+    /// A `before`/`after` constraint.
+    Explicit,
+    /// The two conflict and were inserted in this order.
+    Conflict(Conflict),
+}
+
+/// A dependency: `to` waits for `from` (indices local to the segment).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub reason: EdgeReason,
+}
+
+/// Systems that run concurrently as their dependencies allow.
+#[derive(Debug, Default)]
+pub(crate) struct Graph {
+    /// Global system indices, in insertion order.
+    pub systems: Vec<usize>,
+    /// For each local node, the nodes that wait for it.
+    pub dependents: Vec<Vec<u32>>,
+    /// For each local node, how many nodes it waits for.
+    pub in_degree: Vec<u32>,
+    /// A topological order, lowest insertion index first among ready nodes.
+    pub order: Vec<u32>,
+    /// Every edge with its reason.
+    pub edges: Vec<Edge>,
+    /// Conflicting pairs already ordered by explicit constraints: (first, second, conflict).
+    pub implied: Vec<(u32, u32, Conflict)>,
+}
+
+/// One piece of the schedule between sync points.
+#[derive(Debug)]
+pub(crate) enum Segment {
+    /// Ordinary systems, then their command buffers are applied.
+    Parallel(Graph),
+    /// One exclusive system with the whole world.
+    Exclusive(usize),
+}
+
+/// The built schedule. Its `Display` lists the stages and the reasons for
+/// every ordering.
+#[derive(Debug)]
+pub struct Plan {
+    pub(crate) segments: Vec<Segment>,
+    names: Vec<String>,
+}
+
+/// A square bit matrix: `reach[x]` has bit `y` iff `x` must run before `y`.
+struct Reach {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Reach {
+    fn new(n: usize) -> Self {
+        let words = n.div_ceil(64).max(1);
+        Reach {
+            words,
+            bits: vec![0; words * n],
+        }
+    }
+    fn get(&self, x: usize, y: usize) -> bool {
+        self.bits[x * self.words + y / 64] & (1 << (y % 64)) != 0
+    }
+    /// Records `from -> to` and keeps the relation transitively closed.
+    fn add(&mut self, from: usize, to: usize, n: usize) {
+        let mut row: Vec<u64> = self.bits[to * self.words..(to + 1) * self.words].to_vec();
+        row[to / 64] |= 1 << (to % 64);
+        for x in 0..n {
+            if x == from || self.get(x, from) {
+                let dst = &mut self.bits[x * self.words..(x + 1) * self.words];
+                for (d, r) in dst.iter_mut().zip(&row) {
+                    *d |= r;
+                }
+            }
+        }
+    }
+}
+
+impl Plan {
+    /// Builds the plan for systems `facts` laid out as `steps`.
+    pub(crate) fn build(facts: &[SystemFacts<'_>], steps: &[Step]) -> Result<Plan, ScheduleError> {
+        let mut by_name = HashMap::with_capacity(facts.len());
+        for (i, f) in facts.iter().enumerate() {
+            if by_name.insert(f.name, i).is_some() {
+                return Err(ScheduleError::DuplicateName(f.name.to_owned()));
+            }
+        }
+        // Cut into segments; remember each system's segment.
+        let mut groups: Vec<(bool, Vec<usize>)> = vec![(false, Vec::new())];
+        for step in steps {
+            match *step {
+                Step::Sync => groups.push((false, Vec::new())),
+                Step::System(i) if facts[i].access.exclusive => {
+                    groups.push((true, vec![i]));
+                    groups.push((false, Vec::new()));
+                }
+                Step::System(i) => groups.last_mut().expect("never empty").1.push(i),
+            }
+        }
+        groups.retain(|(exclusive, members)| *exclusive || !members.is_empty());
+        let mut segment_of = vec![0usize; facts.len()];
+        for (s, (_, members)) in groups.iter().enumerate() {
+            for &i in members {
+                segment_of[i] = s;
+            }
+        }
+        // Resolve constraints into (before, after) pairs of global indices.
+        let mut constraints = Vec::new();
+        for (i, f) in facts.iter().enumerate() {
+            let lookup = |other: &String| {
+                by_name
+                    .get(other.as_str())
+                    .copied()
+                    .ok_or_else(|| ScheduleError::UnknownSystem {
+                        system: f.name.to_owned(),
+                        missing: other.clone(),
+                    })
+            };
+            for other in f.before {
+                constraints.push((i, lookup(other)?));
+            }
+            for other in f.after {
+                constraints.push((lookup(other)?, i));
+            }
+        }
+        for &(a, b) in &constraints {
+            if a == b {
+                return Err(ScheduleError::Cycle {
+                    cycle: vec![facts[a].name.to_owned(), facts[a].name.to_owned()],
+                });
+            }
+            if segment_of[a] > segment_of[b] {
+                return Err(ScheduleError::ContradictsSyncPoint {
+                    first: facts[a].name.to_owned(),
+                    second: facts[b].name.to_owned(),
+                });
+            }
+        }
+        let mut segments = Vec::with_capacity(groups.len());
+        for (s, (exclusive, members)) in groups.into_iter().enumerate() {
+            if exclusive {
+                segments.push(Segment::Exclusive(members[0]));
+                continue;
+            }
+            let local: Vec<(usize, usize)> = constraints
+                .iter()
+                .copied()
+                .filter(|&(a, b)| segment_of[a] == s && segment_of[b] == s)
+                .collect();
+            segments.push(Segment::Parallel(Self::build_graph(
+                facts, members, &local,
+            )?));
+        }
+        Ok(Plan {
+            segments,
+            names: facts.iter().map(|f| f.name.to_owned()).collect(),
+        })
+    }
+
+    fn build_graph(
+        facts: &[SystemFacts<'_>],
+        systems: Vec<usize>,
+        constraints: &[(usize, usize)],
+    ) -> Result<Graph, ScheduleError> {
+        let n = systems.len();
+        let local_of: HashMap<usize, u32> = systems
+            .iter()
+            .enumerate()
+            .map(|(l, &g)| (g, l as u32))
+            .collect();
+        let mut graph = Graph {
+            dependents: vec![Vec::new(); n],
+            in_degree: vec![0; n],
+            systems,
+            ..Graph::default()
+        };
+        let add_edge = |graph: &mut Graph, from: u32, to: u32, reason| {
+            if graph.dependents[from as usize].contains(&to) {
+                return;
+            }
+            graph.dependents[from as usize].push(to);
+            graph.in_degree[to as usize] += 1;
+            graph.edges.push(Edge { from, to, reason });
+        };
+        for &(a, b) in constraints {
+            add_edge(&mut graph, local_of[&a], local_of[&b], EdgeReason::Explicit);
+        }
+        let order = topological_order(&graph).map_err(|stuck| ScheduleError::Cycle {
+            cycle: find_cycle(&graph, &stuck)
+                .into_iter()
+                .map(|l| facts[graph.systems[l as usize]].name.to_owned())
+                .collect(),
+        })?;
+        // Transitive closure of the explicit edges, in reverse topological order.
+        let mut reach = Reach::new(n);
+        for &node in order.iter().rev() {
+            for &d in &graph.dependents[node as usize].clone() {
+                reach.add(node as usize, d as usize, n);
+            }
+        }
+        for i in 0..n {
+            for j in i + 1..n {
+                let (a, b) = (
+                    facts[graph.systems[i]].access,
+                    facts[graph.systems[j]].access,
+                );
+                let Some(conflict) = a.conflict_with(b) else {
+                    continue;
+                };
+                if reach.get(i, j) {
+                    graph.implied.push((i as u32, j as u32, conflict));
+                } else if reach.get(j, i) {
+                    graph.implied.push((j as u32, i as u32, conflict));
+                } else {
+                    add_edge(
+                        &mut graph,
+                        i as u32,
+                        j as u32,
+                        EdgeReason::Conflict(conflict),
+                    );
+                    reach.add(i, j, n);
+                }
+            }
+        }
+        graph.order = topological_order(&graph).expect("conflict edges never close a cycle");
+        Ok(graph)
+    }
+
+    /// Names of the systems, by global index.
+    pub(crate) fn name(&self, system: usize) -> &str {
+        &self.names[system]
+    }
+}
+
+/// Kahn's algorithm, taking the lowest ready index first. On a cycle, returns
+/// the nodes that never became ready.
+fn topological_order(graph: &Graph) -> Result<Vec<u32>, Vec<u32>> {
+    let n = graph.in_degree.len();
+    let mut remaining = graph.in_degree.clone();
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<u32>> = (0..n as u32)
+        .filter(|&l| remaining[l as usize] == 0)
+        .map(std::cmp::Reverse)
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(std::cmp::Reverse(node)) = ready.pop() {
+        order.push(node);
+        for &d in &graph.dependents[node as usize] {
+            remaining[d as usize] -= 1;
+            if remaining[d as usize] == 0 {
+                ready.push(std::cmp::Reverse(d));
+            }
+        }
+    }
+    if order.len() == n {
+        Ok(order)
+    } else {
+        Err((0..n as u32)
+            .filter(|&l| remaining[l as usize] != 0)
+            .collect())
+    }
+}
+
+/// A cycle among `stuck` nodes (each has a predecessor among them), found by
+/// walking predecessors until a node repeats. Returned in edge order, with the
+/// first node repeated at the end.
+fn find_cycle(graph: &Graph, stuck: &[u32]) -> Vec<u32> {
+    let predecessor = |node: u32| {
+        stuck
+            .iter()
+            .copied()
+            .find(|&p| graph.dependents[p as usize].contains(&node))
+            .expect("a stuck node waits for another stuck node")
+    };
+    let mut seen = vec![false; graph.in_degree.len()];
+    let mut node = stuck[0];
+    while !seen[node as usize] {
+        seen[node as usize] = true;
+        node = predecessor(node);
+    }
+    // `node` is on the cycle; walk it once more, backwards.
+    let start = node;
+    let mut cycle = vec![start];
+    let mut current = predecessor(start);
+    while current != start {
+        cycle.push(current);
+        current = predecessor(current);
+    }
+    cycle.push(start);
+    cycle.reverse();
+    cycle
+}
+
+impl Graph {
+    /// Each node's stage: the length of the longest dependency chain before it.
+    pub(crate) fn stages(&self) -> Vec<Vec<u32>> {
+        let mut stage = vec![0usize; self.in_degree.len()];
+        for &node in &self.order {
+            for &d in &self.dependents[node as usize] {
+                stage[d as usize] = stage[d as usize].max(stage[node as usize] + 1);
+            }
+        }
+        let depth = stage.iter().copied().max().map_or(0, |m| m + 1);
+        let mut stages = vec![Vec::new(); depth];
+        for (node, &s) in stage.iter().enumerate() {
+            stages[s].push(node as u32);
+        }
+        stages
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (s, segment) in self.segments.iter().enumerate() {
+            if s > 0 {
+                writeln!(f, "-- sync point: command buffers applied")?;
+            }
+            match segment {
+                Segment::Exclusive(i) => {
+                    writeln!(f, "segment {s}: exclusive `{}`", self.names[*i])?
+                }
+                Segment::Parallel(graph) => {
+                    writeln!(f, "segment {s}:")?;
+                    let name = |l: u32| self.names[graph.systems[l as usize]].as_str();
+                    for (k, stage) in graph.stages().iter().enumerate() {
+                        let mut line = String::new();
+                        for (i, &l) in stage.iter().enumerate() {
+                            let _ = write!(line, "{}{}", if i > 0 { ", " } else { "" }, name(l));
+                        }
+                        writeln!(f, "  stage {k}: {line}")?;
+                    }
+                    for e in &graph.edges {
+                        let why = match e.reason {
+                            EdgeReason::Explicit => "explicit before/after constraint".to_owned(),
+                            EdgeReason::Conflict(c) => {
+                                format!("both access {c}; ordered by insertion")
+                            }
+                        };
+                        writeln!(f, "  {} -> {}: {why}", name(e.from), name(e.to))?;
+                    }
+                    for &(a, b, c) in &graph.implied {
+                        writeln!(
+                            f,
+                            "  {} -> {}: both access {c}; already ordered by constraints",
+                            name(a),
+                            name(b)
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

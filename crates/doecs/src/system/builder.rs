@@ -1,0 +1,285 @@
+//! Closure systems: a name, a declared access, ordering hints and a body.
+//!
+//! [`system`] starts a [`SystemBuilder`]. Declarations (`reads`, `writes`,
+//! `query`, `reads_resource`, `writes_resource`, `commands`) and ordering hints
+//! (`before`, `after`) come first; a body method ends the chain and yields a
+//! [`SystemDesc`] for [`Schedule::add_system`](crate::Schedule::add_system).
+//! The per-entity, per-chunk and parallel bodies declare their query's access
+//! themselves, so the common system is one line:
+//!
+//! ```
+//! use doecs::{system, Schedule, World};
+//! struct Pos(f32);
+//! struct Vel(f32);
+//!
+//! let mut world = World::new();
+//! world.spawn((Pos(0.0), Vel(2.0)));
+//! let mut schedule = Schedule::new();
+//! schedule.add_system(system("integrate").for_each::<(&mut Pos, &Vel)>(|(p, v)| p.0 += v.0));
+//! schedule.run(&mut world).unwrap();
+//! assert_eq!(world.query::<&Pos>().iter().next().unwrap().0, 2.0);
+//! ```
+
+use super::context::SystemContext;
+use super::{System, SystemAccess};
+use crate::query::{AccessKey, Query, QueryData, QueryFilter};
+use crate::world::World;
+
+/// Starts building a system called `name`.
+pub fn system(name: impl Into<String>) -> SystemBuilder {
+    SystemBuilder {
+        name: name.into(),
+        access: SystemAccess::default(),
+        before: Vec::new(),
+        after: Vec::new(),
+    }
+}
+
+/// A system under construction. See the module docs.
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until a body method (`run`, `for_each`, ...) ends it"]
+pub struct SystemBuilder {
+    name: String,
+    access: SystemAccess,
+    before: Vec<String>,
+    after: Vec<String>,
+}
+
+/// A system ready to add to a schedule, with its ordering hints.
+pub struct SystemDesc {
+    pub(crate) system: Box<dyn System>,
+    pub(crate) before: Vec<String>,
+    pub(crate) after: Vec<String>,
+}
+
+impl std::fmt::Debug for SystemDesc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SystemDesc")
+            .field("name", &self.system.name())
+            .field("before", &self.before)
+            .field("after", &self.after)
+            .finish()
+    }
+}
+
+impl SystemDesc {
+    /// Wraps a hand-written [`System`].
+    pub fn new(system: impl System + 'static) -> Self {
+        SystemDesc {
+            system: Box::new(system),
+            before: Vec::new(),
+            after: Vec::new(),
+        }
+    }
+
+    /// Runs before the system called `other`.
+    pub fn before(mut self, other: impl Into<String>) -> Self {
+        self.before.push(other.into());
+        self
+    }
+
+    /// Runs after the system called `other`.
+    pub fn after(mut self, other: impl Into<String>) -> Self {
+        self.after.push(other.into());
+        self
+    }
+
+    /// The system's name.
+    pub fn name(&self) -> &str {
+        self.system.name()
+    }
+}
+
+impl SystemBuilder {
+    /// Declares a read of component `T`.
+    pub fn reads<T: 'static>(mut self) -> Self {
+        self.access.components.extend(&one_read::<T>());
+        self
+    }
+
+    /// Declares a write of component `T`.
+    pub fn writes<T: 'static>(mut self) -> Self {
+        self.access.components.extend(&one_write::<T>());
+        self
+    }
+
+    /// Declares everything query `Q` reads and writes.
+    ///
+    /// # Panics
+    /// If `Q` aliases (names a component mutably twice, or mutably and immutably).
+    pub fn query<Q: QueryData>(mut self) -> Self {
+        self.access.components.extend(&Query::<Q, ()>::access());
+        self
+    }
+
+    /// Declares a read of resource `R`.
+    pub fn reads_resource<R: 'static>(mut self) -> Self {
+        self.access.resources.extend(&one_read::<R>());
+        self
+    }
+
+    /// Declares a write of resource `R`.
+    pub fn writes_resource<R: 'static>(mut self) -> Self {
+        self.access.resources.extend(&one_write::<R>());
+        self
+    }
+
+    /// Declares that the system records structural changes into its command
+    /// buffer ([`SystemContext::commands`]).
+    pub fn commands(mut self) -> Self {
+        self.access.commands = true;
+        self
+    }
+
+    /// Runs before the system called `other`.
+    pub fn before(mut self, other: impl Into<String>) -> Self {
+        self.before.push(other.into());
+        self
+    }
+
+    /// Runs after the system called `other`.
+    pub fn after(mut self, other: impl Into<String>) -> Self {
+        self.after.push(other.into());
+        self
+    }
+
+    fn finish(self, system: impl System + 'static) -> SystemDesc {
+        SystemDesc {
+            system: Box::new(system),
+            before: self.before,
+            after: self.after,
+        }
+    }
+
+    /// Ends the chain with a body that gets the [`SystemContext`].
+    pub fn run(self, body: impl FnMut(&mut SystemContext<'_>) + Send + 'static) -> SystemDesc {
+        let system = FnSystem {
+            name: self.name.clone(),
+            access: self.access.clone(),
+            body,
+        };
+        self.finish(system)
+    }
+
+    /// Ends the chain with a per-entity body over query `Q`.
+    pub fn for_each<Q: QueryData + 'static>(
+        self,
+        body: impl FnMut(Q::Item<'_>) + Send + 'static,
+    ) -> SystemDesc {
+        self.for_each_filtered::<Q, ()>(body)
+    }
+
+    /// Ends the chain with a per-entity body over query `Q` filtered by `F`.
+    pub fn for_each_filtered<Q: QueryData + 'static, F: QueryFilter + 'static>(
+        self,
+        mut body: impl FnMut(Q::Item<'_>) + Send + 'static,
+    ) -> SystemDesc {
+        self.query::<Q>()
+            .run(move |ctx| ctx.query_filtered::<Q, F>().for_each(&mut body))
+    }
+
+    /// Ends the chain with a per-chunk body over query `Q`: it gets the
+    /// chunk's slices, e.g. `(&mut [Pos], &[Vel])`.
+    pub fn for_each_chunk<Q: QueryData + 'static>(
+        self,
+        mut body: impl FnMut(Q::Slice<'_>) + Send + 'static,
+    ) -> SystemDesc {
+        self.query::<Q>()
+            .run(move |ctx| ctx.query::<Q>().for_each_chunk(&mut body))
+    }
+
+    /// Ends the chain with a per-entity body over query `Q`, split across the
+    /// schedule's thread pool.
+    pub fn par_for_each<Q: QueryData + 'static>(
+        self,
+        body: impl Fn(Q::Item<'_>) + Send + Sync + 'static,
+    ) -> SystemDesc
+    where
+        for<'w> Q::Item<'w>: Send,
+    {
+        self.query::<Q>()
+            .run(move |ctx| ctx.query::<Q>().par_for_each(&body))
+    }
+
+    /// Ends the chain with a per-chunk body over query `Q`, split across the
+    /// schedule's thread pool.
+    pub fn par_for_each_chunk<Q: QueryData + 'static>(
+        self,
+        body: impl Fn(Q::Slice<'_>) + Send + Sync + 'static,
+    ) -> SystemDesc
+    where
+        for<'w> Q::Slice<'w>: Send,
+    {
+        self.query::<Q>()
+            .run(move |ctx| ctx.query::<Q>().par_for_each_chunk(&body))
+    }
+
+    /// Ends the chain with a body that gets the whole world. The system runs
+    /// alone, at a sync point: command buffers recorded before it are applied
+    /// first.
+    pub fn exclusive(mut self, body: impl FnMut(&mut World) + Send + 'static) -> SystemDesc {
+        self.access.exclusive = true;
+        let system = ExclusiveSystem {
+            name: self.name.clone(),
+            access: self.access.clone(),
+            body,
+        };
+        self.finish(system)
+    }
+}
+
+fn one_read<T: 'static>() -> crate::query::Access {
+    let mut access = crate::query::Access::default();
+    access.add_read(AccessKey::of::<T>());
+    access
+}
+
+fn one_write<T: 'static>() -> crate::query::Access {
+    let mut access = crate::query::Access::default();
+    access.add_write(AccessKey::of::<T>());
+    access
+}
+
+/// A system whose body is a closure over its context.
+struct FnSystem<B> {
+    name: String,
+    access: SystemAccess,
+    body: B,
+}
+
+impl<B: FnMut(&mut SystemContext<'_>) + Send> System for FnSystem<B> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn access(&self) -> &SystemAccess {
+        &self.access
+    }
+    fn run(&mut self, context: &mut SystemContext<'_>) {
+        (self.body)(context)
+    }
+}
+
+/// A system whose body is a closure over the whole world.
+struct ExclusiveSystem<B> {
+    name: String,
+    access: SystemAccess,
+    body: B,
+}
+
+impl<B: FnMut(&mut World) + Send> System for ExclusiveSystem<B> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn access(&self) -> &SystemAccess {
+        &self.access
+    }
+    fn run(&mut self, _context: &mut SystemContext<'_>) {
+        unreachable!(
+            "doecs: exclusive system `{}` run without the world",
+            self.name
+        )
+    }
+    fn run_exclusive(&mut self, world: &mut World) {
+        (self.body)(world)
+    }
+}

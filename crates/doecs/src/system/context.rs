@@ -1,0 +1,314 @@
+//! The view of the world a running system gets.
+//!
+//! Systems run in parallel on a shared `&World`, so a system may only touch
+//! what it declared: a [`SystemContext`] checks every query, component lookup
+//! and resource access against the system's [`SystemAccess`] and panics with
+//! the system's name when something undeclared is asked for. The check for a
+//! query shape runs once, when the system first builds that query; the query's
+//! matched archetypes are then cached in the system between runs, so a query
+//! in a system costs what a held [`Query`] costs.
+//!
+//! This is where the schedule's promise becomes memory safety: the schedule
+//! never runs two systems whose accesses conflict at the same time, and the
+//! context never lets a system reach beyond its access, so the `unchecked`
+//! query loops it calls never alias.
+
+use super::SystemAccess;
+use crate::bundle::Bundle;
+use crate::command::CommandBuffer;
+use crate::component::{Component, TypeIdMap};
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::query::state::QueryCache;
+use crate::query::{AccessKey, Query, QueryData, QueryFilter, ReadOnlyQueryData};
+use crate::world::World;
+use std::any::{Any, TypeId};
+
+/// Per-system cache of matched archetypes, keyed by query shape.
+#[derive(Default)]
+pub struct QueryCaches {
+    caches: TypeIdMap<Box<dyn Any + Send>>,
+}
+
+impl std::fmt::Debug for QueryCaches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueryCaches")
+            .field("shapes", &self.caches.len())
+            .finish()
+    }
+}
+
+/// What a running system may use. See the module docs.
+pub struct SystemContext<'a> {
+    world: &'a World,
+    access: &'a SystemAccess,
+    name: &'a str,
+    commands: &'a mut CommandBuffer,
+    caches: &'a mut QueryCaches,
+}
+
+impl<'a> SystemContext<'a> {
+    /// A context for system `name` with `access` over `world`.
+    ///
+    /// The context hands out mutable access to what `access` declares as
+    /// written through the shared `world`; the caller must make sure nothing
+    /// else touches those for `'a`. That is why only the schedule and
+    /// [`super::System::run_exclusive`] (which holds `&mut World`) build one.
+    pub(crate) fn new(
+        world: &'a World,
+        access: &'a SystemAccess,
+        name: &'a str,
+        commands: &'a mut CommandBuffer,
+        caches: &'a mut QueryCaches,
+    ) -> Self {
+        SystemContext {
+            world,
+            access,
+            name,
+            commands,
+            caches,
+        }
+    }
+
+    /// The running system's name.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// Whether `entity` is alive. Entities only die when command buffers are
+    /// applied, never while systems run.
+    pub fn alive(&self, entity: Entity) -> bool {
+        self.world.alive(entity)
+    }
+
+    /// Number of live entities.
+    pub fn entity_count(&self) -> usize {
+        self.world.len()
+    }
+
+    /// A query. Every component it reads or writes must be declared.
+    ///
+    /// # Panics
+    /// If the query reaches beyond the system's declared access, or aliases.
+    pub fn query<Q: QueryData>(&mut self) -> SystemQuery<'_, Q, ()> {
+        self.query_filtered::<Q, ()>()
+    }
+
+    /// A filtered query. Filters need no declaration.
+    ///
+    /// # Panics
+    /// As [`SystemContext::query`].
+    pub fn query_filtered<Q: QueryData, F: QueryFilter + 'static>(
+        &mut self,
+    ) -> SystemQuery<'_, Q, F> {
+        let key = TypeId::of::<(Q::Key, F)>();
+        let cache = match self.caches.caches.remove(&key) {
+            Some(boxed) => *boxed
+                .downcast::<QueryCache<Q::State>>()
+                .expect("keyed by query shape"),
+            None => {
+                self.check_query_access(&Query::<Q, F>::access());
+                Query::<Q, F>::new_cache(self.world.id())
+            }
+        };
+        let mut query = Query::from_cache(cache);
+        query.update(self.world);
+        SystemQuery {
+            world: self.world,
+            caches: self.caches,
+            query: Some(query),
+        }
+    }
+
+    fn check_query_access(&self, wanted: &crate::query::Access) {
+        for key in wanted.reads() {
+            self.require_read(key);
+        }
+        for key in wanted.writes() {
+            self.require_write(key);
+        }
+    }
+
+    fn require_read(&self, key: &AccessKey) {
+        assert!(
+            self.access.may_read_component(key),
+            "doecs: system `{}` reads component `{}` without declaring it",
+            self.name,
+            key.name
+        );
+    }
+
+    fn require_write(&self, key: &AccessKey) {
+        assert!(
+            self.access.may_write_component(key),
+            "doecs: system `{}` writes component `{}` without declaring a write",
+            self.name,
+            key.name
+        );
+    }
+
+    /// `entity`'s `T`. `T` must be declared read or written.
+    ///
+    /// # Panics
+    /// If `T` is not declared.
+    pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, EntityError> {
+        self.require_read(&AccessKey::of::<T>());
+        let ptr = self.world.component_ptr::<T>(entity)?;
+        // SAFETY: the slot holds a live `T`; the system declared a read of `T`,
+        // so no system writing `T` runs meanwhile, and this system can only
+        // write `T` through `&mut self`, which this borrow excludes.
+        Ok(unsafe { &*ptr })
+    }
+
+    /// `entity`'s `T`, mutably. `T` must be declared written.
+    ///
+    /// # Panics
+    /// If a write of `T` is not declared.
+    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
+        self.require_write(&AccessKey::of::<T>());
+        let ptr = self.world.component_ptr::<T>(entity)?;
+        // SAFETY: the system declared a write of `T`, so no other system
+        // touches `T` meanwhile; `&mut self` excludes this system's other
+        // accesses for the reference's life.
+        Ok(unsafe { &mut *ptr })
+    }
+
+    /// The resource `R`. It must be declared read or written.
+    ///
+    /// # Panics
+    /// If `R` is not declared.
+    pub fn resource<R: Send + Sync + 'static>(&self) -> Option<&R> {
+        let key = AccessKey::of::<R>();
+        assert!(
+            self.access.resources.reads().contains(&key)
+                || self.access.resources.writes().contains(&key),
+            "doecs: system `{}` reads resource `{}` without declaring it",
+            self.name,
+            key.name
+        );
+        self.world.resources().get::<R>()
+    }
+
+    /// The resource `R`, mutably. It must be declared written.
+    ///
+    /// # Panics
+    /// If a write of `R` is not declared.
+    pub fn resource_mut<R: Send + Sync + 'static>(&mut self) -> Option<&mut R> {
+        let key = AccessKey::of::<R>();
+        assert!(
+            self.access.resources.writes().contains(&key),
+            "doecs: system `{}` writes resource `{}` without declaring a write",
+            self.name,
+            key.name
+        );
+        // SAFETY: the declared write makes the schedule keep every other
+        // accessor of `R` from running meanwhile, and `&mut self` excludes
+        // this system's own other accesses while the reference lives.
+        unsafe { self.world.resources().get_mut_unchecked::<R>() }
+    }
+
+    /// The system's command buffer, for structural changes applied at the
+    /// next sync point.
+    ///
+    /// # Panics
+    /// If the system did not declare that it records commands.
+    pub fn commands(&mut self) -> &mut CommandBuffer {
+        assert!(
+            self.access.commands,
+            "doecs: system `{}` records commands without declaring it (use `.commands()`)",
+            self.name
+        );
+        self.commands
+    }
+
+    /// Records spawning `bundle`; the entity id is usable at once.
+    ///
+    /// # Panics
+    /// As [`SystemContext::commands`].
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        let world = self.world;
+        self.commands().spawn(world, bundle)
+    }
+}
+
+/// A query inside a running system. Its loops run on the system's thread, or
+/// with `par_*` across the schedule's thread pool.
+pub struct SystemQuery<'c, Q: QueryData, F: QueryFilter + 'static = ()> {
+    world: &'c World,
+    caches: &'c mut QueryCaches,
+    query: Option<Query<Q, F>>,
+}
+
+impl<Q: QueryData, F: QueryFilter + 'static> Drop for SystemQuery<'_, Q, F> {
+    fn drop(&mut self) {
+        if let Some(query) = self.query.take() {
+            self.caches
+                .caches
+                .insert(TypeId::of::<(Q::Key, F)>(), Box::new(query.cache));
+        }
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter + 'static> SystemQuery<'_, Q, F> {
+    fn query(&mut self) -> &mut Query<Q, F> {
+        self.query.as_mut().expect("present until drop")
+    }
+
+    /// Calls `f` with every matching entity's item.
+    pub fn for_each(mut self, f: impl FnMut(Q::Item<'_>)) {
+        let world = self.world;
+        // SAFETY: the context checked the query against the system's access,
+        // and the schedule runs no conflicting system meanwhile.
+        unsafe { self.query().for_each_unchecked(world, f) }
+    }
+
+    /// Calls `f` with every matching chunk's slices.
+    pub fn for_each_chunk(mut self, f: impl FnMut(Q::Slice<'_>)) {
+        let world = self.world;
+        // SAFETY: as in `for_each`.
+        unsafe { self.query().for_each_chunk_unchecked(world, f) }
+    }
+
+    /// `for_each` split across the current thread pool.
+    pub fn par_for_each(mut self, f: impl Fn(Q::Item<'_>) + Send + Sync)
+    where
+        for<'w> Q::Item<'w>: Send,
+    {
+        let world = self.world;
+        // SAFETY: as in `for_each`; each row goes to one thread.
+        unsafe { self.query().par_for_each_unchecked(world, f) }
+    }
+
+    /// `for_each_chunk` split across the current thread pool.
+    pub fn par_for_each_chunk(mut self, f: impl Fn(Q::Slice<'_>) + Send + Sync)
+    where
+        for<'w> Q::Slice<'w>: Send,
+    {
+        let world = self.world;
+        // SAFETY: as in `for_each`; each chunk goes to one thread.
+        unsafe { self.query().par_for_each_chunk_unchecked(world, f) }
+    }
+
+    /// One entity's item.
+    pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'_>, EntityError> {
+        let world = self.world;
+        // SAFETY: as in `for_each`; the item borrows `self`.
+        unsafe { self.query().get_unchecked(world, entity) }
+    }
+
+    /// Number of matching entities.
+    pub fn count(&mut self) -> usize {
+        let world = self.world;
+        self.query().count(world)
+    }
+
+    /// An iterator over the items of a read-only query.
+    pub fn iter(&mut self) -> crate::query::QueryIter<'_, Q>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        let world = self.world;
+        let query = self.query.as_mut().expect("present until drop");
+        query.iter(world)
+    }
+}

@@ -1,0 +1,111 @@
+//! Systems: named units of work that declare what they touch.
+//!
+//! A system is seed 002's "system": a function over the components it names,
+//! run once per schedule pass. Before it runs it states its
+//! [`SystemAccess`] — component types read and written, resource types read
+//! and written, whether it records structural changes, or whether it needs the
+//! whole world exclusively. The [`Schedule`](crate::Schedule) orders any two
+//! systems whose accesses conflict and runs the others at the same time.
+//!
+//! - [`context`]: [`SystemContext`], the checked view of the world a system
+//!   runs with (queries, resources, its command buffer).
+//! - [`builder`]: [`system`] and [`SystemBuilder`], which turn a closure into a
+//!   system in one line: `system("move").for_each::<(&mut Pos, &Vel)>(|(p, v)| ..)`.
+
+pub mod builder;
+pub mod context;
+
+pub use builder::{system, SystemBuilder};
+pub use context::{SystemContext, SystemQuery};
+
+use crate::command::CommandBuffer;
+use crate::query::{Access, AccessKey};
+use crate::world::World;
+
+/// What a system touches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SystemAccess {
+    /// Component types read and written.
+    pub components: Access,
+    /// Resource types read and written.
+    pub resources: Access,
+    /// Whether the system records structural changes into its command buffer.
+    pub commands: bool,
+    /// Whether the system needs `&mut World` and runs alone.
+    pub exclusive: bool,
+}
+
+/// Why two systems may not run at the same time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// Both touch this component type, at least one writing it.
+    Component(AccessKey),
+    /// Both touch this resource type, at least one writing it.
+    Resource(AccessKey),
+    /// One of them is exclusive.
+    Exclusive,
+}
+
+impl std::fmt::Display for Conflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Conflict::Component(key) => write!(f, "component `{}`", key.name),
+            Conflict::Resource(key) => write!(f, "resource `{}`", key.name),
+            Conflict::Exclusive => f.write_str("exclusive access to the world"),
+        }
+    }
+}
+
+impl SystemAccess {
+    /// The first reason the two may not overlap, if any.
+    pub fn conflict_with(&self, other: &SystemAccess) -> Option<Conflict> {
+        if self.exclusive || other.exclusive {
+            return Some(Conflict::Exclusive);
+        }
+        if let Some(key) = self.components.conflict_with(&other.components) {
+            return Some(Conflict::Component(key));
+        }
+        self.resources
+            .conflict_with(&other.resources)
+            .map(Conflict::Resource)
+    }
+
+    /// Whether the system may read component `key`.
+    pub fn may_read_component(&self, key: &AccessKey) -> bool {
+        self.components.reads().contains(key) || self.components.writes().contains(key)
+    }
+
+    /// Whether the system may write component `key`.
+    pub fn may_write_component(&self, key: &AccessKey) -> bool {
+        self.components.writes().contains(key)
+    }
+}
+
+/// A unit of work for the [`Schedule`](crate::Schedule). Most systems are
+/// built from closures with [`system`]; implement this trait for systems that
+/// carry their own state.
+pub trait System: Send {
+    /// The system's name, unique within a schedule.
+    fn name(&self) -> &str;
+
+    /// What the system touches. Must not change between runs.
+    fn access(&self) -> &SystemAccess;
+
+    /// Runs the system on a shared world. Non-exclusive systems get this.
+    /// The context checks every query and resource against [`System::access`].
+    fn run(&mut self, context: &mut SystemContext<'_>);
+
+    /// Runs the system with the whole world, for systems whose access is
+    /// `exclusive`; the schedule calls this instead of [`System::run`]. The
+    /// default runs [`System::run`] with a context that allows the declared
+    /// access and applies its commands straight after.
+    fn run_exclusive(&mut self, world: &mut World) {
+        let access = self.access().clone();
+        let name = self.name().to_owned();
+        let mut commands = CommandBuffer::new();
+        let mut caches = context::QueryCaches::default();
+        let mut context = SystemContext::new(world, &access, &name, &mut commands, &mut caches);
+        self.run(&mut context);
+        world.apply(&mut commands);
+    }
+}

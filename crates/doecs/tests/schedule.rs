@@ -1,0 +1,406 @@
+//! Systems, the schedule and command buffers, end to end.
+
+use doecs::{system, CommandBuffer, Entity, Schedule, ScheduleError, World};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Pos(f32);
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Vel(f32);
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Age(u32);
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Spawned;
+struct Dt(f32);
+#[derive(Default)]
+struct Total(f64);
+
+/// A schedule exercising every kind of system: conflicting writers ordered by
+/// insertion, readers, a resource writer, parallel loops and commands.
+fn busy_schedule(threads: usize) -> Schedule {
+    let mut s = Schedule::with_threads(threads);
+    s.add_system(
+        system("integrate")
+            .query::<(&mut Pos, &Vel)>()
+            .reads_resource::<Dt>()
+            .run(|ctx| {
+                let dt = ctx.resource::<Dt>().unwrap().0;
+                ctx.query::<(&mut Pos, &Vel)>()
+                    .par_for_each(|(p, v)| p.0 += v.0 * dt);
+            }),
+    );
+    s.add_system(system("age").par_for_each_chunk::<&mut Age>(|ages| {
+        for a in ages {
+            a.0 += 1;
+        }
+    }));
+    s.add_system(system("damp").for_each::<&mut Vel>(|v| v.0 *= 0.99));
+    s.add_system(
+        system("sum")
+            .reads::<Pos>()
+            .writes_resource::<Total>()
+            .run(|ctx| {
+                let mut sum = 0.0f64;
+                ctx.query::<&Pos>().for_each(|p| sum += p.0 as f64);
+                ctx.resource_mut::<Total>().unwrap().0 += sum;
+            }),
+    );
+    s.add_system(
+        system("reap")
+            .reads::<Age>()
+            .reads::<Pos>()
+            .commands()
+            .run(|ctx| {
+                let mut doomed = Vec::new();
+                let mut born = Vec::new();
+                ctx.query::<(Entity, &Age, &Pos)>().for_each(|(e, a, p)| {
+                    if a.0 % 7 == 3 && (p.0 as i64) % 3 == 0 {
+                        doomed.push(e);
+                    }
+                    if a.0 % 5 == 1 && (p.0 as i64) % 4 == 1 {
+                        born.push(p.0);
+                    }
+                });
+                for e in doomed {
+                    ctx.commands().despawn(e);
+                }
+                for x in born {
+                    let e = ctx.spawn((Pos(x), Vel(-x / 100.0), Age(0)));
+                    ctx.commands().insert_one(e, Spawned);
+                }
+            }),
+    );
+    s
+}
+
+fn populated_world() -> World {
+    let mut world = World::new();
+    world.insert_resource(Dt(0.25));
+    world.insert_resource(Total::default());
+    world.spawn_batch((0..3000).map(|i| (Pos(i as f32), Vel((i % 13) as f32 - 6.0), Age(i % 11))));
+    world.spawn_batch((0..500).map(|i| (Pos(i as f32 * 0.5), Age(i))));
+    world
+}
+
+/// Everything observable, in a canonical order.
+/// One entity's observable state: id bits, Pos bits, Vel bits, Age, Spawned.
+type Row = (u64, u32, Option<u32>, u32, bool);
+
+fn snapshot(world: &mut World) -> (Vec<Row>, u64) {
+    let mut rows: Vec<_> = world
+        .query::<(Entity, &Pos, Option<&Vel>, &Age, Option<&Spawned>)>()
+        .iter()
+        .map(|(e, p, v, a, s)| {
+            (
+                e.to_bits(),
+                p.0.to_bits(),
+                v.map(|v| v.0.to_bits()),
+                a.0,
+                s.is_some(),
+            )
+        })
+        .collect();
+    rows.sort_by_key(|r| r.0);
+    let total = world.resource::<Total>().unwrap().0.to_bits();
+    (rows, total)
+}
+
+#[test]
+fn results_are_identical_at_1_2_and_4_threads() {
+    let frames = if cfg!(miri) { 2 } else { 20 };
+    let mut results = Vec::new();
+    for threads in [1, 2, 4] {
+        let mut world = populated_world();
+        let mut schedule = busy_schedule(threads);
+        for _ in 0..frames {
+            schedule.run(&mut world).unwrap();
+            world.check_invariants();
+        }
+        results.push(snapshot(&mut world));
+    }
+    assert!(
+        results[0].0.len() > 1000,
+        "the workload keeps most entities"
+    );
+    assert_eq!(results[0], results[1], "1 vs 2 threads");
+    assert_eq!(results[0], results[2], "1 vs 4 threads");
+}
+
+#[test]
+fn non_conflicting_systems_overlap_in_time() {
+    // Each system raises its flag, then waits (bounded) for the other's: they
+    // can only both see each other if they run at the same time.
+    let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+    let saw = Arc::new(AtomicUsize::new(0));
+    let mut s = Schedule::with_threads(2);
+    for (me, other) in [(0usize, 1usize), (1, 0)] {
+        let (flags, saw) = (flags.clone(), saw.clone());
+        s.add_system(system(format!("s{me}")).run(move |_| {
+            flags[me].store(true, Ordering::SeqCst);
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(10) {
+                if flags[other].load(Ordering::SeqCst) {
+                    saw.fetch_add(1, Ordering::SeqCst);
+                    return;
+                }
+                std::thread::yield_now();
+            }
+        }));
+    }
+    s.run(&mut World::new()).unwrap();
+    assert_eq!(saw.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn conflicting_systems_run_in_insertion_order_unless_constrained() {
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut s = Schedule::with_threads(4);
+    for name in ["a", "b", "c"] {
+        let log = log.clone();
+        let desc = system(name).writes::<Pos>();
+        let desc = if name == "a" { desc.after("c") } else { desc };
+        s.add_system(desc.run(move |_| log.lock().unwrap().push(name)));
+    }
+    let mut world = World::new();
+    for _ in 0..5 {
+        s.run(&mut world).unwrap();
+    }
+    let log = log.lock().unwrap();
+    // `a` after `c` is explicit; `a` and `b` conflict and neither is ordered
+    // yet, so insertion order puts `a` first; `c` then precedes `b` through `a`.
+    for run in log.chunks(3) {
+        assert_eq!(run, ["c", "a", "b"]);
+    }
+    let plan = s.plan().unwrap().to_string();
+    assert!(plan.contains("c -> a: explicit"), "{plan}");
+    assert!(plan.contains("a -> b: both access component"), "{plan}");
+    assert!(plan.contains("c -> b: both access component"), "{plan}");
+    assert!(plan.contains("already ordered by constraints"), "{plan}");
+}
+
+#[test]
+fn plan_shows_stages() {
+    let mut s = Schedule::with_threads(2);
+    s.add_system(system("w1").writes::<Pos>().run(|_| {}));
+    s.add_system(system("r1").reads::<Vel>().run(|_| {}));
+    s.add_system(system("r2").reads::<Pos>().run(|_| {}));
+    s.add_sync_point();
+    s.add_system(system("x").exclusive(|_| {}));
+    let text = s.plan().unwrap().to_string();
+    assert!(text.contains("stage 0: w1, r1"), "{text}");
+    assert!(text.contains("stage 1: r2"), "{text}");
+    assert!(text.contains("w1 -> r2: both access component"), "{text}");
+    assert!(text.contains("exclusive `x`"), "{text}");
+}
+
+#[test]
+fn build_errors_are_clear() {
+    let mut s = Schedule::new();
+    s.add_system(system("a").after("b").run(|_| {}));
+    s.add_system(system("b").after("c").run(|_| {}));
+    s.add_system(system("c").after("a").run(|_| {}));
+    let err = s.build().unwrap_err();
+    match &err {
+        ScheduleError::Cycle { cycle } => {
+            assert_eq!(cycle.len(), 4);
+            assert_eq!(cycle.first(), cycle.last());
+        }
+        other => panic!("expected a cycle, got {other:?}"),
+    }
+    assert!(err.to_string().contains("cycle"), "{err}");
+    assert!(
+        s.run(&mut World::new()).is_err(),
+        "running reports it too, no hang"
+    );
+
+    let mut s = Schedule::new();
+    s.add_system(system("a").before("nobody").run(|_| {}));
+    assert_eq!(
+        s.build(),
+        Err(ScheduleError::UnknownSystem {
+            system: "a".into(),
+            missing: "nobody".into()
+        })
+    );
+
+    let mut s = Schedule::new();
+    s.add_system(system("a").run(|_| {}));
+    s.add_system(system("a").run(|_| {}));
+    assert_eq!(s.build(), Err(ScheduleError::DuplicateName("a".into())));
+
+    let mut s = Schedule::new();
+    s.add_system(system("a").run(|_| {}));
+    s.add_sync_point();
+    s.add_system(system("b").before("a").run(|_| {}));
+    assert!(matches!(
+        s.build(),
+        Err(ScheduleError::ContradictsSyncPoint { .. })
+    ));
+
+    let mut s = Schedule::new();
+    s.add_system(system("a").after("a").run(|_| {}));
+    assert!(matches!(s.build(), Err(ScheduleError::Cycle { .. })));
+}
+
+#[test]
+fn a_panicking_system_is_reported_and_the_world_stays_consistent() {
+    struct Explode(bool);
+    for threads in [1, 2] {
+        let mut world = populated_world();
+        world.insert_resource(Explode(true));
+        let before = world.len();
+        let mut s = Schedule::with_threads(threads);
+        s.add_system(system("spawner").commands().run(|ctx| {
+            ctx.spawn((Pos(1.0), Age(1)));
+        }));
+        s.add_system(
+            system("bomb")
+                .writes::<Pos>()
+                .reads_resource::<Explode>()
+                .run(|ctx| {
+                    if ctx.resource::<Explode>().unwrap().0 {
+                        panic!("boom");
+                    }
+                    ctx.query::<&mut Pos>().for_each(|p| p.0 += 1.0);
+                }),
+        );
+        s.add_system(system("after_bomb").reads::<Pos>().run(|_| {}));
+        s.add_system(system("independent").writes::<Age>().run(|_| {}));
+        let err = s.run(&mut world).unwrap_err();
+        match &err {
+            ScheduleError::SystemPanicked {
+                system,
+                message,
+                skipped,
+                ..
+            } => {
+                assert_eq!(system, "bomb");
+                assert_eq!(message, "boom");
+                assert_eq!(skipped, &vec!["after_bomb".to_owned()]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // No command of the failed run applied; the world is whole.
+        world.check_invariants();
+        assert_eq!(world.len(), before, "the reserved id was given back");
+        // The schedule still works once the cause is gone.
+        world.resource_mut::<Explode>().unwrap().0 = false;
+        let sum = |w: &World| w.query::<&Pos>().iter().map(|p| p.0 as f64).sum::<f64>();
+        let (n_before, sum_before) = (world.query::<&Pos>().count(), sum(&world));
+        s.run(&mut world).unwrap();
+        world.check_invariants();
+        // Every Pos moved by 1; the newly spawned one (applied after) adds 1.0.
+        assert_eq!(sum(&world), sum_before + n_before as f64 + 1.0);
+        assert_eq!(world.len(), before + 1);
+    }
+}
+
+#[test]
+fn undeclared_access_is_refused_with_the_systems_name() {
+    let mut world = populated_world();
+    let mut s = Schedule::with_threads(2);
+    s.add_system(system("sneaky").reads::<Vel>().run(|ctx| {
+        ctx.query::<&mut Vel>().for_each(|_| {});
+    }));
+    let err = s.run(&mut world).unwrap_err().to_string();
+    assert!(
+        err.contains("sneaky") && err.contains("without declaring a write"),
+        "{err}"
+    );
+
+    let mut s = Schedule::with_threads(1);
+    s.add_system(system("no_commands").run(|ctx| {
+        ctx.commands();
+    }));
+    let err = s.run(&mut world).unwrap_err().to_string();
+    assert!(err.contains("records commands without declaring"), "{err}");
+
+    let mut s = Schedule::with_threads(1);
+    s.add_system(system("no_resource").run(|ctx| {
+        ctx.resource::<Dt>();
+    }));
+    let err = s.run(&mut world).unwrap_err().to_string();
+    assert!(err.contains("reads resource"), "{err}");
+}
+
+#[test]
+fn sync_points_and_exclusive_systems_see_earlier_commands() {
+    let mut world = World::new();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let mut s = Schedule::with_threads(2);
+    s.add_system(system("spawn").commands().run(|ctx| {
+        for i in 0..10 {
+            ctx.spawn((Age(i),));
+        }
+    }));
+    s.add_sync_point();
+    let seen2 = seen.clone();
+    s.add_system(system("count").reads::<Age>().run(move |ctx| {
+        seen2.store(ctx.query::<&Age>().count(), Ordering::SeqCst);
+    }));
+    s.add_system(system("clear_old").exclusive(|world| {
+        let old: Vec<Entity> = world
+            .query::<(Entity, &Age)>()
+            .iter()
+            .filter(|(_, a)| a.0 >= 5)
+            .map(|(e, _)| e)
+            .collect();
+        world.despawn_batch(&old);
+    }));
+    let report = s.run(&mut world).unwrap();
+    assert_eq!(report.commands.applied, 10);
+    assert_eq!(seen.load(Ordering::SeqCst), 10);
+    assert_eq!(world.len(), 5);
+    s.run(&mut world).unwrap();
+    assert_eq!(seen.load(Ordering::SeqCst), 15);
+    assert_eq!(world.len(), 10);
+    world.check_invariants();
+}
+
+#[test]
+fn get_and_get_mut_through_the_context() {
+    let mut world = World::new();
+    let e = world.spawn((Pos(1.0), Vel(2.0)));
+    let mut s = Schedule::with_threads(1);
+    s.add_system(
+        system("copy")
+            .writes::<Pos>()
+            .reads::<Vel>()
+            .run(move |ctx| {
+                let v = ctx.get::<Vel>(e).unwrap().0;
+                ctx.get_mut::<Pos>(e).unwrap().0 += v;
+            }),
+    );
+    let mut s2 = Schedule::with_threads(1);
+    s2.add_system(system("peek").reads::<Vel>().run(move |ctx| {
+        let _ = ctx.get::<Age>(e);
+    }));
+    s.run(&mut world).unwrap();
+    assert_eq!(world.get::<Pos>(e), Ok(&Pos(3.0)));
+    let err = s2.run(&mut world).unwrap_err().to_string();
+    assert!(
+        err.contains("reads component") && err.contains("Age"),
+        "{err}"
+    );
+}
+
+#[test]
+fn command_buffer_of_a_dropped_schedule_drops_once() {
+    struct Counted(Arc<AtomicUsize>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let mut buffer = CommandBuffer::new();
+    let e = buffer.spawn(&world, (Counted(drops.clone()),));
+    buffer.despawn(e);
+    let report = world.apply(&mut buffer);
+    assert_eq!(report.applied, 2);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    world.check_invariants();
+}
