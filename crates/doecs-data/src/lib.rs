@@ -1,0 +1,24 @@
+#![doc = include_str!("../README.md")]
+
+pub mod arena;
+mod edit;
+mod error;
+mod export;
+mod invariants;
+mod json;
+mod key;
+mod manager;
+pub mod merge;
+mod names;
+mod record;
+mod store;
+mod value;
+
+pub use error::{DataError, LoadError};
+pub use key::{Key, KeyHash, Path};
+pub use merge::incoming_wins;
+pub use record::{
+    header_len, Entry, Record, RecordRef, ENTRY_BYTES, HEADER_BYTES, MAX_RECORD_BYTES,
+};
+pub use store::{DataStore, StoreConfig};
+pub use value::{Floats, Value, ValueType};

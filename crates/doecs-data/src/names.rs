@@ -1,0 +1,147 @@
+//! The store's key registry and its optional name dictionary.
+//!
+//! **Collision detection (always on).** Records store 32-bit keys. For every
+//! 32-bit key the store has seen by name, the registry keeps the 64-bit
+//! [`Key`] of that path. A different path with the same 32-bit key is refused
+//! with `DataError::KeyCollision`, and a read through such a path finds
+//! nothing instead of the other path's value. The cost is per distinct path
+//! (12 bytes plus map overhead), not per entity. Keys that arrive in raw
+//! record bytes were checked by whoever built the record ([`crate::Record`]
+//! checks its own paths) and are trusted.
+//!
+//! **Names (optional).** With names on, the registry also keeps each path's
+//! segments, so records can be exported back to JSON. With names off the
+//! dictionary is `None`: no memory and no work.
+
+use crate::error::DataError;
+use crate::key::{Key, KeyHash, Path};
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A hasher for keys that are already hashes: one multiply.
+#[derive(Default)]
+pub(crate) struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.0 = (x as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type Map<V> = HashMap<u32, V, BuildHasherDefault<PreHashed>>;
+
+/// See the module docs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeyRegistry {
+    full: Map<u64>,
+    names: Option<Map<Box<[Box<str>]>>>,
+}
+
+impl KeyRegistry {
+    pub(crate) fn new(keep_names: bool) -> Self {
+        KeyRegistry {
+            full: Map::default(),
+            names: keep_names.then(Map::default),
+        }
+    }
+
+    pub(crate) fn keeps_names(&self) -> bool {
+        self.names.is_some()
+    }
+
+    /// Number of distinct paths registered.
+    pub(crate) fn len(&self) -> usize {
+        self.full.len()
+    }
+
+    fn collision(&self, key: Key, path: String) -> DataError {
+        let hash = key.hash32();
+        DataError::KeyCollision {
+            key: hash,
+            path,
+            other: self.name(hash).map(|s| s.join(".")),
+        }
+    }
+
+    /// Whether `key` may be admitted (no other path owns its 32-bit key).
+    #[inline]
+    pub(crate) fn check(
+        &self,
+        key: Key,
+        describe: impl FnOnce() -> String,
+    ) -> Result<(), DataError> {
+        match self.full.get(&key.hash32().0) {
+            Some(&full) if full != key.bits() => Err(self.collision(key, describe())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Registers `key` for `path`, refusing a collision.
+    #[inline]
+    pub(crate) fn admit(&mut self, key: Key, path: &Path<'_>) -> Result<(), DataError> {
+        match self.full.entry(key.hash32().0) {
+            Entry::Occupied(o) => {
+                if *o.get() != key.bits() {
+                    return Err(self.collision(key, path.describe()));
+                }
+            }
+            Entry::Vacant(v) => {
+                v.insert(key.bits());
+            }
+        }
+        if let Some(names) = &mut self.names {
+            if let Entry::Vacant(v) = names.entry(key.hash32().0) {
+                if let Some(segments) = path.segments() {
+                    v.insert(segments.into_iter().map(String::into_boxed_str).collect());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Registers a key known by segments (JSON import); the caller checked it.
+    pub(crate) fn admit_segments(&mut self, key: Key, segments: &[&str]) {
+        self.full.insert(key.hash32().0, key.bits());
+        if let Some(names) = &mut self.names {
+            names
+                .entry(key.hash32().0)
+                .or_insert_with(|| segments.iter().map(|&s| Box::from(s)).collect());
+        }
+    }
+
+    /// Whether a read through `key` may trust a stored entry with its 32-bit
+    /// key: true unless another path owns that 32-bit key.
+    #[inline(always)]
+    pub(crate) fn readable(&self, key: Key) -> bool {
+        match self.full.get(&key.hash32().0) {
+            Some(&full) => full == key.bits(),
+            None => true,
+        }
+    }
+
+    /// The segments of a key, when names are kept and known.
+    pub(crate) fn name(&self, key: KeyHash) -> Option<&[Box<str>]> {
+        self.names.as_ref()?.get(&key.0).map(|b| &b[..])
+    }
+
+    /// Heap bytes (approximate capacity-based figure, for reports).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let full = self.full.capacity() * (4 + 8 + 1);
+        let names = self.names.as_ref().map_or(0, |n| {
+            n.capacity() * (4 + 16 + 1)
+                + n.values()
+                    .map(|s| s.len() * 16 + s.iter().map(|x| x.len()).sum::<usize>())
+                    .sum::<usize>()
+        });
+        full + names
+    }
+}
