@@ -1,0 +1,127 @@
+//! The on-disk layout of a compiled entity resource (the blob).
+//!
+//! The blob is the seed's grouped layout (seed 001 part 4, after the pivot)
+//! with a fixed header in front. Every integer is **little-endian**, nothing
+//! is a pointer, and every section starts at an offset that is a multiple of
+//! its alignment *relative to the start of the blob*, so a blob loaded at a
+//! 16-byte aligned address (see [`crate::AlignedBytes`]) can be read in place:
+//!
+//! ```text
+//! offset  size  field
+//! 0       8     magic                 b"DOECSLVL"
+//! 8       4     version               FORMAT_VERSION (1)
+//! 12      4     flags                 0 (reserved, must be 0)
+//! 16      8     total_length          length of the whole blob in bytes
+//! 24      4     num_entities
+//! 28      4     num_component_types
+//! 32      4*n   parent_index[num_entities]   u32::MAX for a root; else < own index
+//! ...           zero padding to a multiple of 16
+//! then num_component_types blocks, each starting 16-aligned:
+//!   +0    8     component_identifier  doecs::name_hash(component name)
+//!   +8    4     num_instances
+//!   +12   4     instance_size         bytes per instance
+//!   +16   4*k   entity_index[num_instances]  strictly increasing, < num_entities
+//!   ...         zero padding to a multiple of 16
+//!   ...   k*s   instance_data (num_instances * instance_size bytes), 16-aligned
+//!   ...         zero padding to a multiple of 16
+//! the last block ends exactly at total_length.
+//! ```
+//!
+//! Two rules make spawning cheap and loading safe: a parent always comes
+//! before its children (`parent_index[i] < i`), which rules out cycles with one
+//! compare per entity; and each `entity_index` is strictly increasing, which
+//! rules out duplicate instances and lets the spawner merge types in one pass.
+//! Blocks are in spawn order. The size of a block follows from its three
+//! fields, so an unknown type is skipped with a single jump.
+
+/// The first eight bytes of every blob.
+pub const MAGIC: [u8; 8] = *b"DOECSLVL";
+/// The format version this crate writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes in the fixed header, before `parent_index`.
+pub const HEADER_BYTES: usize = 32;
+/// Bytes in a block's fixed header, before `entity_index`.
+pub const BLOCK_HEADER_BYTES: usize = 16;
+/// Alignment of every block and of every instance-data section, relative to
+/// the blob's start.
+pub const SECTION_ALIGN: usize = 16;
+/// The `parent_index` value of a root entity.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// Rounds `n` up to a multiple of [`SECTION_ALIGN`], or `None` on overflow.
+#[inline]
+pub(crate) fn align_up(n: u64) -> Option<u64> {
+    let a = SECTION_ALIGN as u64;
+    n.checked_add(a - 1).map(|v| v & !(a - 1))
+}
+
+/// A little-endian `u32` array read in place from blob bytes. Reading an
+/// element is one load on little-endian hosts; no copy, no alignment needed.
+#[derive(Copy, Clone, Debug)]
+pub struct LeU32s<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> LeU32s<'a> {
+    /// Wraps `bytes`, whose length must be a multiple of four (the tail is ignored).
+    pub fn new(bytes: &'a [u8]) -> Self {
+        LeU32s {
+            bytes: &bytes[..bytes.len() / 4 * 4],
+        }
+    }
+
+    /// Number of elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 4
+    }
+
+    /// Whether there are no elements.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Element `i`, or `None` past the end.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<u32> {
+        let b = self.bytes.get(i * 4..i * 4 + 4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// All elements in order.
+    #[inline]
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = u32> + 'a {
+        self.bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// The raw little-endian bytes.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn align_up_rounds_and_refuses_overflow() {
+        assert_eq!(align_up(0), Some(0));
+        assert_eq!(align_up(1), Some(16));
+        assert_eq!(align_up(32), Some(32));
+        assert_eq!(align_up(u64::MAX), None);
+    }
+
+    #[test]
+    fn le_u32s_reads_little_endian() {
+        let bytes = [1, 0, 0, 0, 0, 1, 0, 0, 9];
+        let a = LeU32s::new(&bytes);
+        assert_eq!(a.len(), 2);
+        assert_eq!(a.get(1), Some(256));
+        assert_eq!(a.get(2), None);
+        assert_eq!(a.iter().collect::<Vec<_>>(), vec![1, 256]);
+    }
+}

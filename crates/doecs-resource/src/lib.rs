@@ -1,0 +1,42 @@
+#![doc = include_str!("../README.md")]
+
+pub mod compiler;
+pub mod error;
+pub mod format;
+pub mod plain;
+pub mod schema;
+pub mod spawner;
+pub mod transform;
+pub mod view;
+pub mod writer;
+
+pub use compiler::{CompileFn, Compiler};
+pub use error::{CompileError, LoadError, Problem, RegistrationError, SpawnError};
+pub use format::{LeU32s, FORMAT_VERSION, MAGIC, NO_PARENT};
+pub use plain::PlainBytes;
+pub use schema::{EntityDesc, LevelDesc};
+pub use spawner::{ComponentSpawner, SkippedType, SpawnBatch, SpawnOptions, SpawnResult, Spawner};
+pub use transform::{TransformSpawner, TRANSFORM};
+pub use view::{BlobView, BlockView};
+pub use writer::{AlignedBytes, BlobBuilder, TypeBlock};
+
+/// A compiler with the built-in components registered: `transform`.
+pub fn standard_compiler() -> Compiler {
+    let mut c = Compiler::new();
+    c.register(
+        TRANSFORM,
+        transform::TRANSFORM_SPAWN_ORDER,
+        transform::TRANSFORM_SIZE,
+        transform::compile_transform,
+    )
+    .expect("empty compiler");
+    c
+}
+
+/// A spawner with the built-in components registered: `transform`.
+pub fn standard_spawner() -> Spawner {
+    let mut s = Spawner::new();
+    s.register(TRANSFORM, TransformSpawner)
+        .expect("empty spawner");
+    s
+}

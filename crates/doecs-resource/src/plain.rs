@@ -1,0 +1,271 @@
+//! Plain archetype components: values that are just bytes, copied straight
+//! from the blob into archetype chunks.
+//!
+//! All plain types of a blob are spawned **together**, as the step that
+//! creates the entities: each entity is placed directly in the archetype of
+//! its full set of plain components, so no entity goes through a chain of
+//! archetype moves. Entities are grouped by that set (a bitmask over the
+//! blob's plain types, built from the sorted `entity_index` arrays with one OR
+//! per instance). When every entity has the same set, which is the common
+//! case for a level, the whole blob is one group and each column is copied
+//! from the blob with one `memcpy` per chunk, with no intermediate buffer.
+//! Otherwise each group's values are gathered into one buffer per column in
+//! one forward pass, then copied the same way.
+//!
+//! Values in the blob are little-endian. On a big-endian host each column is
+//! byte-swapped per scalar ([`PlainBytes::SCALAR_WIDTH`]) while gathering.
+
+use crate::error::SpawnError;
+use crate::view::BlockView;
+use doecs::{ComponentDescriptor, ComponentId, Components, Entity, World};
+use std::alloc::Layout;
+use std::any::TypeId;
+
+/// Types whose every bit pattern of `size_of::<Self>()` bytes is a valid
+/// value, made of little-endian scalars of one width: they can be spawned by
+/// copying blob bytes.
+///
+/// # Safety
+/// Implementors must have no padding, no invalid bit patterns (no `bool`,
+/// `char`, enums, references or pointers), and be made only of scalars of
+/// `SCALAR_WIDTH` bytes (1, 2, 4 or 8), so byte-swapping each scalar converts
+/// between little-endian and native order.
+pub unsafe trait PlainBytes: Copy + Send + Sync + 'static {
+    /// Width in bytes of the scalars the type is made of.
+    const SCALAR_WIDTH: usize;
+}
+
+macro_rules! plain_scalars {
+    ($($t:ty),*) => {$(
+        // SAFETY: a primitive integer or float: no padding, every bit pattern valid.
+        unsafe impl PlainBytes for $t {
+            const SCALAR_WIDTH: usize = std::mem::size_of::<$t>();
+        }
+    )*};
+}
+plain_scalars!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+// SAFETY: an array of plain scalars has no padding and every bit pattern is valid.
+unsafe impl<T: PlainBytes, const N: usize> PlainBytes for [T; N] {
+    const SCALAR_WIDTH: usize = T::SCALAR_WIDTH;
+}
+
+macro_rules! plain_glam {
+    ($($t:ty),*) => {$(
+        // SAFETY: a `repr(C)` glam type of f32 fields with no padding.
+        unsafe impl PlainBytes for $t {
+            const SCALAR_WIDTH: usize = 4;
+        }
+    )*};
+}
+plain_glam!(glam::Vec2, glam::Vec3, glam::Vec4, glam::Quat);
+
+/// How a plain component is identified in a world.
+#[derive(Clone, Debug)]
+pub(crate) struct PlainType {
+    pub(crate) name: String,
+    pub(crate) layout: Layout,
+    pub(crate) scalar_width: usize,
+    /// For a Rust type: finds its id by type.
+    pub(crate) typed: Option<fn(&Components) -> Option<ComponentId>>,
+    pub(crate) type_id: Option<TypeId>,
+    pub(crate) descriptor: ComponentDescriptor,
+}
+
+impl PlainType {
+    pub(crate) fn typed<T: PlainBytes>(name: &str) -> Self {
+        PlainType {
+            name: name.to_owned(),
+            layout: Layout::new::<T>(),
+            scalar_width: T::SCALAR_WIDTH,
+            typed: Some(|c| c.id_of::<T>()),
+            type_id: Some(TypeId::of::<T>()),
+            descriptor: ComponentDescriptor::of_named::<T>(name),
+        }
+    }
+
+    pub(crate) fn dynamic(name: &str, layout: Layout, scalar_width: usize) -> Self {
+        PlainType {
+            name: name.to_owned(),
+            layout,
+            scalar_width: scalar_width.max(1),
+            typed: None,
+            type_id: None,
+            descriptor: ComponentDescriptor::dynamic(name, layout),
+        }
+    }
+
+    /// Whether this is the Rust type `T`.
+    pub(crate) fn descriptor_type_is<T: 'static>(&self) -> bool {
+        self.type_id == Some(TypeId::of::<T>())
+    }
+
+    /// Finds this component in `world` without changing it: `Ok(Some(id))`
+    /// if present and compatible, `Ok(None)` if it can be registered.
+    pub(crate) fn resolve(
+        &self,
+        components: &Components,
+    ) -> Result<Option<ComponentId>, SpawnError> {
+        let conflict = |reason: String| SpawnError::WorldConflict {
+            name: self.name.clone(),
+            reason,
+        };
+        if let Some(find) = self.typed {
+            if let Some(id) = find(components) {
+                return Ok(Some(id));
+            }
+        }
+        if let Some(id) = components.id_by_name(&self.name) {
+            let info = components.info(id);
+            if self.typed.is_some() {
+                return Err(conflict(
+                    "the name belongs to another component type".into(),
+                ));
+            }
+            if !info.is_plain_bytes() {
+                return Err(conflict(
+                    "the world's component of this name is not plain bytes".into(),
+                ));
+            }
+            if info.layout() != self.layout {
+                return Err(conflict(format!(
+                    "the world's layout is {:?}, the spawner's is {:?}",
+                    info.layout(),
+                    self.layout
+                )));
+            }
+            return Ok(Some(id));
+        }
+        if let Some(id) = components.id_by_hash(doecs::name_hash(&self.name)) {
+            return Err(conflict(format!(
+                "its name hash collides with `{}`",
+                components.info(id).name()
+            )));
+        }
+        Ok(None)
+    }
+}
+
+/// One plain block ready to spawn.
+pub(crate) struct PlainColumn<'b, 'a> {
+    pub(crate) id: ComponentId,
+    pub(crate) scalar_width: usize,
+    pub(crate) block: &'b BlockView<'a>,
+}
+
+/// Spawns every entity of the blob with its plain components, each directly
+/// into its final archetype, and returns the entity lookup (blob index →
+/// entity).
+pub(crate) fn spawn_plain(
+    world: &mut World,
+    num_entities: usize,
+    columns: &[PlainColumn<'_, '_>],
+) -> Vec<Entity> {
+    debug_assert!(columns.len() <= 64);
+    let dense = columns
+        .iter()
+        .all(|c| c.block.num_instances() == num_entities);
+    if dense && cfg!(target_endian = "little") {
+        // One group: every entity has every column. Copy from the blob as is.
+        let ids: Vec<ComponentId> = columns.iter().map(|c| c.id).collect();
+        let sources: Vec<*const u8> = columns.iter().map(|c| c.block.data.as_ptr()).collect();
+        // SAFETY: each block was validated to hold `num_entities` values of the
+        // column's size (the spawner checked `instance_size == layout.size()`),
+        // every bit pattern is a valid value (PlainBytes / plain-bytes dynamic
+        // component), and the world takes copies: the blob is not given up.
+        return unsafe { world.spawn_columns_raw(&ids, num_entities, &sources) }
+            .expect("plain ids are registered and distinct (checked before spawning)");
+    }
+    // Group entities by their set of plain columns.
+    let mut masks = vec![0u64; num_entities];
+    for (j, c) in columns.iter().enumerate() {
+        for e in c.block.entity_index.iter() {
+            masks[e as usize] |= 1 << j;
+        }
+    }
+    let mut groups: Vec<(u64, usize)> = Vec::new(); // (mask, count)
+    let mut group_of = vec![0u32; num_entities];
+    let mut last = usize::MAX;
+    for (e, &m) in masks.iter().enumerate() {
+        if last == usize::MAX || groups[last].0 != m {
+            last = match groups.iter().position(|g| g.0 == m) {
+                Some(g) => g,
+                None => {
+                    groups.push((m, 0));
+                    groups.len() - 1
+                }
+            };
+        }
+        groups[last].1 += 1;
+        group_of[e] = last as u32;
+    }
+    // Gather each group's columns in one forward pass over the entities.
+    let mut buffers: Vec<Vec<Vec<u8>>> = groups
+        .iter()
+        .map(|&(m, count)| {
+            columns
+                .iter()
+                .enumerate()
+                .map(|(j, c)| {
+                    if m & (1 << j) != 0 {
+                        Vec::with_capacity(count * c.block.instance_size)
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut cursor = vec![0usize; columns.len()];
+    for (e, &m) in masks.iter().enumerate() {
+        let bufs = &mut buffers[group_of[e] as usize];
+        let mut bits = m;
+        while bits != 0 {
+            let j = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let c = &columns[j];
+            let size = c.block.instance_size;
+            let src = &c.block.data[cursor[j] * size..(cursor[j] + 1) * size];
+            cursor[j] += 1;
+            append_native(&mut bufs[j], src, c.scalar_width);
+        }
+    }
+    let mut spawned: Vec<Vec<Entity>> = Vec::with_capacity(groups.len());
+    for (g, &(m, count)) in groups.iter().enumerate() {
+        let mut ids = Vec::new();
+        let mut sources = Vec::new();
+        for (j, c) in columns.iter().enumerate() {
+            if m & (1 << j) != 0 {
+                ids.push(c.id);
+                sources.push(buffers[g][j].as_ptr());
+            }
+        }
+        // SAFETY: buffer (g, j) holds exactly `count` gathered values of column
+        // j (one per entity of the group with bit j), valid for any bits; the
+        // world copies them and the buffers are freed as plain bytes.
+        let es = unsafe { world.spawn_columns_raw(&ids, count, &sources) }
+            .expect("plain ids are registered and distinct (checked before spawning)");
+        spawned.push(es);
+    }
+    let mut taken = vec![0usize; groups.len()];
+    group_of
+        .iter()
+        .map(|&g| {
+            let k = &mut taken[g as usize];
+            *k += 1;
+            spawned[g as usize][*k - 1]
+        })
+        .collect()
+}
+
+/// Appends `src` (little-endian scalars of `width` bytes) in native order.
+#[inline]
+fn append_native(dst: &mut Vec<u8>, src: &[u8], width: usize) {
+    if cfg!(target_endian = "little") || width <= 1 {
+        dst.extend_from_slice(src);
+    } else {
+        for scalar in src.chunks(width) {
+            dst.extend(scalar.iter().rev());
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The spawner (seed 001 part 4's `EntitySpawner`): component spawners
+//! registered by name, and spawning a validated blob type by type.
+//!
+//! [`Spawner::spawn`] runs in two phases. **Check** (no change to the world):
+//! validate the blob ([`BlobView::parse`]), look up each block's spawner by
+//! its identifier (one hash lookup per *type*, never per entity), check sizes,
+//! let each spawner validate its whole block, and resolve plain components
+//! against the world's registry. **Commit**: register missing plain
+//! components, create all entities at once together with their plain
+//! components ([`crate::plain`]), then make **one call per component type** in
+//! spawn order to each other spawner, passing the entity lookup, the entity
+//! indices and the data slice. Unknown types were skipped with one jump while
+//! parsing and are listed in the result; in strict mode they are an error.
+//! Every error comes from the check phase, so a failed spawn leaves the world
+//! untouched.
+
+use crate::error::{LoadError, Problem, RegistrationError, SpawnError};
+use crate::format::LeU32s;
+use crate::plain::{spawn_plain, PlainBytes, PlainColumn, PlainType};
+use crate::view::{BlobView, BlockView};
+use doecs::{name_hash, ComponentId, Entity, World};
+use std::alloc::Layout;
+use std::collections::HashMap;
+
+/// Everything a spawner gets for one component type: seed 001's
+/// `(entity_lookup, num_instances, entity_index, data)`.
+#[derive(Copy, Clone, Debug)]
+pub struct SpawnBatch<'a> {
+    /// Blob entity index → the entity created for it.
+    pub entity_lookup: &'a [Entity],
+    /// The owning blob entity of each instance (strictly increasing).
+    pub entity_index: LeU32s<'a>,
+    /// `num_instances * instance_size` bytes of little-endian instance data.
+    pub data: &'a [u8],
+    /// Bytes per instance.
+    pub instance_size: usize,
+    /// The parent of each blob entity (`u32::MAX` for roots; parents first).
+    pub parent_index: LeU32s<'a>,
+}
+
+impl SpawnBatch<'_> {
+    /// Number of instances.
+    pub fn num_instances(&self) -> usize {
+        self.entity_index.len()
+    }
+
+    /// The entity that owns instance `i`.
+    #[inline]
+    pub fn owner(&self, i: usize) -> Option<Entity> {
+        self.entity_lookup
+            .get(self.entity_index.get(i)? as usize)
+            .copied()
+    }
+}
+
+/// A spawner for one component type that keeps its own storage (a
+/// component manager) or otherwise needs code to create its instances.
+pub trait ComponentSpawner: Send + Sync + 'static {
+    /// The exact instance size this spawner reads, if fixed. Blocks of
+    /// another size are refused while loading.
+    fn instance_size(&self) -> Option<usize>;
+
+    /// Checks a whole block before anything is created. Returns the first bad
+    /// instance and why. The default accepts everything.
+    fn validate(&self, block: &BlockView<'_>) -> Result<(), (usize, String)> {
+        let _ = block;
+        Ok(())
+    }
+
+    /// Creates every instance of the block. Called once per blob, after all
+    /// entities exist, with a block that passed [`validate`](Self::validate);
+    /// it must not fail.
+    fn spawn(&self, world: &mut World, batch: &SpawnBatch<'_>);
+}
+
+enum Kind {
+    Plain(PlainType),
+    Custom(Box<dyn ComponentSpawner>),
+}
+
+struct Registered {
+    name: String,
+    kind: Kind,
+}
+
+/// Options for [`Spawner::spawn`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SpawnOptions {
+    /// Refuse blobs with component types no spawner knows (instead of
+    /// skipping them).
+    pub strict: bool,
+}
+
+/// A component type that was skipped because no spawner knows it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SkippedType {
+    /// Its identifier.
+    pub component: u64,
+    /// Instances skipped.
+    pub instances: usize,
+    /// Instance bytes skipped.
+    pub bytes: usize,
+    /// The block's offset in the blob.
+    pub offset: u64,
+}
+
+/// What a spawn created.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SpawnResult {
+    /// The entity created for each blob entity, in blob order.
+    pub entities: Vec<Entity>,
+    /// Component types skipped as unknown.
+    pub skipped: Vec<SkippedType>,
+    /// Component instances created.
+    pub instances: usize,
+}
+
+/// Registered component spawners. See the module docs.
+#[derive(Default)]
+pub struct Spawner {
+    by_hash: HashMap<u64, Registered>,
+}
+
+impl std::fmt::Debug for Spawner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = self.by_hash.values().map(|r| r.name.as_str()).collect();
+        names.sort_unstable();
+        f.debug_struct("Spawner")
+            .field("components", &names)
+            .finish()
+    }
+}
+
+/// A block matched to its spawner during the check phase.
+enum Planned<'s, 'b, 'a> {
+    Plain(&'s PlainType, &'b BlockView<'a>),
+    Custom(&'s dyn ComponentSpawner, &'b BlockView<'a>),
+}
+
+impl Spawner {
+    /// A spawner with nothing registered.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn insert(&mut self, name: &str, kind: Kind) -> Result<(), RegistrationError> {
+        let hash = name_hash(name);
+        if let Some(other) = self.by_hash.get(&hash) {
+            return Err(if other.name == name {
+                RegistrationError::NameTaken(name.into())
+            } else {
+                RegistrationError::HashCollision {
+                    name: name.into(),
+                    other: other.name.clone(),
+                }
+            });
+        }
+        self.by_hash.insert(
+            hash,
+            Registered {
+                name: name.into(),
+                kind,
+            },
+        );
+        Ok(())
+    }
+
+    /// Registers a plain Rust component type spawned by copying bytes. One
+    /// Rust type can be registered under one name only.
+    pub fn register_plain<T: PlainBytes>(&mut self, name: &str) -> Result<(), RegistrationError> {
+        let taken = self.by_hash.values().find(|r| match &r.kind {
+            Kind::Plain(p) => p.descriptor_type_is::<T>(),
+            Kind::Custom(_) => false,
+        });
+        if let Some(r) = taken {
+            return Err(RegistrationError::NameTaken(format!(
+                "{} (the type is already registered as `{}`)",
+                name, r.name
+            )));
+        }
+        self.insert(name, Kind::Plain(PlainType::typed::<T>(name)))
+    }
+
+    /// Registers a runtime component (no Rust type) of `layout`, spawned by
+    /// copying bytes; in the world it is `ComponentDescriptor::dynamic(name,
+    /// layout)`. `scalar_width` (1, 2, 4 or 8) is the size of the scalars its
+    /// bytes are made of, used to convert from little-endian on big-endian hosts.
+    pub fn register_plain_dynamic(
+        &mut self,
+        name: &str,
+        layout: Layout,
+        scalar_width: usize,
+    ) -> Result<(), RegistrationError> {
+        self.insert(
+            name,
+            Kind::Plain(PlainType::dynamic(name, layout, scalar_width)),
+        )
+    }
+
+    /// Registers a custom spawner.
+    pub fn register(
+        &mut self,
+        name: &str,
+        spawner: impl ComponentSpawner,
+    ) -> Result<(), RegistrationError> {
+        self.insert(name, Kind::Custom(Box::new(spawner)))
+    }
+
+    /// The registered name of a component identifier.
+    pub fn name_of(&self, component: u64) -> Option<&str> {
+        self.by_hash.get(&component).map(|r| r.name.as_str())
+    }
+
+    /// Validates `bytes` and checks every known block against its spawner,
+    /// without touching any world. Returns the view and the skipped types.
+    pub fn load<'a>(
+        &self,
+        bytes: &'a [u8],
+        options: SpawnOptions,
+    ) -> Result<(BlobView<'a>, Vec<SkippedType>), LoadError> {
+        let view = BlobView::parse(bytes)?;
+        let mut skipped = Vec::new();
+        for block in view.blocks() {
+            match self.by_hash.get(&block.component) {
+                None => {
+                    if options.strict {
+                        return Err(LoadError::new(
+                            format!("block[{}].component_identifier", block.position),
+                            block.offset,
+                            Problem::UnknownType(block.component),
+                        ));
+                    }
+                    skipped.push(SkippedType {
+                        component: block.component,
+                        instances: block.num_instances(),
+                        bytes: block.data.len(),
+                        offset: block.offset,
+                    });
+                }
+                Some(r) => check_block(r, block)?,
+            }
+        }
+        Ok((view, skipped))
+    }
+
+    /// Spawns a blob into `world`. See the module docs.
+    ///
+    /// ```
+    /// use doecs_resource::{BlobBuilder, SpawnOptions, Spawner};
+    /// let mut spawner = Spawner::new();
+    /// spawner.register_plain::<f32>("mass").unwrap();
+    /// let mut blob = BlobBuilder::new(vec![u32::MAX, 0]);
+    /// let data = [1.5f32, 2.5].iter().flat_map(|m| m.to_le_bytes()).collect();
+    /// blob.push_dense(doecs::name_hash("mass"), 4, data);
+    /// let mut world = doecs::World::new();
+    /// let out = spawner.spawn(&mut world, &blob.to_bytes(), SpawnOptions::default()).unwrap();
+    /// assert_eq!(world.get::<f32>(out.entities[1]), Ok(&2.5));
+    /// ```
+    pub fn spawn(
+        &self,
+        world: &mut World,
+        bytes: &[u8],
+        options: SpawnOptions,
+    ) -> Result<SpawnResult, SpawnError> {
+        let (view, skipped) = self.load(bytes, options)?;
+        self.commit(world, &view, skipped, false)
+    }
+
+    /// Spawns a blob already checked by [`load`](Self::load) with this spawner.
+    pub fn spawn_loaded(
+        &self,
+        world: &mut World,
+        view: &BlobView<'_>,
+        skipped: Vec<SkippedType>,
+    ) -> Result<SpawnResult, SpawnError> {
+        self.commit(world, view, skipped, true)
+    }
+
+    fn commit(
+        &self,
+        world: &mut World,
+        view: &BlobView<'_>,
+        skipped: Vec<SkippedType>,
+        recheck: bool,
+    ) -> Result<SpawnResult, SpawnError> {
+        // Check phase, continued: match blocks and resolve plain components.
+        let mut planned = Vec::with_capacity(view.blocks().len());
+        for block in view.blocks() {
+            if let Some(r) = self.by_hash.get(&block.component) {
+                if recheck {
+                    check_block(r, block)?;
+                }
+                planned.push(match &r.kind {
+                    Kind::Plain(p) => Planned::Plain(p, block),
+                    Kind::Custom(s) => Planned::Custom(s.as_ref(), block),
+                });
+            }
+        }
+        let plain: Vec<(&PlainType, &BlockView<'_>)> = planned
+            .iter()
+            .filter_map(|p| match p {
+                Planned::Plain(t, b) => Some((*t, *b)),
+                Planned::Custom(..) => None,
+            })
+            .collect();
+        if plain.len() > 64 {
+            return Err(SpawnError::TooManyPlainTypes(plain.len()));
+        }
+        let mut resolved: Vec<Option<ComponentId>> = Vec::with_capacity(plain.len());
+        for (t, _) in &plain {
+            resolved.push(t.resolve(world.components())?);
+        }
+        let mut known: Vec<ComponentId> = resolved.iter().flatten().copied().collect();
+        known.sort_unstable();
+        if let Some(w) = known.windows(2).find(|w| w[0] == w[1]) {
+            return Err(SpawnError::WorldConflict {
+                name: world.components().info(w[0]).name().to_owned(),
+                reason: "two plain component names map to the same world component".into(),
+            });
+        }
+        // Commit phase: nothing below fails on any input that passed the checks.
+        let mut columns = Vec::with_capacity(plain.len());
+        for ((t, block), id) in plain.iter().zip(resolved) {
+            let id = match id {
+                Some(id) => id,
+                None => world
+                    .register_component(t.descriptor.clone())
+                    .map_err(|e| SpawnError::WorldConflict {
+                        name: t.name.clone(),
+                        reason: e.to_string(),
+                    })?,
+            };
+            columns.push(PlainColumn {
+                id,
+                scalar_width: t.scalar_width,
+                block,
+            });
+        }
+        let entity_lookup = spawn_plain(world, view.num_entities(), &columns);
+        let mut instances: usize = plain.iter().map(|(_, b)| b.num_instances()).sum();
+        for p in &planned {
+            if let Planned::Custom(spawner, block) = p {
+                spawner.spawn(
+                    world,
+                    &SpawnBatch {
+                        entity_lookup: &entity_lookup,
+                        entity_index: block.entity_index,
+                        data: block.data,
+                        instance_size: block.instance_size,
+                        parent_index: view.parent_index(),
+                    },
+                );
+                instances += block.num_instances();
+            }
+        }
+        Ok(SpawnResult {
+            entities: entity_lookup,
+            skipped,
+            instances,
+        })
+    }
+}
+
+fn check_block(r: &Registered, block: &BlockView<'_>) -> Result<(), LoadError> {
+    let expected = match &r.kind {
+        Kind::Plain(p) => Some(p.layout.size()),
+        Kind::Custom(s) => s.instance_size(),
+    };
+    if let Some(expected) = expected {
+        if expected != block.instance_size {
+            return Err(LoadError::new(
+                format!("block[{}].instance_size", block.position),
+                block.offset + 12,
+                Problem::InstanceSize {
+                    name: r.name.clone(),
+                    expected: expected as u64,
+                    actual: block.instance_size as u64,
+                },
+            ));
+        }
+    }
+    if let Kind::Custom(s) = &r.kind {
+        s.validate(block).map_err(|(instance, message)| {
+            LoadError::new(
+                format!("block[{}].instance_data", block.position),
+                block.data_offset + (instance * block.instance_size) as u64,
+                Problem::Rejected {
+                    name: r.name.clone(),
+                    instance: instance as u64,
+                    message,
+                },
+            )
+        })?;
+    }
+    Ok(())
+}

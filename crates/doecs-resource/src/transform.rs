@@ -1,0 +1,160 @@
+//! The built-in `transform` component: compiled from translation, rotation
+//! and scale, spawned into the world's [`TransformManager`] with the
+//! hierarchy linked from `parent_index`.
+//!
+//! JSON: `{"translation": [x, y, z], "rotation": [x, y, z, w], "scale": [x, y, z]}`,
+//! every key optional (identity by default); `scale` may be one number. The
+//! instance data is the local [`Affine3A`] as 12 little-endian `f32`s: the x,
+//! y and z axes, then the translation (48 bytes).
+//!
+//! The spawner makes **one** [`TransformManager::create_many`] call for the
+//! whole block. An entity's transform parent is its nearest ancestor in the
+//! blob that also has a transform, found for all entities in one forward pass
+//! (parents come first in the blob).
+
+use crate::compiler::f32s;
+use crate::spawner::{ComponentSpawner, SpawnBatch};
+use crate::view::BlockView;
+use doecs::{DestroyNotice, World};
+use doecs_transform::TransformManager;
+use glam::{Affine3A, Quat, Vec3};
+use serde_json::Value;
+
+/// The component name of the built-in transform.
+pub const TRANSFORM: &str = "transform";
+/// Bytes per transform instance.
+pub const TRANSFORM_SIZE: usize = 48;
+/// The transform's spawn order: before everything that may look for it.
+pub const TRANSFORM_SPAWN_ORDER: i32 = -100;
+
+/// Encodes a local transform as instance bytes.
+pub fn encode_transform(local: &Affine3A) -> Vec<u8> {
+    local
+        .to_cols_array()
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect()
+}
+
+/// Decodes instance bytes (at least 48) into a local transform.
+pub fn decode_transform(bytes: &[u8]) -> Affine3A {
+    let mut cols = [0f32; 12];
+    for (c, b) in cols.iter_mut().zip(bytes.chunks_exact(4)) {
+        *c = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    Affine3A::from_cols_array(&cols)
+}
+
+/// The transform's compile function (see the module docs).
+pub fn compile_transform(v: &Value) -> Result<Vec<u8>, String> {
+    let Value::Object(map) = v else {
+        return Err(format!("expected an object, found {v}"));
+    };
+    let mut t = Vec3::ZERO;
+    let mut r = Quat::IDENTITY;
+    let mut s = Vec3::ONE;
+    for (key, value) in map {
+        match key.as_str() {
+            "translation" => t = Vec3::from_slice(&f32s(value, 3)?),
+            "rotation" => {
+                let q = f32s(value, 4)?;
+                let q = Quat::from_xyzw(q[0], q[1], q[2], q[3]);
+                if q.length_squared() < 1e-12 {
+                    return Err("rotation quaternion has zero length".into());
+                }
+                r = q.normalize();
+            }
+            "scale" => {
+                s = match value {
+                    Value::Number(_) => Vec3::splat(f32s(value, 1)?[0]),
+                    _ => Vec3::from_slice(&f32s(value, 3)?),
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown key `{other}` (expected translation, rotation, scale)"
+                ))
+            }
+        }
+    }
+    Ok(encode_transform(
+        &Affine3A::from_scale_rotation_translation(s, r, t),
+    ))
+}
+
+/// Spawns transforms into the world's [`TransformManager`] (added, in
+/// immediate mode with despawn callbacks, if the world has none).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct TransformSpawner;
+
+impl ComponentSpawner for TransformSpawner {
+    fn instance_size(&self) -> Option<usize> {
+        Some(TRANSFORM_SIZE)
+    }
+
+    fn validate(&self, block: &BlockView<'_>) -> Result<(), (usize, String)> {
+        // Any f32 bits decode; non-finite values are refused so world
+        // transforms stay meaningful.
+        for (i, inst) in block.data.chunks_exact(TRANSFORM_SIZE).enumerate() {
+            let finite = inst
+                .chunks_exact(4)
+                .all(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_finite());
+            if !finite {
+                return Err((i, "transform holds a NaN or infinite value".into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn spawn(&self, world: &mut World, batch: &SpawnBatch<'_>) {
+        let n = batch.num_instances();
+        let num_entities = batch.entity_lookup.len();
+        // slot_of[e]: position of blob entity e in this batch, or NONE.
+        const NONE: u32 = u32::MAX;
+        let mut parents: Vec<Option<u32>> = Vec::with_capacity(n);
+        if n == num_entities {
+            // Every entity has a transform: the batch index is the entity index.
+            for p in batch.parent_index.iter() {
+                parents.push((p != NONE).then_some(p));
+            }
+        } else {
+            let mut slot_of = vec![NONE; num_entities];
+            for (k, e) in batch.entity_index.iter().enumerate() {
+                slot_of[e as usize] = k as u32;
+            }
+            // nearest[e]: nearest ancestor of e with a transform (one forward pass).
+            let mut nearest = vec![NONE; num_entities];
+            for (e, p) in batch.parent_index.iter().enumerate() {
+                nearest[e] = if p == NONE {
+                    NONE
+                } else if slot_of[p as usize] != NONE {
+                    p
+                } else {
+                    nearest[p as usize]
+                };
+            }
+            for e in batch.entity_index.iter() {
+                let a = nearest[e as usize];
+                parents.push((a != NONE).then(|| slot_of[a as usize]));
+            }
+        }
+        let entities: Vec<_> = batch
+            .entity_index
+            .iter()
+            .map(|e| batch.entity_lookup[e as usize])
+            .collect();
+        let locals: Vec<Affine3A> = batch
+            .data
+            .chunks_exact(TRANSFORM_SIZE)
+            .map(decode_transform)
+            .collect();
+        if world.manager::<TransformManager>().is_none() {
+            world.add_manager(TransformManager::new(), DestroyNotice::Callback);
+        }
+        let tm = world
+            .manager_mut::<TransformManager>()
+            .expect("added just above");
+        tm.create_many(&entities, &locals, &parents)
+            .expect("fresh entities, parents before children: create_many cannot refuse");
+    }
+}
