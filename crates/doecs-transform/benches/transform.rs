@@ -4,12 +4,32 @@
 //! (`set_local_many` against `set_local` node by node), and one immediate
 //! `set_local` on a root with 5 descendants against computing the 6 matrices by
 //! hand. Run: `cargo bench -p doecs-transform -- --warm-up-time 1 --measurement-time 3`.
+//! With `DOECS_BENCH_SMOKE=1` (e.g. under `cargo test --benches`) every body
+//! runs on tiny sizes with minimal timing, as a quick check that it works.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use doecs::Entities;
 use doecs_transform::{Instance, TransformManager};
 use glam::{Affine3A, Mat4, Quat, Vec3};
 use std::hint::black_box;
+use std::time::Duration;
+
+/// Smoke mode (`DOECS_BENCH_SMOKE=1`): tiny sizes, minimal timing.
+fn smoke() -> bool {
+    std::env::var_os("DOECS_BENCH_SMOKE").is_some()
+}
+
+/// A group that, in smoke mode, runs each body only briefly.
+fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut g = c.benchmark_group(name);
+    if smoke() {
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(1))
+            .measurement_time(Duration::from_millis(10));
+    }
+    g
+}
 
 fn some_affine(k: usize) -> Affine3A {
     let f = k as f32 * 0.001;
@@ -20,11 +40,13 @@ fn some_affine(k: usize) -> Affine3A {
     )
 }
 
-/// 1,000 roots, each with 5 children, 25 grandchildren and 50 great-grandchildren.
+/// 1,000 roots (10 in smoke mode), each with 5 children, 25 grandchildren and
+/// 50 great-grandchildren.
 fn forest() -> TransformManager {
+    let roots = if smoke() { 10 } else { 1000 };
     let mut entities = Entities::new();
     let (mut locals, mut parents) = (Vec::new(), Vec::new());
-    for _ in 0..1000 {
+    for _ in 0..roots {
         let root = parents.len() as u32;
         parents.push(None);
         let mut level = vec![root];
@@ -42,7 +64,7 @@ fn forest() -> TransformManager {
     for k in 0..parents.len() {
         locals.push(some_affine(k));
     }
-    assert_eq!(parents.len(), 81_000);
+    assert_eq!(parents.len(), roots * 81);
     let mut es = Vec::new();
     entities.alloc_many(parents.len(), &mut es);
     let mut tm = TransformManager::with_capacity(parents.len());
@@ -82,7 +104,7 @@ fn full_propagation(c: &mut Criterion) {
     let mut world_a = vec![Affine3A::IDENTITY; n];
     let mut world_m = vec![Mat4::IDENTITY; n];
 
-    let mut g = c.benchmark_group("full_propagation_81k");
+    let mut g = group(c, "full_propagation_81k");
     g.throughput(Throughput::Elements(n as u64));
     g.bench_function("manager_update_all", |b| {
         b.iter(|| black_box(&mut tm).update_all())
@@ -108,13 +130,13 @@ fn chain(n: usize) -> (TransformManager, Vec<Instance>) {
 }
 
 fn chain_batch(c: &mut Criterion) {
-    let (mut tm, hs) = chain(1000);
+    let (mut tm, hs) = chain(if smoke() { 16 } else { 1000 });
     let batch: Vec<(Instance, Affine3A)> = hs
         .iter()
         .enumerate()
         .map(|(k, &h)| (h, some_affine(k + 7)))
         .collect();
-    let mut g = c.benchmark_group("chain_1000_all_move");
+    let mut g = group(c, "chain_1000_all_move");
     g.bench_function("set_local_many", |b| {
         b.iter(|| tm.set_local_many(black_box(&batch)).unwrap())
     });
@@ -140,7 +162,7 @@ fn immediate_small(c: &mut Criterion) {
     let root = hs[0];
     let m = some_affine(42);
     let mut world = [Affine3A::IDENTITY; 6];
-    let mut g = c.benchmark_group("root_with_5_descendants");
+    let mut g = group(c, "root_with_5_descendants");
     g.bench_function("set_local_immediate", |b| {
         b.iter(|| tm.set_local(black_box(root), black_box(m)).unwrap())
     });

@@ -50,8 +50,14 @@ pub struct TransformManager {
     pub(crate) partition_ordered: bool,
     pub(crate) sorted: bool,
     pub(crate) mark: Vec<u8>,
-    pub(crate) scratch: Vec<u32>,
-    pub(crate) scratch2: Vec<u32>,
+    /// Scratch for `set_local_many`: the resolved slots of the batch.
+    pub(crate) batch_slots: Vec<u32>,
+    /// Scratch for `find_topmost`: the current climb.
+    pub(crate) climb_path: Vec<u32>,
+    /// Scratch for `find_topmost`: every node classified (to reset marks).
+    pub(crate) climb_touched: Vec<u32>,
+    /// Scratch for `update_topmost`: the subtrees to walk.
+    pub(crate) topmost_roots: Vec<u32>,
     gc: LazyGc,
 }
 
@@ -111,8 +117,10 @@ impl TransformManager {
             partition_ordered: true,
             sorted: true,
             mark: Vec::new(),
-            scratch: Vec::new(),
-            scratch2: Vec::new(),
+            batch_slots: Vec::new(),
+            climb_path: Vec::new(),
+            climb_touched: Vec::new(),
+            topmost_roots: Vec::new(),
             gc: LazyGc::new(),
         }
     }

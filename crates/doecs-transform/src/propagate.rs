@@ -75,13 +75,13 @@ impl TransformManager {
     /// nodes relate (the last value wins for a repeated node). All handles are
     /// checked first: on error nothing is changed.
     pub fn set_local_many(&mut self, items: &[(Instance, Affine3A)]) -> Result<(), TransformError> {
-        let mut idx = std::mem::take(&mut self.scratch);
+        let mut idx = std::mem::take(&mut self.batch_slots);
         idx.clear();
         for &(inst, _) in items {
             match self.resolve(inst) {
                 Ok(i) => idx.push(i),
                 Err(e) => {
-                    self.scratch = idx;
+                    self.batch_slots = idx;
                     return Err(e);
                 }
             }
@@ -99,19 +99,33 @@ impl TransformManager {
         } else {
             self.update_topmost(&idx);
         }
-        self.scratch = idx;
+        self.batch_slots = idx;
         Ok(())
     }
 
     /// Updates the subtrees of the topmost nodes among `targets`, each node once.
     fn update_topmost(&mut self, targets: &[u32]) {
+        let mut roots = std::mem::take(&mut self.topmost_roots);
+        self.find_topmost(targets, &mut roots);
+        for &r in &roots {
+            self.update_subtree(r);
+        }
+        self.topmost_roots = roots;
+    }
+
+    /// Fills `roots` with the targets that have no target among their
+    /// ancestors, in target order. Each climb stops at the first target or at a
+    /// node an earlier climb already classified, so every node is climbed
+    /// through at most once. Returns how many nodes were classified (the work
+    /// done, at most the number of distinct nodes on target-to-root paths).
+    pub(crate) fn find_topmost(&mut self, targets: &[u32], roots: &mut Vec<u32>) -> usize {
+        roots.clear();
         if self.mark.len() < self.len as usize {
             self.mark.resize(self.len as usize, 0);
         }
-        let mut path = std::mem::take(&mut self.scratch2);
-        path.clear();
-        let mut touched: Vec<u32> = Vec::with_capacity(targets.len());
-        let mut roots: Vec<u32> = Vec::new();
+        let mut path = std::mem::take(&mut self.climb_path);
+        let mut touched = std::mem::take(&mut self.climb_touched);
+        touched.clear();
         let parent = self.store.cols().parent;
         let mark = &mut self.mark;
         for &t in targets {
@@ -150,10 +164,10 @@ impl TransformManager {
         for &t in targets {
             mark[t as usize] = 0;
         }
-        self.scratch2 = path;
-        for r in roots {
-            self.update_subtree(r);
-        }
+        let work = touched.len();
+        self.climb_path = path;
+        self.climb_touched = touched;
+        work
     }
 
     /// Recomputes every world transform in one O(n) pass: a linear walk when the
@@ -325,5 +339,66 @@ mod tests {
             .unwrap();
         assert_eq!(tm.world(h[4]).unwrap().translation.x, 3.0);
         assert!(tm.mark.iter().all(|&b| b == 0), "scratch marks are reset");
+    }
+
+    /// A chain where every node moves: the climb classifies each node once and
+    /// only the chain's root is walked, so the batch is one O(n) pass.
+    #[test]
+    fn moving_every_node_of_a_chain_is_linear() {
+        let n = if cfg!(miri) { 50 } else { 1000 };
+        let mut tm = TransformManager::new();
+        let es: Vec<Entity> = (0..n).map(|i| Entity::from_parts(i, 0)).collect();
+        let parents: Vec<Option<u32>> = (0..n).map(|k| k.checked_sub(1)).collect();
+        let hs = tm
+            .create_many(&es, &vec![Affine3A::IDENTITY; n as usize], &parents)
+            .unwrap();
+        let mut roots = Vec::new();
+        for order in [
+            (0..n).collect::<Vec<u32>>(),
+            (0..n).rev().collect(),
+            (0..n).map(|k| (k * 7) % n).collect(), // n is not a multiple of 7
+        ] {
+            let slots: Vec<u32> = order.iter().map(|&k| hs[k as usize].index()).collect();
+            let work = tm.find_topmost(&slots, &mut roots);
+            assert_eq!(roots, vec![0], "only the chain root is walked");
+            assert!(work <= n as usize, "climb work {work} for {n} nodes");
+        }
+        // Every other node moves: still one walk from the topmost target.
+        let odd: Vec<u32> = (1..n).step_by(2).rev().collect();
+        let work = tm.find_topmost(&odd, &mut roots);
+        assert_eq!(roots, vec![1]);
+        assert!(work <= n as usize);
+        assert!(tm.mark.iter().all(|&b| b == 0));
+        // And the result is right: every node moved by +1 in x.
+        let batch: Vec<_> = hs
+            .iter()
+            .rev()
+            .map(|&h| (h, Affine3A::from_translation(Vec3::X)))
+            .collect();
+        tm.set_local_many(&batch).unwrap();
+        assert_eq!(
+            tm.world(hs[n as usize - 1]).unwrap().translation.x,
+            n as f32
+        );
+    }
+
+    /// Disjoint subtrees: every target is topmost, each walked once.
+    #[test]
+    fn unrelated_targets_are_each_their_own_root() {
+        let mut tm = TransformManager::new();
+        let hs: Vec<_> = (0..10)
+            .map(|i| {
+                tm.create(Entity::from_parts(i, 0), Affine3A::IDENTITY)
+                    .unwrap()
+            })
+            .collect();
+        for k in 5..10 {
+            tm.link(hs[k], hs[k - 5]).unwrap();
+        }
+        let mut roots = Vec::new();
+        let targets = [9, 0, 8, 5, 1];
+        let work = tm.find_topmost(&targets, &mut roots);
+        assert_eq!(roots, vec![9, 0, 8, 1], "5 lies under 0");
+        assert!(work <= 10);
     }
 }
