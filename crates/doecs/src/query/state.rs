@@ -45,6 +45,9 @@ impl<S> QueryCache<S> {
     }
 }
 
+/// Fewest rows `par_for_each` hands one task.
+const PAR_MIN_ROWS: usize = 16;
+
 /// Marker of a query's shape; `fn() -> ..` keeps `Query` `Send + Sync`.
 type QueryShape<Q, F> = fn() -> (<Q as QueryData>::Key, F);
 
@@ -296,7 +299,9 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
         unsafe { self.par_for_each_chunk_unchecked(world, f) }
     }
 
-    /// `par_for_each` through a shared world.
+    /// `par_for_each` through a shared world. Rows are cut into pieces of
+    /// at most one chunk, small enough that every worker gets several, so a
+    /// few heavy chunks do not leave threads idle.
     ///
     /// # Safety
     /// As [`Query::for_each_unchecked`].
@@ -307,15 +312,45 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     ) where
         for<'w> Q::Item<'w>: Send,
     {
-        // SAFETY: forwarded; each row's item is created on exactly one thread.
-        unsafe {
-            self.par_for_each_chunk_raw(world, |arch, state, chunk| {
-                let fetch = Q::fetch(arch, state, chunk);
-                for row in 0..arch.chunk_len(chunk) {
-                    f(Q::item(fetch, row));
+        self.update(world);
+        let archetypes = world.archetypes();
+        let total: usize = self
+            .cache
+            .matched
+            .iter()
+            .map(|&(id, _)| archetypes.get(id).len())
+            .sum();
+        // About eight pieces per worker, but never pieces so small that the
+        // task overhead shows.
+        let piece = total
+            .div_ceil(rayon::current_num_threads() * 8)
+            .max(PAR_MIN_ROWS);
+        let mut work: Vec<(ArchetypeId, Q::State, u32, u32, u32)> = Vec::new();
+        for &(id, state) in &self.cache.matched {
+            let arch = archetypes.get(id);
+            for chunk in 0..arch.chunk_count() {
+                let len = arch.chunk_len(chunk);
+                let mut start = 0;
+                while start < len {
+                    let end = (start + piece).min(len);
+                    work.push((id, state, chunk as u32, start as u32, end as u32));
+                    start = end;
                 }
-            })
+            }
         }
+        work.into_par_iter()
+            .for_each(|(id, state, chunk, start, end)| {
+                let arch = archetypes.get(id);
+                // SAFETY: `state` was matched on `arch` and the chunk is in use;
+                // the pieces are disjoint, so each live row's item is created
+                // on exactly one thread; the caller holds the access.
+                unsafe {
+                    let fetch = Q::fetch(arch, state, chunk as usize);
+                    for row in start as usize..end as usize {
+                        f(Q::item(fetch, row));
+                    }
+                }
+            });
     }
 
     /// `par_for_each_chunk` through a shared world.
