@@ -1,2 +1,148 @@
-//! Placeholder: the side-by-side benchmark lands in the next commit.
-fn main() {}
+//! The DataStore side by side with the naive peer, a
+//! `HashMap<String, serde_json::Value>` per entity:
+//! - `get_f32_among_8`: read one existing float key of 8, for every entity;
+//! - `set_existing_f32`: overwrite one existing float key, for every entity;
+//! - memory (printed, from the counting allocator): 100,000 entities with a
+//!   `health` float, and with the seed's five-key character sheet.
+//!
+//! The DataStore is measured with the same string path as the peer
+//! (`"stats.health"`, hashed on every call) and with a pre-hashed `Key`.
+//! `DOECS_BENCH_SMOKE=1` runs every body once on tiny sizes.
+
+mod common;
+
+use common::*;
+use criterion::{criterion_group, criterion_main, Criterion};
+use doecs_data::Key;
+use std::hint::black_box;
+use std::time::Duration;
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn smoke() -> bool {
+    std::env::var_os("DOECS_BENCH_SMOKE").is_some()
+}
+
+fn entities() -> usize {
+    if smoke() {
+        16
+    } else {
+        1000
+    }
+}
+
+fn group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(name);
+    if smoke() {
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(1))
+            .measurement_time(Duration::from_millis(10));
+    } else {
+        g.warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
+    }
+    g
+}
+
+const PATH: &str = "stats.health";
+
+fn get_f32_among_8(c: &mut Criterion) {
+    let n = entities();
+    let naive = naive_flat(n, &eight_pairs());
+    let store = store_by_set(n, &eight_pairs());
+    let key = Key::parse(PATH).unwrap();
+    let mut g = group(c, "get_f32_among_8");
+    g.bench_function("naive_hashmap", |b| {
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for m in &naive {
+                sum += m.get(black_box(PATH)).and_then(|v| v.as_f64()).unwrap() as f32;
+            }
+            sum
+        })
+    });
+    g.bench_function("datastore_str_path", |b| {
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for i in 0..n {
+                sum += store.get_f32(entity(i), black_box(PATH)).unwrap();
+            }
+            sum
+        })
+    });
+    g.bench_function("datastore_key", |b| {
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for i in 0..n {
+                sum += store.get_f32(entity(i), black_box(key)).unwrap();
+            }
+            sum
+        })
+    });
+    g.finish();
+}
+
+fn set_existing_f32(c: &mut Criterion) {
+    let n = entities();
+    let mut naive = naive_flat(n, &eight_pairs());
+    let mut store = store_by_set(n, &eight_pairs());
+    let key = Key::parse(PATH).unwrap();
+    let mut g = group(c, "set_existing_f32");
+    let mut x = 0.0f32;
+    g.bench_function("naive_hashmap", |b| {
+        b.iter(|| {
+            x += 1.0;
+            for m in naive.iter_mut() {
+                *m.get_mut(black_box(PATH)).unwrap() = serde_json::Value::from(x as f64);
+            }
+        })
+    });
+    g.bench_function("datastore_str_path", |b| {
+        b.iter(|| {
+            x += 1.0;
+            for i in 0..n {
+                store.set(entity(i), black_box(PATH), x).unwrap();
+            }
+        })
+    });
+    g.bench_function("datastore_key", |b| {
+        b.iter(|| {
+            x += 1.0;
+            for i in 0..n {
+                store.set(entity(i), black_box(key), x).unwrap();
+            }
+        })
+    });
+    g.finish();
+    store.check_invariants();
+}
+
+fn memory(_c: &mut Criterion) {
+    let n = if smoke() { 1000 } else { 100_000 };
+    let health = [("health", serde_json::json!(100.0))];
+    let (a, naive_health) = retained(|| naive_flat(n, &health));
+    drop(a);
+    let (b, ours_health) = retained(|| store_by_set(n, &health));
+    drop(b);
+    let (a, naive_sheet) = retained(|| naive_flat(n, &sheet_pairs()));
+    drop(a);
+    let (a, naive_nested_sheet) = retained(|| naive_nested(n, &sheet_json()));
+    drop(a);
+    let (b, ours_sheet) = retained(|| store_by_set(n, &sheet_pairs()));
+    drop(b);
+    println!(
+        "memory/health x{n}: naive {naive_health} B, datastore {ours_health} B, ratio {:.3} (limit 0.125)",
+        ours_health as f64 / naive_health as f64
+    );
+    println!(
+        "memory/sheet x{n}: naive flat {naive_sheet} B, naive nested {naive_nested_sheet} B, datastore {ours_sheet} B, ratio vs flat {:.3} (limit 0.25)",
+        ours_sheet as f64 / naive_sheet as f64
+    );
+}
+
+criterion_group!(benches, get_f32_among_8, set_existing_f32, memory);
+criterion_main!(benches);
