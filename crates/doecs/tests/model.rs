@@ -672,24 +672,15 @@ fn run(config: WorldConfig, ops: &[Op]) {
 }
 
 fn proptest_config() -> ProptestConfig {
-    if cfg!(miri) {
-        ProptestConfig {
-            cases: 3,
-            failure_persistence: None,
-            max_shrink_iters: 0,
-            ..ProptestConfig::default()
-        }
-    } else {
-        ProptestConfig {
-            cases: 96,
-            ..ProptestConfig::default()
-        }
+    ProptestConfig {
+        cases: 96,
+        ..ProptestConfig::default()
     }
 }
 
-/// Op sequence length and batch size, smaller under Miri.
-const MAX_OPS: usize = if cfg!(miri) { 40 } else { 160 };
-const MAX_BATCH: usize = if cfg!(miri) { 12 } else { 120 };
+/// Op sequence length and batch size of the proptest cases.
+const MAX_OPS: usize = 160;
+const MAX_BATCH: usize = 120;
 
 fn config_strategy() -> impl Strategy<Value = WorldConfig> {
     (
@@ -707,6 +698,7 @@ proptest! {
 
     /// Default world settings.
     #[test]
+    #[cfg_attr(miri, ignore = "proptest's generation is too slow under Miri; see model_seeded")]
     fn model_default_config(ops in proptest::collection::vec(op(MAX_BATCH), 1..MAX_OPS)) {
         run(WorldConfig::default(), &ops);
     }
@@ -714,6 +706,7 @@ proptest! {
     /// Tiny chunks (many chunks per archetype) and fast index reuse (many
     /// stale handles whose index is alive again).
     #[test]
+    #[cfg_attr(miri, ignore = "proptest's generation is too slow under Miri; see model_seeded")]
     fn model_small_chunks_fast_reuse(
         config in config_strategy(),
         ops in proptest::collection::vec(op(MAX_BATCH), 1..MAX_OPS),
@@ -722,11 +715,103 @@ proptest! {
     }
 }
 
+/// A small xorshift generator, so sequences can be made without proptest
+/// (whose generation machinery is too slow to interpret under Miri).
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn u32(&mut self) -> u32 {
+        self.next() as u32
+    }
+}
+
+/// A random op sequence from `seed`, with the same mix as the proptest strategy.
+fn seeded_ops(seed: u64, len: usize, max_batch: usize) -> Vec<Op> {
+    let mut r = XorShift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let shapes = [
+        Shape::Empty,
+        Shape::A,
+        Shape::AB,
+        Shape::BCD,
+        Shape::ABCD,
+        Shape::DA,
+    ];
+    let whiches = [Which::A, Which::B, Which::C, Which::D];
+    (0..len)
+        .map(|_| {
+            let h = r.next() as usize;
+            let shape = shapes[r.below(shapes.len())];
+            let which = whiches[r.below(whiches.len())];
+            let v = r.u32();
+            match r.below(40) {
+                0..=5 => Op::Spawn(shape, v),
+                6 => Op::SpawnBatch(shape, v, r.below(max_batch)),
+                7 => Op::SpawnBytes(r.below(max_batch), v as u8),
+                8..=11 => Op::Despawn(h),
+                12 => Op::DespawnBatch((0..r.below(6)).map(|_| r.next() as usize).collect()),
+                13..=16 => Op::InsertOne(h, which, v),
+                17 => Op::InsertBundleAD(h, v),
+                18 => Op::InsertBundleBC(h, v),
+                19 | 20 => Op::InsertBytes(h, v as u8),
+                21..=23 => Op::RemoveOne(h, which),
+                24 => Op::RemoveBundleAB(h),
+                25 => Op::RemoveE(h),
+                26..=28 => Op::Get(h),
+                29 | 30 => Op::GetMut(h, v),
+                31 => Op::BytesMut(h, v as u8),
+                32 => Op::QueryAll,
+                33 => Op::QueryMutWithoutC(v),
+                34 => Op::QueryWithB,
+                35 => Op::QueryChunks,
+                36 => Op::QueryOptionMut,
+                37 | 38 => Op::QueryGet(h),
+                _ => Op::Clear,
+            }
+        })
+        .collect()
+}
+
+/// Seeded random sequences over several world settings. This is the model
+/// test Miri runs (with short sequences); natively it adds breadth.
+#[test]
+fn model_seeded() {
+    let (seeds, len, batch) = if cfg!(miri) {
+        (2, 50, 6)
+    } else {
+        (16, 200, 40)
+    };
+    let configs = [
+        WorldConfig::default(),
+        WorldConfig {
+            chunk_bytes: 256,
+            min_free_indices: 1,
+        },
+        WorldConfig {
+            chunk_bytes: 1,
+            min_free_indices: 0,
+        },
+    ];
+    for seed in 0..seeds {
+        for config in configs {
+            run(config, &seeded_ops(seed, len, batch));
+        }
+    }
+}
+
 /// A fixed churn sequence that certainly reuses indices with tiny chunks, so
 /// stale handles to reused indices are checked even if proptest is unlucky.
 #[test]
 fn model_fixed_churn() {
-    let n = if cfg!(miri) { 10 } else { 60 };
+    let n = if cfg!(miri) { 6 } else { 60 };
     let mut ops = Vec::new();
     for round in 0..3u32 {
         ops.push(Op::SpawnBatch(Shape::ABCD, round * 1000, n));
