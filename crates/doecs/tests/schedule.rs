@@ -79,8 +79,9 @@ fn populated_world() -> World {
     let mut world = World::new();
     world.insert_resource(Dt(0.25));
     world.insert_resource(Total::default());
-    world.spawn_batch((0..3000).map(|i| (Pos(i as f32), Vel((i % 13) as f32 - 6.0), Age(i % 11))));
-    world.spawn_batch((0..500).map(|i| (Pos(i as f32 * 0.5), Age(i))));
+    let n = if cfg!(miri) { 200 } else { 3000 };
+    world.spawn_batch((0..n).map(|i| (Pos(i as f32), Vel((i % 13) as f32 - 6.0), Age(i % 11))));
+    world.spawn_batch((0..n / 6).map(|i| (Pos(i as f32 * 0.5), Age(i))));
     world
 }
 
