@@ -123,3 +123,28 @@ impl BundleInfo {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_field_order_and_sorted_set() {
+        let mut registry = Components::default();
+        let later = registry.register::<u64>();
+        let info = BundleInfo::new::<(u8, u64, u16)>(&mut registry);
+        assert_eq!(info.ids[1], later);
+        assert_eq!(info.ids.len(), 3);
+        assert!(info.sorted.windows(2).all(|w| w[0] < w[1]));
+        let mut out = Vec::new();
+        assert!(<(u8, u16)>::registered_ids(&registry, &mut out));
+        assert!(!<(u8, i128)>::registered_ids(&registry, &mut Vec::new()));
+    }
+
+    #[test]
+    #[should_panic(expected = "names component `u32` twice")]
+    fn duplicate_fields_panic() {
+        let mut registry = Components::default();
+        let _ = BundleInfo::new::<(u32, f32, u32)>(&mut registry);
+    }
+}

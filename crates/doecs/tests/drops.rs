@@ -449,11 +449,9 @@ fn runtime_component_drop_fn_runs_once() {
     // SAFETY: as above.
     unsafe { world.insert_raw(es[0], id, (&v as *const u64).cast()) }.unwrap();
     assert_eq!(drops(), 1);
+    let ptr = world.get_ptr(es[0], id).unwrap().cast::<u64>();
     // SAFETY: the pointer is to a live u64 value of the component.
-    assert_eq!(
-        unsafe { world.get_ptr(es[0], id).unwrap().cast::<u64>().read() },
-        100
-    );
+    assert_eq!(unsafe { ptr.read() }, 100);
     world.remove_by_id(es[1], id).unwrap();
     assert_eq!(drops(), 2);
     world.despawn(es[2]).unwrap();

@@ -46,8 +46,8 @@ enum Shape {
     Empty,
     A,
     AB,
-    BCD,
-    ABCD,
+    Bcd,
+    Abcd,
     DA,
 }
 
@@ -90,8 +90,8 @@ fn shape() -> impl Strategy<Value = Shape> {
         Just(Shape::Empty),
         Just(Shape::A),
         Just(Shape::AB),
-        Just(Shape::BCD),
-        Just(Shape::ABCD),
+        Just(Shape::Bcd),
+        Just(Shape::Abcd),
         Just(Shape::DA),
     ]
 }
@@ -111,18 +111,18 @@ fn op(max_batch: usize) -> impl Strategy<Value = Op> {
         4 => (shape(), any::<u32>()).prop_map(|(s, v)| Op::Spawn(s, v)),
         1 => (shape(), any::<u32>(), 0..max_batch).prop_map(|(s, v, n)| Op::SpawnBatch(s, v, n)),
         1 => (0..max_batch, any::<u8>()).prop_map(|(n, v)| Op::SpawnBytes(n, v)),
-        3 => h.clone().prop_map(Op::Despawn),
+        3 => h.prop_map(Op::Despawn),
         1 => proptest::collection::vec(any::<usize>(), 0..6).prop_map(Op::DespawnBatch),
-        4 => (h.clone(), which(), any::<u32>()).prop_map(|(e, w, v)| Op::InsertOne(e, w, v)),
-        1 => (h.clone(), any::<u32>()).prop_map(|(e, v)| Op::InsertBundleAD(e, v)),
-        1 => (h.clone(), any::<u32>()).prop_map(|(e, v)| Op::InsertBundleBC(e, v)),
-        2 => (h.clone(), any::<u8>()).prop_map(|(e, v)| Op::InsertBytes(e, v)),
-        3 => (h.clone(), which()).prop_map(|(e, w)| Op::RemoveOne(e, w)),
-        1 => h.clone().prop_map(Op::RemoveBundleAB),
-        1 => h.clone().prop_map(Op::RemoveE),
-        3 => h.clone().prop_map(Op::Get),
-        2 => (h.clone(), any::<u32>()).prop_map(|(e, v)| Op::GetMut(e, v)),
-        1 => (h.clone(), any::<u8>()).prop_map(|(e, v)| Op::BytesMut(e, v)),
+        4 => (h, which(), any::<u32>()).prop_map(|(e, w, v)| Op::InsertOne(e, w, v)),
+        1 => (h, any::<u32>()).prop_map(|(e, v)| Op::InsertBundleAD(e, v)),
+        1 => (h, any::<u32>()).prop_map(|(e, v)| Op::InsertBundleBC(e, v)),
+        2 => (h, any::<u8>()).prop_map(|(e, v)| Op::InsertBytes(e, v)),
+        3 => (h, which()).prop_map(|(e, w)| Op::RemoveOne(e, w)),
+        1 => h.prop_map(Op::RemoveBundleAB),
+        1 => h.prop_map(Op::RemoveE),
+        3 => h.prop_map(Op::Get),
+        2 => (h, any::<u32>()).prop_map(|(e, v)| Op::GetMut(e, v)),
+        1 => (h, any::<u8>()).prop_map(|(e, v)| Op::BytesMut(e, v)),
         1 => Just(Op::QueryAll),
         1 => any::<u32>().prop_map(Op::QueryMutWithoutC),
         1 => Just(Op::QueryWithB),
@@ -143,12 +143,12 @@ fn row_of(shape: Shape, v: u32) -> Row {
             r.a = Some(v);
             r.b = Some(v.to_string());
         }
-        Shape::BCD => {
+        Shape::Bcd => {
             r.b = Some(v.to_string());
             r.c = true;
             r.d = Some(v as u64 * 3);
         }
-        Shape::ABCD => {
+        Shape::Abcd => {
             r.a = Some(v);
             r.b = Some(v.to_string());
             r.c = true;
@@ -219,8 +219,8 @@ impl Harness {
             Shape::Empty => w.spawn(()),
             Shape::A => w.spawn((a,)),
             Shape::AB => w.spawn((a, b)),
-            Shape::BCD => w.spawn((b, C, d)),
-            Shape::ABCD => w.spawn((a, b, C, d)),
+            Shape::Bcd => w.spawn((b, C, d)),
+            Shape::Abcd => w.spawn((a, b, C, d)),
             Shape::DA => w.spawn((d, a)),
         }
     }
@@ -232,8 +232,8 @@ impl Harness {
             Shape::Empty => w.spawn_batch(vals.map(|_| ())),
             Shape::A => w.spawn_batch(vals.map(|v| (A(v),))),
             Shape::AB => w.spawn_batch(vals.map(|v| (A(v), B(v.to_string())))),
-            Shape::BCD => w.spawn_batch(vals.map(|v| (B(v.to_string()), C, D(v as u64 * 3)))),
-            Shape::ABCD => {
+            Shape::Bcd => w.spawn_batch(vals.map(|v| (B(v.to_string()), C, D(v as u64 * 3)))),
+            Shape::Abcd => {
                 w.spawn_batch(vals.map(|v| (A(v), B(v.to_string()), C, D(v as u64 * 3))))
             }
             Shape::DA => w.spawn_batch(vals.map(|v| (D(v as u64 * 3), A(v)))),
@@ -673,7 +673,7 @@ fn run(config: WorldConfig, ops: &[Op]) {
 
 fn proptest_config() -> ProptestConfig {
     ProptestConfig {
-        cases: 96,
+        cases: 64,
         ..ProptestConfig::default()
     }
 }
@@ -741,8 +741,8 @@ fn seeded_ops(seed: u64, len: usize, max_batch: usize) -> Vec<Op> {
         Shape::Empty,
         Shape::A,
         Shape::AB,
-        Shape::BCD,
-        Shape::ABCD,
+        Shape::Bcd,
+        Shape::Abcd,
         Shape::DA,
     ];
     let whiches = [Which::A, Which::B, Which::C, Which::D];
@@ -787,7 +787,7 @@ fn model_seeded() {
     let (seeds, len, batch) = if cfg!(miri) {
         (2, 50, 6)
     } else {
-        (16, 200, 40)
+        (12, 200, 40)
     };
     let configs = [
         WorldConfig::default(),
@@ -814,7 +814,7 @@ fn model_fixed_churn() {
     let n = if cfg!(miri) { 6 } else { 60 };
     let mut ops = Vec::new();
     for round in 0..3u32 {
-        ops.push(Op::SpawnBatch(Shape::ABCD, round * 1000, n));
+        ops.push(Op::SpawnBatch(Shape::Abcd, round * 1000, n));
         ops.push(Op::SpawnBytes(n / 2, round as u8));
         for i in 0..n {
             ops.push(Op::InsertOne(i * 7, Which::A, i as u32));

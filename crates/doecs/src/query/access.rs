@@ -109,3 +109,49 @@ impl Access {
             .copied()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_reads_are_fine_and_conflicts_are_found() {
+        let mut reader = Access::default();
+        reader.add_read(AccessKey::of::<u8>());
+        reader.add_read(AccessKey::of::<u8>());
+        assert_eq!(reader.reads().len(), 1);
+        let mut writer = Access::default();
+        writer.add_write(AccessKey::of::<u8>());
+        writer.add_read(AccessKey::of::<u16>());
+        assert_eq!(reader.conflict_with(&writer).map(|k| k.name), Some("u8"));
+        assert_eq!(writer.conflict_with(&reader).map(|k| k.name), Some("u8"));
+        let mut other = Access::default();
+        other.add_read(AccessKey::of::<u16>());
+        assert!(reader.conflict_with(&other).is_none());
+        assert!(
+            writer.conflict_with(&other).is_none(),
+            "two reads never conflict"
+        );
+        // `extend` unions without the aliasing panic.
+        let mut union = reader.clone();
+        union.extend(&writer);
+        assert_eq!(union.writes().len(), 1);
+        assert_eq!(union.reads().len(), 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "accesses `u32` mutably twice")]
+    fn double_write_panics() {
+        let mut a = Access::default();
+        a.add_write(AccessKey::of::<u32>());
+        a.add_write(AccessKey::of::<u32>());
+    }
+
+    #[test]
+    #[should_panic(expected = "accesses `u32` both mutably and immutably")]
+    fn read_after_write_panics() {
+        let mut a = Access::default();
+        a.add_write(AccessKey::of::<u32>());
+        a.add_read(AccessKey::of::<u32>());
+    }
+}

@@ -293,3 +293,42 @@ impl Archetypes {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edges_are_created_once_in_both_directions() {
+        let mut registry = Components::default();
+        let (a, b) = (registry.register::<u8>(), registry.register::<u16>());
+        let mut archetypes = Archetypes::new(1024, &registry);
+        let empty = ArchetypeId::EMPTY;
+        let with_a = archetypes.insert_target(empty, a, &registry);
+        assert_eq!(archetypes.get(with_a).components(), &[a]);
+        assert_eq!(archetypes.get(empty).add_edges(), &[(a, with_a)]);
+        assert_eq!(archetypes.get(with_a).remove_edges(), &[(a, empty)]);
+        // Cached: same answer, nothing new.
+        assert_eq!(archetypes.insert_target(empty, a, &registry), with_a);
+        assert_eq!(archetypes.remove_target(with_a, a, &registry), Some(empty));
+        assert_eq!(archetypes.len(), 2);
+        // Adding a present component stays put; removing a missing one is None.
+        assert_eq!(archetypes.insert_target(with_a, a, &registry), with_a);
+        assert_eq!(archetypes.remove_target(with_a, b, &registry), None);
+        // Two routes to {a, b} reach the same archetype.
+        let ab = archetypes.insert_target(with_a, b, &registry);
+        let with_b = archetypes.remove_target(ab, a, &registry).unwrap();
+        assert_eq!(archetypes.insert_target(with_b, a, &registry), ab);
+        assert_eq!(archetypes.find(&[a, b]), Some(ab));
+        assert_eq!(archetypes.len(), 4);
+        archetypes.check_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "two distinct archetypes")]
+    fn pair_mut_refuses_the_same_archetype() {
+        let registry = Components::default();
+        let mut archetypes = Archetypes::new(1024, &registry);
+        let _ = archetypes.pair_mut(ArchetypeId::EMPTY, ArchetypeId::EMPTY);
+    }
+}
