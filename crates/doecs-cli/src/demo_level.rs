@@ -1,7 +1,7 @@
 //! The bundled demo level, generated deterministically: ships (roots with a
 //! transform and point-mass physics), each with parts that spin, each part
 //! with sub-parts. With the default 1,000 ships that is 13,000 entities, three
-//! levels deep.
+//! levels deep. Ships also carry a DataComponent record (`data`).
 
 use serde_json::{json, Value};
 
@@ -76,6 +76,7 @@ pub fn demo_level_json(ships: usize) -> String {
                 "position": pos,
                 "velocity": vel,
                 "mass": rng.range(1.0, 10.0),
+                "data": { "hull": { "hp": 100 }, "class": if s % 3 == 0 { "frigate" } else { "scout" } },
             },
             "children": parts,
         }));

@@ -11,7 +11,7 @@
 //! component identifier.
 
 use crate::error::{CompileError, RegistrationError};
-use crate::format::NO_PARENT;
+use crate::format::{MAX_VARIABLE_INSTANCE, NO_PARENT};
 use crate::schema::LevelDesc;
 use crate::writer::{BlobBuilder, TypeBlock};
 use doecs::name_hash;
@@ -24,7 +24,8 @@ pub type CompileFn = Box<dyn Fn(&Value) -> Result<Vec<u8>, String> + Send + Sync
 struct Registered {
     name: String,
     spawn_order: i32,
-    instance_size: usize,
+    /// `None`: variable-size instances, stored as length-prefixed slots.
+    instance_size: Option<usize>,
     compile: CompileFn,
 }
 
@@ -74,6 +75,30 @@ impl Compiler {
         instance_size: usize,
         compile: impl Fn(&Value) -> Result<Vec<u8>, String> + Send + Sync + 'static,
     ) -> Result<(), RegistrationError> {
+        self.insert(name, spawn_order, Some(instance_size), Box::new(compile))
+    }
+
+    /// Registers a component whose instances vary in size. The block stores
+    /// each instance in a slot of the block's `instance_size` bytes: a
+    /// little-endian `u32` length, the bytes, then zero padding (see
+    /// [`crate::format::variable_instance`]). The slot is the largest
+    /// instance plus four, rounded up to a multiple of four.
+    pub fn register_variable(
+        &mut self,
+        name: &str,
+        spawn_order: i32,
+        compile: impl Fn(&Value) -> Result<Vec<u8>, String> + Send + Sync + 'static,
+    ) -> Result<(), RegistrationError> {
+        self.insert(name, spawn_order, None, Box::new(compile))
+    }
+
+    fn insert(
+        &mut self,
+        name: &str,
+        spawn_order: i32,
+        instance_size: Option<usize>,
+        compile: CompileFn,
+    ) -> Result<(), RegistrationError> {
         if self.by_name.contains_key(name) {
             return Err(RegistrationError::NameTaken(name.into()));
         }
@@ -90,7 +115,7 @@ impl Compiler {
                 name: name.into(),
                 spawn_order,
                 instance_size,
-                compile: Box::new(compile),
+                compile,
             },
         );
         Ok(())
@@ -110,8 +135,9 @@ impl Compiler {
         })
     }
 
-    /// The registered names with their spawn order and instance size.
-    pub fn components(&self) -> Vec<(&str, i32, usize)> {
+    /// The registered names with their spawn order and instance size
+    /// (`None` for variable-size components).
+    pub fn components(&self) -> Vec<(&str, i32, Option<usize>)> {
         let mut v: Vec<_> = self
             .by_name
             .values()
@@ -137,6 +163,7 @@ impl Compiler {
     pub fn compile_to_builder(&self, level: &LevelDesc) -> Result<BlobBuilder, CompileError> {
         let mut parents: Vec<u32> = Vec::new();
         let mut blocks: HashMap<&str, TypeBlock> = HashMap::new();
+        let mut variable: HashMap<&str, Vec<Vec<u8>>> = HashMap::new();
         let mut failure: Option<CompileError> = None;
         level.visit_preorder(|me, parent, entity, describe| {
             if failure.is_some() {
@@ -169,26 +196,60 @@ impl Compiler {
                         return;
                     }
                 };
-                if bytes.len() != r.instance_size {
+                let size = match r.instance_size {
+                    Some(size) => size,
+                    None if bytes.len() <= MAX_VARIABLE_INSTANCE => 0,
+                    None => {
+                        failure = Some(CompileError::TooLarge(format!(
+                            "{}: component `{name}` instance of {} bytes exceeds {MAX_VARIABLE_INSTANCE}",
+                            describe(),
+                            bytes.len()
+                        )));
+                        return;
+                    }
+                };
+                if r.instance_size.is_some() && bytes.len() != size {
                     failure = Some(CompileError::WrongSize {
                         component: name.clone(),
-                        expected: r.instance_size,
+                        expected: size,
                         actual: bytes.len(),
                     });
                     return;
                 }
                 let block = blocks.entry(r.name.as_str()).or_insert_with(|| TypeBlock {
                     component: name_hash(&r.name),
-                    instance_size: r.instance_size as u32,
+                    instance_size: size as u32,
                     entity_index: Vec::new(),
                     data: Vec::new(),
                 });
                 block.entity_index.push(me as u32);
-                block.data.extend_from_slice(&bytes);
+                if r.instance_size.is_some() {
+                    block.data.extend_from_slice(&bytes);
+                } else {
+                    variable.entry(r.name.as_str()).or_default().push(bytes);
+                }
             }
         });
         if let Some(e) = failure {
             return Err(e);
+        }
+        for (name, instances) in variable {
+            let longest = instances.iter().map(Vec::len).max().unwrap_or(0);
+            let slot = (longest + 4).div_ceil(4) * 4;
+            let block = blocks
+                .get_mut(name)
+                .expect("block made with the first instance");
+            block.instance_size = u32::try_from(slot).expect("bounded by MAX_VARIABLE_INSTANCE");
+            block.data.reserve(slot * instances.len());
+            for bytes in instances {
+                block
+                    .data
+                    .extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                block.data.extend_from_slice(&bytes);
+                block
+                    .data
+                    .resize(block.data.len() + slot - 4 - bytes.len(), 0);
+            }
         }
         let mut ordered: Vec<(i32, &str, TypeBlock)> = blocks
             .into_iter()

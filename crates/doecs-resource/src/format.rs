@@ -48,6 +48,23 @@ pub const SECTION_ALIGN: usize = 16;
 /// The `parent_index` value of a root entity.
 pub const NO_PARENT: u32 = u32::MAX;
 
+/// Largest variable-size instance the compiler writes (1 MiB).
+pub const MAX_VARIABLE_INSTANCE: usize = 1 << 20;
+
+/// The bytes of a variable-size instance slot: a little-endian `u32` length
+/// followed by that many bytes (the rest of the slot is padding). `None` if
+/// the length does not fit the slot.
+///
+/// ```
+/// let slot = [3, 0, 0, 0, b'a', b'b', b'c', 0];
+/// assert_eq!(doecs_resource::format::variable_instance(&slot), Some(&b"abc"[..]));
+/// assert_eq!(doecs_resource::format::variable_instance(&slot[..6]), None);
+/// ```
+pub fn variable_instance(slot: &[u8]) -> Option<&[u8]> {
+    let len = u32::from_le_bytes(slot.get(..4)?.try_into().ok()?) as usize;
+    slot.get(4..4usize.checked_add(len)?)
+}
+
 /// Rounds `n` up to a multiple of [`SECTION_ALIGN`], or `None` on overflow.
 #[inline]
 pub(crate) fn align_up(n: u64) -> Option<u64> {

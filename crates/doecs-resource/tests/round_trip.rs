@@ -72,7 +72,16 @@ fn assert_world_matches(level: &LevelDesc, world: &World, entities: &[doecs::Ent
                     .collect();
                 assert_eq!(bytes, &want[..]);
             }
-            None => assert!(tag_id.is_none_or(|id| !world.has_id(entity, id))),
+            None => assert!(!tag_id.is_some_and(|id| world.has_id(entity, id))),
+        }
+        let store = world.manager::<doecs_data::DataStore>();
+        match c.get("data") {
+            Some(v) => {
+                let store = store.expect("a data store was added");
+                let want = doecs_data::Record::from_json(v).unwrap();
+                assert_eq!(store.to_bytes(entity).unwrap(), want.as_bytes());
+            }
+            None => assert!(!store.is_some_and(|s| s.contains(entity))),
         }
         match c.get(TRANSFORM) {
             Some(v) => {
@@ -80,7 +89,7 @@ fn assert_world_matches(level: &LevelDesc, world: &World, entities: &[doecs::Ent
                 let inst = tm.lookup(entity).expect("entity has a transform");
                 assert!(tm.local(inst).unwrap().abs_diff_eq(expected_local(v), 1e-6));
             }
-            None => assert!(tm.is_none_or(|tm| tm.lookup(entity).is_none())),
+            None => assert!(!tm.is_some_and(|tm| tm.lookup(entity).is_some())),
         }
     });
     // Transform parents: the nearest ancestor with a transform.
@@ -120,9 +129,9 @@ fn mixed_level_round_trips() {
     let view = BlobView::parse(&blob).unwrap();
     assert_eq!(view.num_entities(), 7);
     assert_eq!(view.hierarchy_depth(), 3);
-    // Spawn order: transform (-100), then position/velocity (0), mass (1), tag (2).
+    // Spawn order: transform (-100), data (-50), position/velocity (0), mass (1), tag (2).
     let order: Vec<u64> = view.blocks().iter().map(|b| b.component).collect();
-    let names = ["transform", "position", "velocity", "mass", "tag"];
+    let names = ["transform", "data", "position", "velocity", "mass", "tag"];
     assert_eq!(
         order,
         names.iter().map(|n| name_hash(n)).collect::<Vec<_>>()
@@ -133,7 +142,11 @@ fn mixed_level_round_trips() {
         .unwrap();
     assert_eq!(out.entities.len(), 7);
     assert!(out.skipped.is_empty());
-    assert_eq!(out.instances, 4 + 2 + 1 + 3 + 2);
+    assert_eq!(out.instances, 4 + 2 + 2 + 1 + 3 + 2);
+    let store = world.manager::<doecs_data::DataStore>().unwrap();
+    assert_eq!(store.get_f32(out.entities[0], "stats.health"), Some(100.0));
+    assert_eq!(store.get_str(out.entities[0], "name"), Some("orc"));
+    assert_eq!(store.get_bool(out.entities[5], "hard"), Some(true));
     assert_world_matches(&level, &world, &out.entities);
 }
 
@@ -182,7 +195,7 @@ fn dense_level_of_ten_thousand_round_trips() {
         .unwrap();
     assert_eq!(out.entities.len(), 10_000);
     assert_eq!(
-        world.archetypes().iter().filter(|a| a.len() > 0).count(),
+        world.archetypes().iter().filter(|a| !a.is_empty()).count(),
         1,
         "one archetype move"
     );
@@ -193,7 +206,13 @@ fn dense_level_of_ten_thousand_round_trips() {
 fn unknown_types_are_skipped_or_refused_in_strict_mode() {
     let (compiler, _) = common::registry();
     let blob = compiler.compile_str(common::MIXED_LEVEL).unwrap();
-    let mut spawner = doecs_resource::standard_spawner();
+    let mut spawner = doecs_resource::Spawner::new();
+    spawner
+        .register("transform", doecs_resource::TransformSpawner)
+        .unwrap();
+    spawner
+        .register("data", doecs_resource::DataSpawner)
+        .unwrap();
     spawner.register_plain::<f32>("mass").unwrap();
     let mut world = World::new();
     let out = spawner

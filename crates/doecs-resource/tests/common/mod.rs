@@ -43,7 +43,8 @@ pub const MIXED_LEVEL: &str = r#"{
     { "name": "ship",
       "components": {
         "transform": { "translation": [1, 2, 3], "rotation": [0, 0.7071068, 0, 0.7071068] },
-        "position": [1, 2, 3], "velocity": [0.5, 0, 0], "mass": 4, "tag": [1, 7]
+        "position": [1, 2, 3], "velocity": [0.5, 0, 0], "mass": 4, "tag": [1, 7],
+        "data": { "stats": { "health": 100, "armor": [1, 2, 3] }, "name": "orc" }
       },
       "children": [
         { "name": "hull", "components": { "transform": { "translation": [0, 1, 0], "scale": 2 } },
@@ -51,7 +52,7 @@ pub const MIXED_LEVEL: &str = r#"{
         { "name": "marker", "components": { "tag": [2, 9] },
           "children": [ { "name": "light", "components": { "transform": { "translation": [5, 0, 0] } } } ] }
       ] },
-    { "name": "rock", "components": { "position": [9, 9, 9], "mass": 100 } },
+    { "name": "rock", "components": { "position": [9, 9, 9], "mass": 100, "data": { "hard": true } } },
     { "name": "empty" }
   ]
 }"#;
