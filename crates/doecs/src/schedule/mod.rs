@@ -140,7 +140,6 @@ pub struct Schedule {
     steps: Vec<Step>,
     plan: Option<Plan>,
     threads: usize,
-    pool: Option<rayon::ThreadPool>,
 }
 
 impl Default for Schedule {
@@ -176,7 +175,6 @@ impl Schedule {
             steps: Vec::new(),
             plan: None,
             threads,
-            pool: None,
         }
     }
 
@@ -267,16 +265,8 @@ impl Schedule {
     /// at the end.
     pub fn run(&mut self, world: &mut World) -> Result<RunReport, ScheduleError> {
         self.build()?;
-        if self.pool.is_none() {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(self.threads)
-                .thread_name(|i| format!("doecs-worker-{i}"))
-                .build()
-                .expect("doecs: could not start the schedule's worker threads");
-            self.pool = Some(pool);
-        }
+        let pool = shared_pool(self.threads);
         let plan = self.plan.as_ref().expect("built");
-        let pool = self.pool.as_ref().expect("started");
         let mut report = RunReport::default();
         for segment in &plan.segments {
             match segment {
@@ -325,6 +315,27 @@ fn discard_commands(slots: &[Mutex<Slot>], world: &mut World) {
     for slot in slots {
         lock(slot).commands.discard(world);
     }
+}
+
+/// The process-wide worker pool with `threads` threads, started on first use.
+///
+/// Pools live as long as the process: schedules with the same thread count
+/// share one, so building a schedule never spawns threads and dropping one
+/// never joins them.
+fn shared_pool(threads: usize) -> &'static rayon::ThreadPool {
+    static POOLS: Mutex<Vec<(usize, &'static rayon::ThreadPool)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(&(_, pool)) = pools.iter().find(|(n, _)| *n == threads) {
+        return pool;
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("doecs-{threads}-worker-{i}"))
+        .build()
+        .expect("doecs: could not start the schedule's worker threads");
+    let pool: &'static rayon::ThreadPool = Box::leak(Box::new(pool));
+    pools.push((threads, pool));
+    pool
 }
 
 fn lock(slot: &Mutex<Slot>) -> std::sync::MutexGuard<'_, Slot> {
