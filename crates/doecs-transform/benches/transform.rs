@@ -1,9 +1,10 @@
 //! Criterion benchmarks for the transform manager, measured side by side:
 //! full propagation of an 81,000-node forest (also per node), `Mat4` against
 //! `Affine3A` on the same propagation workload, a 1,000-long moving chain
-//! (`set_local_many` against `set_local` node by node), and one immediate
-//! `set_local` on a root with 5 descendants against computing the 6 matrices by
-//! hand. Run: `cargo bench -p doecs-transform -- --warm-up-time 1 --measurement-time 3`.
+//! (`set_local_many` against `set_local` node by node), one immediate
+//! `set_local` on a root with 5 descendants against computing the 6 matrices
+//! by hand, and a lazy-gc sweep with nothing dead against four liveness
+//! checks. Run: `cargo bench -p doecs-transform -- --warm-up-time 1 --measurement-time 3`.
 //! With `DOECS_BENCH_SMOKE=1` (e.g. under `cargo test --benches`) every body
 //! runs on tiny sizes with minimal timing, as a quick check that it works.
 
@@ -179,5 +180,38 @@ fn immediate_small(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, full_propagation, chain_batch, immediate_small);
+/// The seed's lazy garbage collection when nothing died: one sweep of a
+/// 100,000-instance manager stops after four live probes, so it should cost
+/// about as much as four random liveness checks done by hand.
+fn lazy_gc(c: &mut Criterion) {
+    let n = if smoke() { 100 } else { 100_000 };
+    let mut entities = Entities::new();
+    let mut es = Vec::new();
+    entities.alloc_many(n, &mut es);
+    let mut tm = TransformManager::with_capacity(n);
+    for &e in &es {
+        tm.create(e, Affine3A::IDENTITY).unwrap();
+    }
+    let report = tm.sweep_garbage(&entities);
+    assert_eq!((report.probes, report.destroyed), (4, 0));
+    println!("lazy_gc_100k: one sweep with nothing dead = {report:?}");
+    let mut g = group(c, "lazy_gc_100k");
+    g.bench_function("sweep_nothing_dead", |b| {
+        b.iter(|| black_box(&mut tm).sweep_garbage(&entities))
+    });
+    let mut k = 0usize;
+    g.bench_function("four_random_alive_checks", |b| {
+        b.iter(|| {
+            let mut alive = 0;
+            for _ in 0..4 {
+                k = (k + 7919) % es.len();
+                alive += u32::from(entities.alive(black_box(es[k])));
+            }
+            alive
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, full_propagation, chain_batch, immediate_small, lazy_gc);
 criterion_main!(benches);
