@@ -213,5 +213,11 @@ fn lazy_gc(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, full_propagation, chain_batch, immediate_small, lazy_gc);
+criterion_group!(
+    benches,
+    full_propagation,
+    chain_batch,
+    immediate_small,
+    lazy_gc
+);
 criterion_main!(benches);
