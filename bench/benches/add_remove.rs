@@ -1,19 +1,17 @@
-//! add_remove: 10,000 entities with A; add B to all of them, then remove B.
+//! add_remove: 10,000 entities with A; add B to all of them, then remove B
+//! from all of them.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use doecs_bench::*;
-
-#[derive(Copy, Clone)]
-struct A(#[allow(dead_code)] f32);
-#[derive(Copy, Clone)]
-struct B(#[allow(dead_code)] f32);
+use flecs_ecs::prelude::{ComponentId, IdOperations, World as FlecsWorld};
 
 fn add_remove(c: &mut Criterion) {
     let mut g = group(c, "add_remove");
     let n = n();
+
+    let mut world = doecs::World::new();
+    let entities = world.spawn_batch((0..n).map(|i| (A(i as f32),)));
     g.bench_function("doecs", |b| {
-        let mut world = doecs::World::new();
-        let entities = world.spawn_batch((0..n).map(|i| (A(i as f32),)));
         b.iter(|| {
             for &e in &entities {
                 world.insert_one(e, B(0.0)).unwrap();
@@ -23,9 +21,10 @@ fn add_remove(c: &mut Criterion) {
             }
         })
     });
+
+    let mut world = hecs::World::new();
+    let entities: Vec<_> = world.spawn_batch((0..n).map(|i| (A(i as f32),))).collect();
     g.bench_function("hecs", |b| {
-        let mut world = hecs::World::new();
-        let entities: Vec<_> = world.spawn_batch((0..n).map(|i| (A(i as f32),))).collect();
         b.iter(|| {
             for &e in &entities {
                 world.insert_one(e, B(0.0)).unwrap();
@@ -35,25 +34,66 @@ fn add_remove(c: &mut Criterion) {
             }
         })
     });
+
+    let mut world = bevy_ecs::world::World::new();
+    let entities: Vec<_> = world.spawn_batch((0..n).map(|i| (A(i as f32),))).collect();
+    g.bench_function("bevy_ecs", |b| {
+        b.iter(|| {
+            for &e in &entities {
+                world.entity_mut(e).insert(B(0.0));
+            }
+            for &e in &entities {
+                world.entity_mut(e).remove::<B>();
+            }
+        })
+    });
+
+    let mut world = shipyard::World::new();
+    let entities: Vec<_> = world
+        .bulk_add_entity((0..n).map(|i| (A(i as f32),)))
+        .collect();
+    g.bench_function("shipyard", |b| {
+        b.iter(|| {
+            for &e in &entities {
+                world.add_component(e, B(0.0));
+            }
+            for &e in &entities {
+                world.remove::<(B,)>(e).0.unwrap();
+            }
+        })
+    });
+
+    let world = FlecsWorld::new();
+    let entities: Vec<_> = (0..n)
+        .map(|i| world.entity().set(A(i as f32)).id())
+        .collect();
+    g.bench_function("flecs_ecs", |b| {
+        b.iter(|| {
+            for &e in &entities {
+                world.entity_from_id(e).set(B(0.0));
+            }
+            for &e in &entities {
+                world.entity_from_id(e).remove(B::id());
+            }
+        })
+    });
+
     g.bench_function("soa_baseline", |b| {
-        // Two tables and an index, moving rows by swap-remove: what an
-        // archetype move costs when written by hand for exactly two types.
+        // Two tables, moving rows by swap-remove: what an archetype move costs
+        // when written by hand for exactly two types.
         b.iter_batched(
-            || {
-                (
-                    (0..n).map(|i| A(i as f32)).collect::<Vec<_>>(),
-                    (0..n).collect::<Vec<usize>>(),
-                )
-            },
-            |(mut only_a, ids)| {
-                let mut both: Vec<(A, B)> = Vec::with_capacity(n);
+            || (0..n).map(|i| A(i as f32)).collect::<Vec<_>>(),
+            |mut only_a| {
+                let (mut both_a, mut both_b) = (Vec::with_capacity(n), Vec::with_capacity(n));
                 while let Some(a) = only_a.pop() {
-                    both.push((a, B(0.0)));
+                    both_a.push(a);
+                    both_b.push(B(0.0));
                 }
-                while let Some((a, _)) = both.pop() {
+                while let Some(a) = both_a.pop() {
+                    both_b.pop();
                     only_a.push(a);
                 }
-                (only_a, ids)
+                only_a
             },
             BatchSize::LargeInput,
         )

@@ -2,10 +2,13 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use doecs_bench::*;
+use flecs_ecs::prelude::{EntityViewGet, IdOperations, World as FlecsWorld};
+use shipyard::{Get, View};
 
 fn get_random(c: &mut Criterion) {
     let mut g = group(c, "get_random");
     let n = n();
+
     let mut world = doecs::World::new();
     let order = shuffled(world.spawn_batch((0..n).map(|_| bundle())));
     g.bench_function("doecs", |b| {
@@ -16,17 +19,61 @@ fn get_random(c: &mut Criterion) {
                 .sum::<f32>()
         })
     });
-    let mut hworld = hecs::World::new();
-    let horder: Vec<_> = hworld.spawn_batch((0..n).map(|_| bundle())).collect();
-    let horder = shuffled(horder);
+
+    let mut world = hecs::World::new();
+    let order = shuffled(world.spawn_batch((0..n).map(|_| bundle())).collect());
     g.bench_function("hecs", |b| {
         b.iter(|| {
-            horder
+            order
                 .iter()
-                .map(|&e| hworld.get::<&Position>(e).unwrap().0.x)
+                .map(|&e| world.get::<&Position>(e).unwrap().0.x)
                 .sum::<f32>()
         })
     });
+
+    let mut world = bevy_ecs::world::World::new();
+    let order = shuffled(world.spawn_batch((0..n).map(|_| bundle())).collect());
+    g.bench_function("bevy_ecs", |b| {
+        b.iter(|| {
+            order
+                .iter()
+                .map(|&e| world.get::<Position>(e).unwrap().0.x)
+                .sum::<f32>()
+        })
+    });
+
+    let mut world = shipyard::World::new();
+    let order = shuffled(world.bulk_add_entity((0..n).map(|_| bundle())).collect());
+    g.bench_function("shipyard", |b| {
+        // shipyard's lookups go through a borrowed view of the storage.
+        b.iter(|| {
+            world.run(|positions: View<Position>| {
+                order
+                    .iter()
+                    .map(|&e| positions.get(e).unwrap().0.x)
+                    .sum::<f32>()
+            })
+        })
+    });
+
+    let world = FlecsWorld::new();
+    let order = shuffled(
+        (0..n)
+            .map(|_| {
+                let (t, p, r, v) = bundle();
+                world.entity().set(t).set(p).set(r).set(v).id()
+            })
+            .collect(),
+    );
+    g.bench_function("flecs_ecs", |b| {
+        b.iter(|| {
+            order
+                .iter()
+                .map(|&e| world.entity_from_id(e).get::<&Position>(|p| p.0.x))
+                .sum::<f32>()
+        })
+    });
+
     let positions = vec![Position(Vec3::X); n];
     let indices = shuffled((0..n).collect::<Vec<_>>());
     g.bench_function("soa_baseline", |b| {

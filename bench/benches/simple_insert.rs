@@ -1,5 +1,5 @@
 //! simple_insert: build a world and spawn 10,000 entities of
-//! (Transform, Position, Rotation, Velocity) with each library's batch path.
+//! (Transform, Position, Rotation, Velocity), with each library's batch path.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use doecs_bench::*;
@@ -18,6 +18,29 @@ fn simple_insert(c: &mut Criterion) {
         b.iter(|| {
             let mut world = hecs::World::new();
             world.spawn_batch((0..n).map(|_| bundle()));
+            world
+        })
+    });
+    g.bench_function("bevy_ecs", |b| {
+        b.iter(|| {
+            let mut world = bevy_ecs::world::World::new();
+            world.spawn_batch((0..n).map(|_| bundle())).for_each(drop);
+            world
+        })
+    });
+    g.bench_function("shipyard", |b| {
+        b.iter(|| {
+            let mut world = shipyard::World::new();
+            world
+                .bulk_add_entity((0..n).map(|_| bundle()))
+                .for_each(drop);
+            world
+        })
+    });
+    g.bench_function("flecs_ecs", |b| {
+        b.iter(|| {
+            let world = flecs_ecs::prelude::World::new();
+            flecs_spawn_bundles(&world, n);
             world
         })
     });

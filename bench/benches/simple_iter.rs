@@ -1,7 +1,11 @@
-//! simple_iter: `pos += vel` over 10,000 entities of (Transform, Position, Rotation, Velocity).
+//! simple_iter: `pos += vel` over 10,000 entities of
+//! (Transform, Position, Rotation, Velocity).
 
+use bevy_ecs::prelude::Mut;
 use criterion::{criterion_group, criterion_main, Criterion};
 use doecs_bench::*;
+use flecs_ecs::prelude::{QueryAPI, World as FlecsWorld};
+use shipyard::{IntoIter, View, ViewMut};
 
 fn simple_iter(c: &mut Criterion) {
     let mut g = group(c, "simple_iter");
@@ -9,11 +13,11 @@ fn simple_iter(c: &mut Criterion) {
 
     let mut world = doecs::World::new();
     world.spawn_batch((0..n).map(|_| bundle()));
-    g.bench_function("doecs_for_each", |b| {
+    g.bench_function("doecs", |b| {
         b.iter(|| {
             world
                 .query_mut::<(&mut Position, &Velocity)>()
-                .for_each(|(p, v)| p.0 += v.0)
+                .for_each(|(p, v)| integrate(p, v))
         })
     });
     let mut query = doecs::Query::<(&mut Position, &Velocity)>::new(&world);
@@ -21,7 +25,7 @@ fn simple_iter(c: &mut Criterion) {
         b.iter(|| {
             query.for_each_chunk(&mut world, |(ps, vs)| {
                 for (p, v) in ps.iter_mut().zip(vs) {
-                    p.0 += v.0;
+                    integrate(p, v);
                 }
             })
         })
@@ -32,9 +36,44 @@ fn simple_iter(c: &mut Criterion) {
     g.bench_function("hecs", |b| {
         b.iter(|| {
             for (p, v) in world.query_mut::<(&mut Position, &Velocity)>() {
-                p.0 += v.0;
+                integrate(p, v);
             }
         })
+    });
+
+    let mut world = bevy_ecs::world::World::new();
+    world.spawn_batch((0..n).map(|_| bundle())).for_each(drop);
+    let mut query = world.query::<(&mut Position, &Velocity)>();
+    g.bench_function("bevy_ecs", |b| {
+        b.iter(|| {
+            for (mut p, v) in query.iter_mut(&mut world) {
+                integrate(Mut::as_mut(&mut p), v);
+            }
+        })
+    });
+
+    let mut world = shipyard::World::new();
+    world
+        .bulk_add_entity((0..n).map(|_| bundle()))
+        .for_each(drop);
+    g.bench_function("shipyard", |b| {
+        b.iter(|| {
+            world.run(|mut ps: ViewMut<Position>, vs: View<Velocity>| {
+                for (p, v) in (&mut ps, &vs).iter() {
+                    integrate(p, v);
+                }
+            })
+        })
+    });
+
+    let world = FlecsWorld::new();
+    for _ in 0..n {
+        let (t, p, r, v) = bundle();
+        world.entity().set(t).set(p).set(r).set(v);
+    }
+    let query = world.new_query::<(&mut Position, &Velocity)>();
+    g.bench_function("flecs_ecs", |b| {
+        b.iter(|| query.each(|(p, v)| integrate(p, v)))
     });
 
     let mut positions = vec![Position(Vec3::X); n];
@@ -42,7 +81,7 @@ fn simple_iter(c: &mut Criterion) {
     g.bench_function("soa_baseline", |b| {
         b.iter(|| {
             for (p, v) in positions.iter_mut().zip(&velocities) {
-                p.0 += v.0;
+                integrate(p, v);
             }
             std::hint::black_box(&mut positions);
         })

@@ -1,6 +1,14 @@
+#![doc = include_str!("../README.md")]
+//!
 //! Shared pieces of the side-by-side benchmarks: the ecs_bench_suite component
-//! types (with glam), the standard sizes, and one criterion-group helper so
-//! every workload file only says what each library does.
+//! types (with glam), the standard sizes, the per-entity kernels every library
+//! runs (so each peer does exactly the same arithmetic), one criterion-group
+//! helper, and the list of workloads a peer cannot express ("n/a") that the
+//! report prints. Each workload file only says how each library drives the
+//! shared kernel.
+//!
+//! Library names used as criterion function ids (and by the report):
+//! [`LIBRARIES`].
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};
@@ -8,21 +16,140 @@ use std::time::Duration;
 
 pub use glam::{Mat4, Vec3};
 
-/// ecs_bench_suite's `Transform`.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Transform(pub Mat4);
-/// ecs_bench_suite's `Position`.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Position(pub Vec3);
-/// ecs_bench_suite's `Rotation`.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Rotation(pub Vec3);
-/// ecs_bench_suite's `Velocity`.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Velocity(pub Vec3);
+/// Declares component types that every peer accepts: one struct, with the
+/// derives bevy_ecs, shipyard and flecs_ecs need (doecs and hecs take any
+/// `Send + Sync + 'static` type).
+#[macro_export]
+macro_rules! components {
+    ($($(#[$meta:meta])* $name:ident($ty:ty);)*) => {$(
+        $(#[$meta])*
+        #[derive(Copy, Clone, Debug, Default, PartialEq,
+            bevy_ecs::component::Component, shipyard::Component, flecs_ecs::prelude::Component)]
+        pub struct $name(pub $ty);
+    )*};
+}
+
+components! {
+    /// ecs_bench_suite's `Transform`.
+    Transform(Mat4);
+    /// ecs_bench_suite's `Position`.
+    #[repr(transparent)]
+    Position(Vec3);
+    /// ecs_bench_suite's `Rotation`.
+    Rotation(Vec3);
+    /// ecs_bench_suite's `Velocity`.
+    #[repr(transparent)]
+    Velocity(Vec3);
+    /// level_spawn's local transform, as a plain component for the peers.
+    LocalTransform(glam::Affine3A);
+    /// ecs_bench_suite's `A` (add_remove, schedule).
+    A(f32);
+    /// ecs_bench_suite's `B`.
+    B(f32);
+    /// ecs_bench_suite's `C`.
+    C(f32);
+    /// ecs_bench_suite's `D`.
+    D(f32);
+    /// ecs_bench_suite's `E`.
+    E(f32);
+    /// frag_iter's payload, carried beside one of 26 marker types.
+    Data(f32);
+}
+
+/// The libraries, in report order: criterion function ids.
+pub const LIBRARIES: [&str; 6] = [
+    "doecs",
+    "hecs",
+    "bevy_ecs",
+    "shipyard",
+    "flecs_ecs",
+    "soa_baseline",
+];
+
+/// The workloads, in report order: criterion group names.
+pub const WORKLOADS: [&str; 10] = [
+    "simple_insert",
+    "simple_iter",
+    "frag_iter",
+    "heavy_compute",
+    "schedule",
+    "add_remove",
+    "churn",
+    "get_random",
+    "level_spawn",
+    "transform_propagate",
+];
+
+/// (workload, library, why it is absent): entries the suite does not measure
+/// on purpose, printed as "n/a" by the report instead of a stand-in.
+pub const NOT_AVAILABLE: &[(&str, &str, &str)] = &[
+    ("schedule", "hecs", "no scheduler in the crate"),
+    (
+        "transform_propagate",
+        "hecs",
+        "no hierarchy/transform propagation in the crate",
+    ),
+    (
+        "transform_propagate",
+        "bevy_ecs",
+        "propagation lives in bevy_transform, not bevy_ecs",
+    ),
+    (
+        "transform_propagate",
+        "shipyard",
+        "no hierarchy/transform propagation in the crate",
+    ),
+    (
+        "transform_propagate",
+        "flecs_ecs",
+        "transform propagation lives in flecs' separate transform module, not flecs_ecs",
+    ),
+];
+
+// SAFETY: repr(transparent) over `Vec3`, three `f32`s with no padding; any
+// bits are a valid value.
+unsafe impl doecs_resource::PlainBytes for Position {
+    const SCALAR_WIDTH: usize = 4;
+}
+// SAFETY: as for `Position`.
+unsafe impl doecs_resource::PlainBytes for Velocity {
+    const SCALAR_WIDTH: usize = 4;
+}
+
+/// (workload, note): how a workload's rows differ from like-for-like, printed
+/// under its table by the report.
+pub const NOTES: &[(&str, &str)] = &[
+    (
+        "simple_insert",
+        "Each library's batch path; flecs_ecs's takes one array per component, built inside the timed code.",
+    ),
+    (
+        "heavy_compute",
+        "Every library runs on all cores: doecs `par_for_each`, hecs `iter_batched(64)` bridged to rayon, bevy_ecs `par_iter_mut` on its compute pool, shipyard `par_iter`, flecs_ecs a `par_each` system run by `progress()` with `set_threads(cores)`, the baseline rayon `par_iter_mut`.",
+    ),
+    (
+        "schedule",
+        "doecs, bevy_ecs and shipyard run the three systems with their parallel schedulers; flecs_ecs runs them as pipeline systems (`progress()`, one thread, its default); the baseline runs the three loops one after another.",
+    ),
+    (
+        "get_random",
+        "shipyard looks up through one borrowed `View` per iteration (its idiom); flecs_ecs through `entity_from_id(..).get`.",
+    ),
+    (
+        "level_spawn",
+        "Not like-for-like on purpose: doecs loads and validates the compiled blob and links the 10,000-entity hierarchy into its transform manager; the peers only batch-spawn the same three plain components from arrays, with no hierarchy (the bar the resource issue sets); the baseline is a memcpy of the blob's component bytes.",
+    ),
+    (
+        "transform_propagate",
+        "One full world-transform pass over an 81,000-node forest (1,000 roots × 5 × 5 × 2), `Affine3A`; the baseline is the same pass over parent-first arrays.",
+    ),
+];
 
 /// Entities per workload, as in ecs_bench_suite.
 pub const N: usize = 10_000;
+
+/// Entities in heavy_compute, as in ecs_bench_suite.
+pub const HEAVY_N: usize = 1_000;
 
 /// Whether to run tiny sizes (smoke mode: `DOECS_BENCH_SMOKE=1`), so CI can
 /// run every bench body once quickly.
@@ -32,10 +159,15 @@ pub fn smoke() -> bool {
 
 /// `N`, or a tiny size in smoke mode.
 pub fn n() -> usize {
+    sized(N)
+}
+
+/// `full`, or a tiny size (at most 64) in smoke mode.
+pub fn sized(full: usize) -> usize {
     if smoke() {
-        64
+        full.min(64)
     } else {
-        N
+        full
     }
 }
 
@@ -49,7 +181,50 @@ pub fn bundle() -> (Transform, Position, Rotation, Velocity) {
     )
 }
 
+/// heavy_compute's bundle: a rotation matrix (invertible) and a position.
+pub fn heavy_bundle() -> (Transform, Position, Rotation, Velocity) {
+    (
+        Transform(Mat4::from_axis_angle(Vec3::X, 1.2)),
+        Position(Vec3::X),
+        Rotation(Vec3::X),
+        Velocity(Vec3::X),
+    )
+}
+
+/// simple_iter's kernel: `pos += vel`.
+#[inline(always)]
+pub fn integrate(position: &mut Position, velocity: &Velocity) {
+    position.0 += velocity.0;
+}
+
+/// heavy_compute's kernel: invert the matrix 100 times, then transform the
+/// position by it.
+#[inline(always)]
+pub fn heavy(position: &mut Position, transform: &mut Transform) {
+    for _ in 0..100 {
+        transform.0 = transform.0.inverse();
+    }
+    position.0 = transform.0.transform_vector3(position.0);
+}
+
+/// frag_iter's kernel: `data *= 2`.
+#[inline(always)]
+pub fn double(data: &mut Data) {
+    data.0 *= 2.0;
+}
+
+/// The schedule workload's three systems' kernel: swap two values.
+#[inline(always)]
+pub fn swap(x: &mut f32, y: &mut f32) {
+    std::mem::swap(x, y);
+}
+
 /// A benchmark group named `name` with the suite's timing settings.
+///
+/// Full runs take their timing from `DOECS_BENCH_WARMUP_MS` and
+/// `DOECS_BENCH_MEASURE_MS` (defaults 1,000 and 3,000) and the sample count
+/// from `DOECS_BENCH_SAMPLES` (default 100), so a whole-suite run
+/// can be shortened to fit a time budget.
 pub fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
     let mut g = c.benchmark_group(name);
     if smoke() {
@@ -57,10 +232,33 @@ pub fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTim
             .warm_up_time(Duration::from_millis(1))
             .measurement_time(Duration::from_millis(10));
     } else {
-        g.warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
+        let ms = |var: &str, default: u64| {
+            std::env::var(var)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        g.sample_size(ms("DOECS_BENCH_SAMPLES", 100) as usize)
+            .warm_up_time(Duration::from_millis(ms("DOECS_BENCH_WARMUP_MS", 1000)))
+            .measurement_time(Duration::from_millis(ms("DOECS_BENCH_MEASURE_MS", 3000)));
     }
     g
+}
+
+/// Threads for the parallel workloads: every core (2 here), the same for
+/// every library.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Starts bevy's compute pool (its parallel queries and multi-threaded
+/// executor run there) with [`threads`] threads, once per process.
+pub fn bevy_task_pool() {
+    bevy_tasks::ComputeTaskPool::get_or_init(|| {
+        bevy_tasks::TaskPoolBuilder::new()
+            .num_threads(threads())
+            .build()
+    });
 }
 
 /// A deterministic shuffle (xorshift), so random-order workloads are the same
@@ -74,4 +272,32 @@ pub fn shuffled<T>(mut items: Vec<T>) -> Vec<T> {
         items.swap(i, (state % (i as u64 + 1)) as usize);
     }
     items
+}
+
+/// flecs_ecs's batch path for `n` standard bundles: one array per component,
+/// handed to `entity_bulk` (the arrays are built inside the timed code, as the
+/// other libraries build their bundles from an iterator).
+pub fn flecs_spawn_bundles(
+    world: &flecs_ecs::prelude::World,
+    n: usize,
+) -> Vec<flecs_ecs::prelude::Entity> {
+    let (mut t, mut p, mut r, mut v) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (a, b, c, d) in (0..n).map(|_| bundle()) {
+        t.push(a);
+        p.push(b);
+        r.push(c);
+        v.push(d);
+    }
+    world
+        .entity_bulk(n as u32)
+        .set(&t)
+        .set(&p)
+        .set(&r)
+        .set(&v)
+        .build()
 }
