@@ -74,6 +74,15 @@ struct Tracked2(Tracked);
 /// A third.
 struct Tracked3(Tracked);
 
+/// `native` entities natively, fewer under Miri (which interprets slowly).
+fn sized(native: usize) -> usize {
+    if cfg!(miri) {
+        (native / 4).max(6)
+    } else {
+        native
+    }
+}
+
 fn small_world() -> World {
     World::with_config(WorldConfig {
         chunk_bytes: 256,
@@ -85,7 +94,7 @@ fn small_world() -> World {
 fn despawn_and_world_drop_drop_each_value_once() {
     let ledger = Ledger::new();
     let mut world = small_world();
-    let es: Vec<Entity> = (0..40)
+    let es: Vec<Entity> = (0..sized(40))
         .map(|i| {
             if i % 2 == 0 {
                 world.spawn((ledger.value(), i as u32))
@@ -106,7 +115,7 @@ fn despawn_and_world_drop_drop_each_value_once() {
         .map(|(i, _)| if i % 2 == 0 { 1 } else { 2 })
         .sum();
     assert_eq!(ledger.total_dropped(), expected);
-    assert_eq!(world.len(), 40 - despawned);
+    assert_eq!(world.len(), es.len() - despawned);
     drop(world);
     ledger.assert_all_dropped_once();
 }
@@ -115,14 +124,15 @@ fn despawn_and_world_drop_drop_each_value_once() {
 fn moves_never_drop_or_clone() {
     let ledger = Ledger::new();
     let mut world = small_world();
-    let es: Vec<Entity> = (0..30)
+    let es: Vec<Entity> = (0..sized(30))
         .map(|i| world.spawn((ledger.value(), vec![i as u8; 4])))
         .collect();
     let buffers: Vec<*const u8> = es
         .iter()
         .map(|&e| world.get::<Vec<u8>>(e).unwrap().as_ptr())
         .collect();
-    for round in 0..5u32 {
+    let rounds = if cfg!(miri) { 2 } else { 5 };
+    for round in 0..rounds {
         for &e in &es {
             world.insert_one(e, round).unwrap();
             world.insert(e, (Tracked2(ledger.value()), 1.5f64)).unwrap();
@@ -136,7 +146,7 @@ fn moves_never_drop_or_clone() {
         }
     }
     // Only the removed-and-returned Tracked2 values were dropped, by us.
-    assert_eq!(ledger.total_dropped(), 5 * es.len());
+    assert_eq!(ledger.total_dropped(), rounds as usize * es.len());
     for (i, &e) in es.iter().enumerate() {
         let t = world.get::<Tracked>(e).unwrap();
         assert_eq!(ledger.dropped(t.id), 0, "moved value was dropped");
@@ -154,7 +164,7 @@ fn panic_in_drop_during_despawn() {
     let ledger = Ledger::new();
     let mut world = small_world();
     // Many rows, so the despawned row is refilled by the last row (a move).
-    let es: Vec<Entity> = (0..20)
+    let es: Vec<Entity> = (0..sized(20))
         .map(|i| {
             world.spawn((
                 if i == 3 {
@@ -321,8 +331,9 @@ fn panic_in_drop_during_bundle_insert_overwrite() {
 fn panic_in_drop_during_clear() {
     let ledger = Ledger::new();
     let mut world = small_world();
-    for i in 0..30 {
-        let t = if i == 17 {
+    let n = sized(30);
+    for i in 0..n {
+        let t = if i == n / 2 {
             ledger.bomb()
         } else {
             ledger.value()
@@ -344,8 +355,9 @@ fn panic_in_drop_during_clear() {
 fn panic_in_drop_while_dropping_the_world() {
     let ledger = Ledger::new();
     let mut world = small_world();
-    for i in 0..25 {
-        let t = if i == 9 {
+    let n = sized(25);
+    for i in 0..n {
+        let t = if i == n / 2 {
             ledger.bomb()
         } else {
             ledger.value()

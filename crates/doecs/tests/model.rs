@@ -785,7 +785,7 @@ fn seeded_ops(seed: u64, len: usize, max_batch: usize) -> Vec<Op> {
 #[test]
 fn model_seeded() {
     let (seeds, len, batch) = if cfg!(miri) {
-        (2, 50, 6)
+        (1, 40, 5)
     } else {
         (12, 200, 40)
     };
@@ -811,7 +811,7 @@ fn model_seeded() {
 /// stale handles to reused indices are checked even if proptest is unlucky.
 #[test]
 fn model_fixed_churn() {
-    let n = if cfg!(miri) { 6 } else { 60 };
+    let n = if cfg!(miri) { 4 } else { 60 };
     let mut ops = Vec::new();
     for round in 0..3u32 {
         ops.push(Op::SpawnBatch(Shape::Abcd, round * 1000, n));
