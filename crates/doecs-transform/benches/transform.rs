@@ -7,9 +7,12 @@
 //! checks. Run: `cargo bench -p doecs-transform -- --warm-up-time 1 --measurement-time 3`.
 //! With `DOECS_BENCH_SMOKE=1` (e.g. under `cargo test --benches`) every body
 //! runs on tiny sizes with minimal timing, as a quick check that it works.
+//! With `DOECS_BENCH_CPU_TIME=1` (Linux) criterion measures the thread's CPU
+//! time instead of wall time, for figures taken on a machine shared with other
+//! jobs.
 
-use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 use doecs::Entities;
 use doecs_transform::{Instance, TransformManager};
 use glam::{Affine3A, Mat4, Quat, Vec3};
@@ -22,7 +25,7 @@ fn smoke() -> bool {
 }
 
 /// A group that, in smoke mode, runs each body only briefly.
-fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+fn group<'a, M: Measurement>(c: &'a mut Criterion<M>, name: &str) -> BenchmarkGroup<'a, M> {
     let mut g = c.benchmark_group(name);
     if smoke() {
         g.sample_size(10)
@@ -91,7 +94,7 @@ fn propagate_arrays<T: Copy + std::ops::Mul<Output = T>>(
     }
 }
 
-fn full_propagation(c: &mut Criterion) {
+fn full_propagation<M: Measurement>(c: &mut Criterion<M>) {
     let mut tm = forest();
     // The same workload on plain arrays, for Mat4 vs Affine3A.
     let n = tm.len();
@@ -130,7 +133,7 @@ fn chain(n: usize) -> (TransformManager, Vec<Instance>) {
     (tm, hs)
 }
 
-fn chain_batch(c: &mut Criterion) {
+fn chain_batch<M: Measurement>(c: &mut Criterion<M>) {
     let (mut tm, hs) = chain(if smoke() { 16 } else { 1000 });
     let batch: Vec<(Instance, Affine3A)> = hs
         .iter()
@@ -151,7 +154,7 @@ fn chain_batch(c: &mut Criterion) {
     g.finish();
 }
 
-fn immediate_small(c: &mut Criterion) {
+fn immediate_small<M: Measurement>(c: &mut Criterion<M>) {
     // root -> a, b; a -> c, d; b -> e
     let mut entities = Entities::new();
     let mut es = Vec::new();
@@ -183,7 +186,7 @@ fn immediate_small(c: &mut Criterion) {
 /// The seed's lazy garbage collection when nothing died: one sweep of a
 /// 100,000-instance manager stops after four live probes, so it should cost
 /// about as much as four random liveness checks done by hand.
-fn lazy_gc(c: &mut Criterion) {
+fn lazy_gc<M: Measurement>(c: &mut Criterion<M>) {
     let n = if smoke() { 100 } else { 100_000 };
     let mut entities = Entities::new();
     let mut es = Vec::new();
@@ -213,6 +216,76 @@ fn lazy_gc(c: &mut Criterion) {
     g.finish();
 }
 
+/// Thread CPU time as a criterion measurement (`DOECS_BENCH_CPU_TIME=1`).
+///
+/// On a machine shared with other jobs, wall time includes the time this
+/// thread spent preempted. `CLOCK_THREAD_CPUTIME_ID` counts only the time it
+/// ran, which makes figures from a loaded machine comparable (cache and memory
+/// contention still show). Linux only; elsewhere the wall-time run is used.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+mod cpu_time {
+    use super::*;
+    use std::time::Duration;
+
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+
+    extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+
+    fn now() -> Duration {
+        let mut ts = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `clock_gettime` is the libc function of that signature on
+        // 64-bit Linux (`clockid_t` is `i32`, `timespec` is two `i64`s, matching
+        // `Timespec`'s `repr(C)` layout); it only writes through the valid,
+        // exclusive pointer it is given.
+        let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    }
+
+    /// The measurement: CPU time of the benchmarking thread.
+    pub struct CpuTime;
+
+    impl Measurement for CpuTime {
+        type Intermediate = Duration;
+        type Value = Duration;
+        fn start(&self) -> Duration {
+            now()
+        }
+        fn end(&self, start: Duration) -> Duration {
+            now().saturating_sub(start)
+        }
+        fn add(&self, a: &Duration, b: &Duration) -> Duration {
+            *a + *b
+        }
+        fn zero(&self) -> Duration {
+            Duration::ZERO
+        }
+        fn to_f64(&self, v: &Duration) -> f64 {
+            v.as_nanos() as f64
+        }
+        fn formatter(&self) -> &dyn ValueFormatter {
+            WallTime.formatter()
+        }
+    }
+
+    criterion_group!(
+        name = cpu_benches;
+        config = Criterion::default().with_measurement(CpuTime);
+        targets = full_propagation, chain_batch, immediate_small, lazy_gc
+    );
+}
+
 criterion_group!(
     benches,
     full_propagation,
@@ -220,4 +293,15 @@ criterion_group!(
     immediate_small,
     lazy_gc
 );
-criterion_main!(benches);
+
+fn main() {
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    if std::env::var_os("DOECS_BENCH_CPU_TIME").is_some() {
+        println!("measuring thread CPU time (DOECS_BENCH_CPU_TIME)");
+        cpu_time::cpu_benches();
+        Criterion::default().configure_from_args().final_summary();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
