@@ -87,10 +87,17 @@ fn compile_inspect_run_flow() {
         .find(|l| l.trim_start().starts_with("transform"))
         .unwrap();
     let cols: Vec<&str> = transform_line.split_whitespace().collect();
-    assert_eq!(cols, ["transform", "260", "48", "12480"]);
+    assert_eq!(cols, ["transform", "260", "64", "16640"]);
     assert!(s.contains("spin"), "{s}");
-    let data_line = s.lines().find(|l| l.trim_start().starts_with("data")).unwrap();
-    assert_eq!(data_line.split_whitespace().nth(1), Some("20"), "{data_line}");
+    let data_line = s
+        .lines()
+        .find(|l| l.trim_start().starts_with("data"))
+        .unwrap();
+    assert_eq!(
+        data_line.split_whitespace().nth(1),
+        Some("20"),
+        "{data_line}"
+    );
 
     for level in [&blob, &json] {
         let out = doecs(&[

@@ -57,7 +57,7 @@ fn level(n: usize) -> (Vec<u8>, Vec<Affine3A>, Vec<Position>, Vec<Velocity>) {
     let mut b = BlobBuilder::new(parents);
     b.push_dense(
         name_hash("transform"),
-        48,
+        64,
         locals.iter().flat_map(encode_transform).collect(),
     );
     b.push_dense(

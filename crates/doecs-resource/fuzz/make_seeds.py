@@ -20,14 +20,14 @@ def blob(parents, blocks):
         out = pad(out + data)
     return out[:16] + struct.pack("<Q", len(out)) + out[24:]
 
-ident = struct.pack("<12f", 1,0,0, 0,1,0, 0,0,1, 0,0,0)
-move = struct.pack("<12f", 1,0,0, 0,1,0, 0,0,1, 1,2,3)
+ident = struct.pack("<16f", 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,0)
+move = struct.pack("<16f", 1,0,0,0, 0,1,0,0, 0,0,1,0, 1,2,3,0)
 M = 0xFFFFFFFF
 seeds = {
     "empty": blob([], []),
     "roots": blob([M, M], [("mass", 4, [0, 1], struct.pack("<2f", 1, 2))]),
     "tree": blob([M, 0, 1, 1, M], [
-        ("transform", 48, [0, 1, 2, 3], ident + move + ident + move),
+        ("transform", 64, [0, 1, 2, 3], ident + move + ident + move),
         ("position", 12, [0, 4], struct.pack("<6f", 1, 2, 3, 4, 5, 6)),
         ("mass", 4, [1, 3, 4], struct.pack("<3f", 1, 2, 3)),
         ("tag", 4, [2], struct.pack("<2H", 7, 9)),

@@ -56,31 +56,47 @@ pub struct EntityDesc {
 
 impl LevelDesc {
     /// Visits every entity in preorder (parents before children) with its
-    /// parent's preorder index and a path for messages. Iterative, so depth
-    /// is not limited by the stack.
+    /// parent's preorder index and a function that describes where it is
+    /// (for messages; built only when called). Iterative, so depth is not
+    /// limited by the stack.
     pub fn visit_preorder(
         &self,
         mut f: impl FnMut(usize, Option<usize>, &EntityDesc, &dyn Fn() -> String),
     ) {
-        // (entity, parent preorder index, path)
-        let mut stack: Vec<(&EntityDesc, Option<usize>, String)> = self
+        // Per visited entity: (parent preorder index, index among its siblings).
+        let mut place: Vec<(Option<usize>, usize)> = Vec::new();
+        let mut stack: Vec<(&EntityDesc, Option<usize>, usize)> = self
             .entities
             .iter()
             .enumerate()
             .rev()
-            .map(|(i, e)| (e, None, format!("entities[{i}]")))
+            .map(|(i, e)| (e, None, i))
             .collect();
-        let mut next = 0usize;
-        while let Some((e, parent, path)) = stack.pop() {
-            let me = next;
-            next += 1;
-            let describe = || match &e.name {
-                Some(n) => format!("{path} ({n:?})"),
-                None => path.clone(),
+        while let Some((e, parent, sibling)) = stack.pop() {
+            let me = place.len();
+            place.push((parent, sibling));
+            let describe = || {
+                let mut chain = vec![me];
+                while let Some(p) = place[*chain.last().expect("non-empty")].0 {
+                    chain.push(p);
+                }
+                let mut path = String::new();
+                for (depth, &i) in chain.iter().rev().enumerate() {
+                    let k = place[i].1;
+                    if depth == 0 {
+                        path.push_str(&format!("entities[{k}]"));
+                    } else {
+                        path.push_str(&format!(".children[{k}]"));
+                    }
+                }
+                match &e.name {
+                    Some(n) => format!("{path} ({n:?})"),
+                    None => path,
+                }
             };
             f(me, parent, e, &describe);
             for (k, c) in e.children.iter().enumerate().rev() {
-                stack.push((c, Some(me), format!("{path}.children[{k}]")));
+                stack.push((c, Some(me), k));
             }
         }
     }

@@ -4,8 +4,12 @@
 //!
 //! JSON: `{"translation": [x, y, z], "rotation": [x, y, z, w], "scale": [x, y, z]}`,
 //! every key optional (identity by default); `scale` may be one number. The
-//! instance data is the local [`Affine3A`] as 12 little-endian `f32`s: the x,
-//! y and z axes, then the translation (48 bytes).
+//! instance data is the local [`Affine3A`] as 16 little-endian `f32`s: the x,
+//! y and z axes, then the translation, each as four lanes with the fourth 0
+//! (64 bytes, glam's in-memory layout of `Affine3A`). Every lane must be
+//! finite, padding lanes included. Because blob instance
+//! data is 16-byte aligned, a little-endian host reads the transforms in place
+//! as `&[Affine3A]`, with no decoding or copy.
 //!
 //! The spawner makes **one** [`TransformManager::create_many`] call for the
 //! whole block. An entity's transform parent is its nearest ancestor in the
@@ -23,26 +27,53 @@ use serde_json::Value;
 /// The component name of the built-in transform.
 pub const TRANSFORM: &str = "transform";
 /// Bytes per transform instance.
-pub const TRANSFORM_SIZE: usize = 48;
+pub const TRANSFORM_SIZE: usize = 64;
 /// The transform's spawn order: before everything that may look for it.
 pub const TRANSFORM_SPAWN_ORDER: i32 = -100;
 
 /// Encodes a local transform as instance bytes.
 pub fn encode_transform(local: &Affine3A) -> Vec<u8> {
-    local
-        .to_cols_array()
-        .iter()
-        .flat_map(|f| f.to_le_bytes())
-        .collect()
+    let c = local.to_cols_array();
+    let mut out = Vec::with_capacity(TRANSFORM_SIZE);
+    for axis in c.chunks_exact(3) {
+        for f in axis.iter().chain(std::iter::once(&0.0)) {
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+    }
+    out
 }
 
-/// Decodes instance bytes (at least 48) into a local transform.
+/// Decodes instance bytes (at least 64) into a local transform.
 pub fn decode_transform(bytes: &[u8]) -> Affine3A {
     let mut cols = [0f32; 12];
-    for (c, b) in cols.iter_mut().zip(bytes.chunks_exact(4)) {
+    for (k, c) in cols.iter_mut().enumerate() {
+        let at = (k / 3) * 16 + (k % 3) * 4;
+        let b = &bytes[at..at + 4];
         *c = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
     Affine3A::from_cols_array(&cols)
+}
+
+/// The transforms of a block read in place, when the host is little-endian
+/// and the data is 16-byte aligned in memory; `None` otherwise.
+fn transforms_in_place(data: &[u8]) -> Option<&[Affine3A]> {
+    const _: () = assert!(std::mem::size_of::<Affine3A>() == TRANSFORM_SIZE);
+    let aligned = data.as_ptr() as usize % std::mem::align_of::<Affine3A>() == 0;
+    if !cfg!(target_endian = "little") || !aligned || data.len() % TRANSFORM_SIZE != 0 {
+        return None;
+    }
+    // SAFETY: `Affine3A` is 64 bytes of f32 lanes (three `Vec3A` axes and a
+    // `Vec3A` translation, each 16 bytes whose fourth lane is SIMD lane or
+    // padding); every bit pattern is a valid value. The pointer is aligned
+    // (checked), the length is a whole number of values, the bytes are
+    // initialised and borrowed for the returned lifetime, and on a
+    // little-endian host the blob's byte order is the native one.
+    Some(unsafe {
+        std::slice::from_raw_parts(
+            data.as_ptr().cast::<Affine3A>(),
+            data.len() / TRANSFORM_SIZE,
+        )
+    })
 }
 
 /// The transform's compile function (see the module docs).
@@ -95,11 +126,20 @@ impl ComponentSpawner for TransformSpawner {
     fn validate(&self, block: &BlockView<'_>) -> Result<(), (usize, String)> {
         // Any f32 bits decode; non-finite values are refused so world
         // transforms stay meaningful.
+        // A float is NaN or infinite when its exponent bits are all ones.
+        // Fast pass over all lanes (padding lanes included: the compiler
+        // writes 0 there) without branches; locate only on failure.
+        let non_finite =
+            |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) & 0x7f80_0000 == 0x7f80_0000;
+        let any_bad = block
+            .data
+            .chunks_exact(4)
+            .fold(false, |bad, b| bad | non_finite(b));
+        if !any_bad {
+            return Ok(());
+        }
         for (i, inst) in block.data.chunks_exact(TRANSFORM_SIZE).enumerate() {
-            let finite = inst
-                .chunks_exact(4)
-                .all(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_finite());
-            if !finite {
+            if inst.chunks_exact(4).any(non_finite) {
                 return Err((i, "transform holds a NaN or infinite value".into()));
             }
         }
@@ -138,23 +178,58 @@ impl ComponentSpawner for TransformSpawner {
                 parents.push((a != NONE).then(|| slot_of[a as usize]));
             }
         }
-        let entities: Vec<_> = batch
-            .entity_index
-            .iter()
-            .map(|e| batch.entity_lookup[e as usize])
-            .collect();
-        let locals: Vec<Affine3A> = batch
-            .data
-            .chunks_exact(TRANSFORM_SIZE)
-            .map(decode_transform)
-            .collect();
+        let gathered: Vec<_>;
+        let entities = if n == num_entities {
+            batch.entity_lookup
+        } else {
+            gathered = batch
+                .entity_index
+                .iter()
+                .map(|e| batch.entity_lookup[e as usize])
+                .collect();
+            &gathered
+        };
+        let decoded: Vec<Affine3A>;
+        let locals = match transforms_in_place(batch.data) {
+            Some(in_place) => in_place,
+            None => {
+                decoded = batch
+                    .data
+                    .chunks_exact(TRANSFORM_SIZE)
+                    .map(decode_transform)
+                    .collect();
+                &decoded
+            }
+        };
         if world.manager::<TransformManager>().is_none() {
-            world.add_manager(TransformManager::new(), DestroyNotice::Callback);
+            world.add_manager(TransformManager::with_capacity(n), DestroyNotice::Callback);
         }
         let tm = world
             .manager_mut::<TransformManager>()
             .expect("added just above");
-        tm.create_many(&entities, &locals, &parents)
+        tm.create_many(entities, locals, &parents)
             .expect("fresh entities, parents before children: create_many cannot refuse");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips_and_matches_memory_layout() {
+        let t = Affine3A::from_scale_rotation_translation(
+            Vec3::new(1.0, 2.0, 3.0),
+            Quat::from_rotation_y(0.5),
+            Vec3::new(4.0, 5.0, 6.0),
+        );
+        let bytes = encode_transform(&t);
+        assert_eq!(bytes.len(), TRANSFORM_SIZE);
+        assert_eq!(decode_transform(&bytes), t);
+        let aligned = crate::AlignedBytes::from_slice(&bytes);
+        if cfg!(target_endian = "little") {
+            assert_eq!(transforms_in_place(&aligned), Some(&[t][..]));
+        }
+        assert_eq!(transforms_in_place(&aligned[..63]), None);
     }
 }

@@ -151,7 +151,11 @@ impl<'a> BlobView<'a> {
         need(bytes, || "parent_index".into(), parents_at, parents_len)?;
         let parent_index =
             LeU32s::new(&bytes[parents_at as usize..(parents_at + parents_len) as usize]);
-        for (i, p) in parent_index.iter().enumerate() {
+        // Fast pass without branches (vectorises); locate only on failure.
+        let any_bad = parent_index.iter().enumerate().fold(false, |bad, (i, p)| {
+            bad | ((p != NO_PARENT) & (p as usize >= i))
+        });
+        for (i, p) in parent_index.iter().enumerate().filter(|_| any_bad) {
             if p != NO_PARENT && p as usize >= i {
                 return Err(LoadError::new(
                     format!("parent_index[{i}]"),
@@ -275,8 +279,15 @@ fn parse_block(
         index_len,
     )?;
     let entity_index = LeU32s::new(&bytes[index_at as usize..(index_at + index_len) as usize]);
+    // Fast pass: in range and strictly increasing, without branches.
+    let (any_bad, _) = entity_index
+        .iter()
+        .fold((false, None::<u32>), |(bad, prev), e| {
+            let order_bad = prev.is_some_and(|p| e <= p);
+            (bad | (e >= num_entities) | order_bad, Some(e))
+        });
     let mut previous: Option<u32> = None;
-    for (k, e) in entity_index.iter().enumerate() {
+    for (k, e) in entity_index.iter().enumerate().filter(|_| any_bad) {
         let offset = index_at + 4 * k as u64;
         if e >= num_entities {
             return Err(LoadError::new(

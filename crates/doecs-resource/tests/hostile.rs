@@ -161,9 +161,9 @@ fn duplicate_types_and_bad_transforms() {
     b.push_block(block.clone()).push_block(block);
     let e = refuse(&b.to_bytes());
     assert_eq!(e.field, "block[1].component_identifier");
-    let mut data = vec![0u8; 96];
-    data[48 + 8..48 + 12].copy_from_slice(&f32::NAN.to_le_bytes());
-    let e = refuse(&one_block(vec![0, 2], 48, data, "transform"));
+    let mut data = vec![0u8; 128];
+    data[64 + 8..64 + 12].copy_from_slice(&f32::NAN.to_le_bytes());
+    let e = refuse(&one_block(vec![0, 2], 64, data, "transform"));
     assert_eq!(e.field, "block[0].instance_data");
     assert!(matches!(e.problem, Problem::Rejected { instance: 1, .. }));
     assert!(e.to_string().contains("NaN"), "{e}");
