@@ -144,5 +144,24 @@ fn memory(_c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, get_f32_among_8, set_existing_f32, memory);
+fn hash_path(c: &mut Criterion) {
+    use std::hash::{BuildHasher, RandomState};
+    let state = RandomState::new();
+    let mut g = group(c, "hash_path");
+    g.bench_function("std_siphash", |b| {
+        b.iter(|| state.hash_one(black_box(PATH)))
+    });
+    g.bench_function("key_parse", |b| {
+        b.iter(|| Key::parse(black_box(PATH)).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    hash_path,
+    get_f32_among_8,
+    set_existing_f32,
+    memory
+);
 criterion_main!(benches);

@@ -8,8 +8,9 @@ use doecs::Entity;
 /// exactly as it was.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DataError {
-    /// A dotted path had an empty segment (`""`, `"a..b"`, `".a"`, `"a."`).
-    #[error("path {0:?} has an empty segment; use Path::Segments for keys that are empty or contain '.'")]
+    /// A dotted path had an empty segment (`""`, `"a..b"`, `".a"`, `"a."`),
+    /// or a path had no segments at all.
+    #[error("path {0:?} has an empty segment or none; use Path::Segments for keys that are empty or contain '.'")]
     EmptySegment(String),
     /// Two different paths hash to the same 32-bit key in this store.
     #[error("key collision: path {path} hashes to key {key} which this store already uses for another path{}", other.as_ref().map(|o| format!(" ({o})")).unwrap_or_default())]

@@ -44,31 +44,135 @@ pub struct Key(u64);
 const SEED: u64 = 0x243f_6a88_85a3_08d3;
 const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 const MUL2: u64 = 0xd6e8_feb8_6659_fd93;
+const MUL3: u64 = 0xa076_1d64_78bd_642f;
 
 /// Folded 64x64->128 multiply: a cheap, well-mixing step.
 #[inline(always)]
-fn mix(x: u64, m: u64) -> u64 {
+const fn mix(x: u64, m: u64) -> u64 {
     let p = (x as u128).wrapping_mul(m as u128);
     (p as u64) ^ ((p >> 64) as u64)
 }
 
-/// Hash of one segment, 8 bytes at a time, its length mixed in.
+#[inline(always)]
+const fn rd64(s: &[u8], at: usize) -> u64 {
+    // One bounds check (split_at), then a fixed-size read.
+    let w = s.split_at(at).1.split_at(8).0;
+    u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+}
+
+#[inline(always)]
+const fn rd32(s: &[u8], at: usize) -> u64 {
+    let w = s.split_at(at).1.split_at(4).0;
+    u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as u64
+}
+
+/// Hash of the segment `s[at..at + len]` (wyhash-style: overlapping loads
+/// for short input, 16 bytes a step for long input, the length mixed in).
+#[inline(always)]
+const fn segment_hash(s: &[u8], at: usize, len: usize) -> u64 {
+    let mut h = SEED ^ (len as u64).wrapping_mul(MUL);
+    let (a, b) = if len <= 16 {
+        if len >= 8 {
+            (rd64(s, at), rd64(s, at + len - 8))
+        } else if len >= 4 {
+            (rd32(s, at), rd32(s, at + len - 4))
+        } else if len > 0 {
+            (
+                ((s[at] as u64) << 16) | ((s[at + len / 2] as u64) << 8) | s[at + len - 1] as u64,
+                0,
+            )
+        } else {
+            (0, 0)
+        }
+    } else {
+        let mut i = 0;
+        while len - i > 16 {
+            h = mix(h ^ rd64(s, at + i) ^ MUL3, rd64(s, at + i + 8) ^ MUL2);
+            i += 16;
+        }
+        (rd64(s, at + len - 16), rd64(s, at + len - 8))
+    };
+    mix(a ^ MUL3 ^ h, b ^ MUL2)
+}
+
+/// The key of a dotted path, or `None` if a segment is empty.
+#[inline(always)]
+const fn parse_dotted(bytes: &[u8]) -> Option<Key> {
+    let mut k = Key::ROOT;
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        if i == bytes.len() || bytes[i] == b'.' {
+            if i == start {
+                return None;
+            }
+            k = k.child_range(bytes, start, i - start);
+            if i == bytes.len() {
+                return Some(k);
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+}
+
+/// Bit 7 of every byte of `w` that is a `.` (exact, no false positives).
+#[inline(always)]
+fn dot_mask(w: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = w ^ 0x2e2e_2e2e_2e2e_2e2e;
+    !(((x & LOW7).wrapping_add(LOW7)) | x | LOW7)
+}
+
+/// `parse_dotted` for paths of 8..=16 bytes: the dots are found with two
+/// overlapping word loads and bit tricks instead of a byte loop.
+#[inline(always)]
+fn parse_short(bytes: &[u8]) -> Option<Key> {
+    let len = bytes.len();
+    let lo = dot_mask(rd64(bytes, 0));
+    // The high word covers bytes len-8..len; keep only bytes 8.. of the path.
+    let skip = 16 - len; // bytes of the high word already covered by `lo`
+    let hi = if skip == 8 {
+        0
+    } else {
+        dot_mask(rd64(bytes, len - 8)) >> (8 * skip) << (8 * skip)
+    };
+    let mut k = Key::ROOT;
+    let mut start = 0;
+    for (mut mask, base) in [(lo, 0), (hi, len - 8)] {
+        while mask != 0 {
+            let dot = base + mask.trailing_zeros() as usize / 8;
+            if dot == start {
+                return None;
+            }
+            k = k.child_range(bytes, start, dot - start);
+            start = dot + 1;
+            mask &= mask - 1;
+        }
+    }
+    if start == len {
+        return None;
+    }
+    Some(k.child_range(bytes, start, len - start))
+}
+
+/// `parse_dotted` with a byte scan for the dots.
 #[inline]
-fn segment_hash(s: &[u8]) -> u64 {
-    let mut h = SEED ^ (s.len() as u64).wrapping_mul(MUL);
-    let mut chunks = s.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = mix(h ^ u64::from_le_bytes(w), MUL2);
+fn parse_scan(bytes: &[u8]) -> Option<Key> {
+    let mut k = Key::ROOT;
+    let mut start = 0;
+    loop {
+        let end = bytes[start..].iter().position(|&b| b == b'.');
+        let len = end.unwrap_or(bytes.len() - start);
+        if len == 0 {
+            return None;
+        }
+        k = k.child_range(bytes, start, len);
+        match end {
+            Some(e) => start += e + 1,
+            None => return Some(k),
+        }
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = mix(h ^ u64::from_le_bytes(w), MUL2);
-    }
-    h
 }
 
 impl Key {
@@ -77,15 +181,39 @@ impl Key {
 
     /// This path extended by one segment.
     #[inline]
-    pub fn child(self, segment: &str) -> Key {
+    pub const fn child(self, segment: &str) -> Key {
+        self.child_range(segment.as_bytes(), 0, segment.len())
+    }
+
+    #[inline(always)]
+    const fn child_range(self, bytes: &[u8], at: usize, len: usize) -> Key {
         Key(mix(
-            self.0.rotate_left(23) ^ segment_hash(segment.as_bytes()),
+            self.0.rotate_left(23) ^ segment_hash(bytes, at, len),
             MUL,
         ))
     }
 
+    /// The key of a dotted path, computable at compile time, as the seed
+    /// hashes its strings once (`const HEALTH: Key = Key::constant("stats.health");`).
+    /// A path with an empty segment gives [`Key::ROOT`], which every store
+    /// operation refuses with `DataError::EmptySegment`.
+    ///
+    /// ```
+    /// use doecs_data::Key;
+    /// const HEALTH: Key = Key::constant("stats.health");
+    /// assert_eq!(HEALTH, Key::parse("stats.health").unwrap());
+    /// assert_eq!(Key::constant("a..b"), Key::ROOT);
+    /// ```
+    pub const fn constant(path: &str) -> Key {
+        match parse_dotted(path.as_bytes()) {
+            Some(k) => k,
+            None => Key::ROOT,
+        }
+    }
+
     /// The key of a path given as segments. Segments may be empty or contain
-    /// `.`; they are taken literally.
+    /// `.`; they are taken literally. No segments at all gives [`Key::ROOT`],
+    /// which stores refuse as a path.
     pub fn from_segments<S: AsRef<str>>(segments: &[S]) -> Key {
         segments.iter().fold(Key::ROOT, |k, s| k.child(s.as_ref()))
     }
@@ -93,14 +221,13 @@ impl Key {
     /// The key of a dotted path (`"stats.health"`). Refuses empty segments.
     #[inline]
     pub fn parse(path: &str) -> Result<Key, DataError> {
-        let mut k = Key::ROOT;
-        for seg in path.split('.') {
-            if seg.is_empty() {
-                return Err(DataError::EmptySegment(path.to_owned()));
-            }
-            k = k.child(seg);
-        }
-        Ok(k)
+        let bytes = path.as_bytes();
+        let parsed = if (8..=16).contains(&bytes.len()) {
+            parse_short(bytes)
+        } else {
+            parse_scan(bytes)
+        };
+        parsed.ok_or_else(|| DataError::EmptySegment(path.to_owned()))
     }
 
     /// The 32-bit key stored in records.
@@ -163,7 +290,9 @@ impl Path<'_> {
     pub fn key(&self) -> Result<Key, DataError> {
         match *self {
             Path::Dotted(s) => Key::parse(s),
+            Path::Segments([]) => Err(DataError::EmptySegment(String::new())),
             Path::Segments(s) => Ok(Key::from_segments(s)),
+            Path::Hashed(k) if k == Key::ROOT => Err(DataError::EmptySegment(String::new())),
             Path::Hashed(k) => Ok(k),
         }
     }
@@ -204,14 +333,60 @@ mod tests {
     }
 
     #[test]
-    fn long_segments_hash_every_byte() {
-        let a = "abcdefghijklmnopq";
-        let b = "abcdefghijklmnopr";
-        assert_ne!(Key::from_segments(&[a]), Key::from_segments(&[b]));
-        assert_ne!(
-            Key::from_segments(&[a]).hash32(),
-            Key::from_segments(&[b]).hash32()
-        );
+    fn every_byte_of_every_length_matters() {
+        let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+        for len in 0..40 {
+            let s = std::str::from_utf8(&base[..len]).unwrap();
+            let k = Key::from_segments(&[s]);
+            for i in 0..len {
+                let mut t = base[..len].to_vec();
+                t[i] = b'Z';
+                let t = std::str::from_utf8(&t).unwrap();
+                assert_ne!(k, Key::from_segments(&[t]), "len {len} byte {i}");
+            }
+            let longer = std::str::from_utf8(&base[..len + 1]).unwrap();
+            assert_ne!(k, Key::from_segments(&[longer]));
+        }
+    }
+
+    #[test]
+    fn fast_parse_agrees_with_the_const_fold() {
+        let samples = [
+            "a",
+            "ab.c",
+            "stats.health",
+            "stats.mana",
+            "abcdefgh",
+            "abcdefg.",
+            ".bcdefgh",
+            "a.b.c.d.e.f.g.h",
+            "a..bcdefgh",
+            "abcdefghijklmnop",
+            "abcdefghijklmno.",
+            "abcdefgh.jklmnop",
+            "status_effects.drunk",
+            "x.y",
+            "........",
+            "aaaaaaaa.bbbbbbb",
+            "a.bbbbbbbbbbbbbb",
+            "aaaaaaaaaaaaaa.b",
+        ];
+        for s in samples {
+            let fast = Key::parse(s).ok();
+            let reference = parse_dotted(s.as_bytes());
+            assert_eq!(fast, reference, "{s:?}");
+            let by_segments = (!s.split('.').any(str::is_empty))
+                .then(|| Key::from_segments(&s.split('.').collect::<Vec<_>>()));
+            assert_eq!(fast, by_segments, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn empty_paths_are_refused() {
+        let none: [&str; 0] = [];
+        assert!(Path::Segments(&none).key().is_err());
+        assert!(Path::Hashed(Key::ROOT).key().is_err());
+        assert!(Path::Segments(&[""]).key().is_ok());
     }
 
     #[test]

@@ -9,6 +9,12 @@
 //! record bytes were checked by whoever built the record ([`crate::Record`]
 //! checks its own paths) and are trusted.
 //!
+//! **Read cache.** Reads must check the registry too, or a path colliding
+//! with a stored one would read its value. A registered owner never changes
+//! (paths are never unregistered), so a small direct-mapped cache of keys
+//! known to own their 32-bit key answers most checks with one relaxed
+//! atomic load instead of a map lookup. Atomics keep the store `Sync`.
+//!
 //! **Names (optional).** With names on, the registry also keeps each path's
 //! segments, so records can be exported back to JSON. With names off the
 //! dictionary is `None`: no memory and no work.
@@ -18,6 +24,10 @@ use crate::key::{Key, KeyHash, Path};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Entries in the read cache.
+const CACHE: usize = 256;
 
 /// A hasher for keys that are already hashes: one multiply.
 #[derive(Default)]
@@ -40,10 +50,18 @@ impl Hasher for PreHashed {
 type Map<V> = HashMap<u32, V, BuildHasherDefault<PreHashed>>;
 
 /// See the module docs.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct KeyRegistry {
     full: Map<u64>,
     names: Option<Map<Box<[Box<str>]>>>,
+    /// Keys known to own their 32-bit key; `Key::ROOT` (never a valid path
+    /// key) marks an empty entry.
+    owners: Box<[AtomicU64]>,
+}
+
+#[inline(always)]
+fn cache_slot(key: Key) -> usize {
+    (key.bits() >> 56) as usize % CACHE
 }
 
 impl KeyRegistry {
@@ -51,6 +69,9 @@ impl KeyRegistry {
         KeyRegistry {
             full: Map::default(),
             names: keep_names.then(Map::default),
+            owners: (0..CACHE)
+                .map(|_| AtomicU64::new(Key::ROOT.bits()))
+                .collect(),
         }
     }
 
@@ -85,9 +106,28 @@ impl KeyRegistry {
         }
     }
 
+    /// Whether `key` is cached as the owner of its 32-bit key.
+    #[inline(always)]
+    fn cached_owner(&self, key: Key) -> bool {
+        self.owners[cache_slot(key)].load(Ordering::Relaxed) == key.bits()
+    }
+
+    #[inline(always)]
+    fn cache_owner(&self, key: Key) {
+        self.owners[cache_slot(key)].store(key.bits(), Ordering::Relaxed);
+    }
+
     /// Registers `key` for `path`, refusing a collision.
     #[inline]
     pub(crate) fn admit(&mut self, key: Key, path: &Path<'_>) -> Result<(), DataError> {
+        if self.names.is_none() && self.cached_owner(key) {
+            return Ok(());
+        }
+        self.admit_slow(key, path)
+    }
+
+    #[cold]
+    fn admit_slow(&mut self, key: Key, path: &Path<'_>) -> Result<(), DataError> {
         match self.full.entry(key.hash32().0) {
             Entry::Occupied(o) => {
                 if *o.get() != key.bits() {
@@ -98,6 +138,7 @@ impl KeyRegistry {
                 v.insert(key.bits());
             }
         }
+        self.cache_owner(key);
         if let Some(names) = &mut self.names {
             if let Entry::Vacant(v) = names.entry(key.hash32().0) {
                 if let Some(segments) = path.segments() {
@@ -122,8 +163,17 @@ impl KeyRegistry {
     /// key: true unless another path owns that 32-bit key.
     #[inline(always)]
     pub(crate) fn readable(&self, key: Key) -> bool {
+        self.cached_owner(key) || self.readable_slow(key)
+    }
+
+    #[cold]
+    fn readable_slow(&self, key: Key) -> bool {
         match self.full.get(&key.hash32().0) {
-            Some(&full) => full == key.bits(),
+            Some(&full) if full == key.bits() => {
+                self.cache_owner(key);
+                true
+            }
+            Some(_) => false,
             None => true,
         }
     }
@@ -135,6 +185,7 @@ impl KeyRegistry {
 
     /// Heap bytes (approximate capacity-based figure, for reports).
     pub(crate) fn heap_bytes(&self) -> usize {
+        let cache = CACHE * 8;
         let full = self.full.capacity() * (4 + 8 + 1);
         let names = self.names.as_ref().map_or(0, |n| {
             n.capacity() * (4 + 16 + 1)
@@ -142,6 +193,6 @@ impl KeyRegistry {
                     .map(|s| s.len() * 16 + s.iter().map(|x| x.len()).sum::<usize>())
                     .sum::<usize>()
         });
-        full + names
+        cache + full + names
     }
 }

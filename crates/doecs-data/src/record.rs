@@ -250,6 +250,12 @@ impl<'a> RecordRef<'a> {
         rd32(self.bytes, values_at(self.len()) + 4 * i)
     }
 
+    /// The raw type code of entry `i`.
+    #[inline(always)]
+    pub(crate) fn type_code(&self, i: usize) -> u8 {
+        self.bytes[types_at(self.len()) + i]
+    }
+
     /// The type of entry `i`.
     #[inline(always)]
     pub fn value_type(&self, i: usize) -> ValueType {
@@ -262,8 +268,8 @@ impl<'a> RecordRef<'a> {
     pub fn find(&self, key: KeyHash) -> Option<usize> {
         let n = self.len();
         let keys = &self.bytes[HEADER_BYTES..HEADER_BYTES + 4 * n];
-        let want = key.0.to_le_bytes();
-        keys.chunks_exact(4).position(|c| c == want)
+        keys.chunks_exact(4)
+            .position(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) == key.0)
     }
 
     /// The data bytes of entry `i` (empty for inline values).

@@ -210,7 +210,7 @@ impl DataStore {
     pub fn get_f32<'p>(&self, entity: Entity, path: impl Into<Path<'p>>) -> Option<f32> {
         let key = path.into().key().ok()?;
         let (rec, i) = self.lookup(entity, key)?;
-        (rec.value_type(i) == ValueType::F32).then(|| f32::from_bits(rec.word(i)))
+        (rec.type_code(i) == ValueType::F32 as u8).then(|| f32::from_bits(rec.word(i)))
     }
 
     /// The bool at `path`, if present and a bool.
@@ -218,7 +218,7 @@ impl DataStore {
     pub fn get_bool<'p>(&self, entity: Entity, path: impl Into<Path<'p>>) -> Option<bool> {
         let key = path.into().key().ok()?;
         let (rec, i) = self.lookup(entity, key)?;
-        (rec.value_type(i) == ValueType::Bool).then(|| rec.word(i) != 0)
+        (rec.type_code(i) == ValueType::Bool as u8).then(|| rec.word(i) != 0)
     }
 
     /// The string at `path`, if present and a string.
