@@ -1,6 +1,7 @@
 //! Criterion benchmarks for the transform manager, measured side by side:
 //! full propagation of an 81,000-node forest (also per node), `Mat4` against
-//! `Affine3A` on the same propagation workload, a 1,000-long moving chain
+//! `Affine3A` on the same propagation workload and a plain copy of the same
+//! bytes (the memory floor), a 1,000-long moving chain
 //! (`set_local_many` against `set_local` node by node), one immediate
 //! `set_local` on a root with 5 descendants against computing the 6 matrices
 //! by hand, and a lazy-gc sweep with nothing dead against four liveness
@@ -118,6 +119,11 @@ fn full_propagation<M: Measurement>(c: &mut Criterion<M>) {
     });
     g.bench_function("arrays_mat4", |b| {
         b.iter(|| propagate_arrays(black_box(&mut world_m), &local_m, &parent))
+    });
+    // The floor: only copying the locals into the world array (same bytes
+    // read and written, no multiply, no parent read).
+    g.bench_function("arrays_copy_floor", |b| {
+        b.iter(|| black_box(&mut world_a).copy_from_slice(&local_a))
     });
     g.finish();
 }
