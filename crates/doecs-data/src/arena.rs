@@ -129,6 +129,9 @@ impl Arena {
             let (s, c) = (slot.start as usize, old.get() as usize);
             if s + c == self.bytes.len() {
                 // The last block: grow or shrink it where it is.
+                if s + src.len() > u32::MAX as usize {
+                    return Err(DataError::ArenaFull);
+                }
                 self.bytes.truncate(s);
                 reserve_quarter(&mut self.bytes, src.len());
                 self.bytes.extend_from_slice(src);

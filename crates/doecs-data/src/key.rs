@@ -396,5 +396,10 @@ mod tests {
         assert_eq!(k, Key::from_segments(&["stats", "health"]));
         let again = Key::ROOT.child("stats").child("health");
         assert_eq!(k, again);
+        assert_eq!(k.bits(), 14041149867296160855);
+        assert_eq!(
+            k.hash32(),
+            KeyHash((14041149867296160855u64 ^ (14041149867296160855u64 >> 32)) as u32)
+        );
     }
 }

@@ -1,7 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-pub mod arena;
+mod arena;
 mod edit;
 mod error;
 mod export;

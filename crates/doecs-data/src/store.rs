@@ -2,7 +2,7 @@
 //!
 //! Writes go to the entity's record in place when it fits (a bool or float
 //! overwrite is a key scan plus one 32-bit store) and otherwise rewrite the
-//! record tight into a bigger block (see [`crate::arena`]). Reads are a slot
+//! record tight into a bigger block (see the `arena` module). Reads are a slot
 //! lookup, a scan of the record's `keys[]` and one word load. Paths are
 //! hashed on every call unless given as a pre-hashed [`Key`].
 
