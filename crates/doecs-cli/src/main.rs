@@ -1,15 +1,4 @@
-//! `doecs`: the command-line front end of the doecs entity resources.
-//!
-//! - `doecs compile level.json -o level.doecs` compiles a JSON level;
-//! - `doecs inspect level.doecs` summarises a compiled level;
-//! - `doecs run [level] --frames N --threads T` spawns a level (blob or JSON)
-//!   and runs point-mass physics and transform updates, printing a table of
-//!   per-system times and frame-time percentiles;
-//! - `doecs demo-level -o demo.json` writes the bundled demo level as JSON.
-//!
-//! With no arguments it runs the bundled demo level (13,000 entities with a
-//! three-level hierarchy), which is what `cargo run --release` does. Errors
-//! print one line on stderr and exit with status 1.
+#![doc = include_str!("../README.md")]
 
 mod components;
 mod demo_level;

@@ -16,6 +16,7 @@ use doecs_resource::{
 };
 use glam::{Affine3A, Vec3};
 use std::hint::black_box;
+
 use std::time::Duration;
 
 #[derive(Copy, Clone, Debug)]
@@ -107,6 +108,55 @@ fn bench(c: &mut Criterion) {
                     .unwrap();
                 assert_eq!(out.entities.len(), n);
                 world
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    // The same level without the transform block: plain components only,
+    // the same work hecs does below.
+    let plain_blob = {
+        let view = doecs_resource::BlobView::parse(&blob).unwrap();
+        let mut b = BlobBuilder::new(view.parent_index().iter().collect());
+        for block in view
+            .blocks()
+            .iter()
+            .filter(|b| b.component != name_hash("transform"))
+        {
+            b.push_dense(
+                block.component,
+                block.instance_size as u32,
+                block.data.to_vec(),
+            );
+        }
+        AlignedBytes::from_slice(&b.to_bytes())
+    };
+    g.bench_function("doecs_blob_plain_pos_vel_only", |b| {
+        b.iter_batched(
+            World::new,
+            |mut world| {
+                spawner
+                    .spawn(&mut world, black_box(&plain_blob), SpawnOptions::default())
+                    .unwrap();
+                world
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    // The transform crate's batch creation alone, on the same data: the part
+    // of the level spawn that the transform manager costs.
+    let parents: Vec<Option<u32>> = (0..n as u32)
+        .map(|i| (i % 10 != 0).then_some(i - i % 10))
+        .collect();
+    g.bench_function("transform_create_many_only", |b| {
+        b.iter_batched(
+            || {
+                let mut entities = doecs::Entities::new();
+                let es: Vec<doecs::Entity> = (0..n).map(|_| entities.alloc()).collect();
+                (doecs_transform::TransformManager::with_capacity(n), es)
+            },
+            |(mut tm, es)| {
+                tm.create_many(&es, black_box(&locals), &parents).unwrap();
+                tm
             },
             BatchSize::PerIteration,
         )
