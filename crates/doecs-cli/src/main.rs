@@ -188,10 +188,16 @@ fn run(args: RunArgs) -> Result<(), String> {
         Some(t) => t,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let start = Instant::now();
+    let mut start = Instant::now();
     let (source, blob) = match &args.level {
         None => {
             let json = demo_level::demo_level_json(args.ships);
+            println!(
+                "generated the demo level JSON ({} bytes) in {:.1} ms",
+                json.len(),
+                start.elapsed().as_secs_f64() * 1e3
+            );
+            start = Instant::now();
             let blob = compile_json(json.as_bytes(), Path::new("demo level"))?;
             (format!("bundled demo level ({} ships)", args.ships), blob)
         }

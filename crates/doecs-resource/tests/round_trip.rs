@@ -285,3 +285,70 @@ fn world_conflicts_are_refused_before_anything_is_spawned() {
     );
     assert!(world.is_empty());
 }
+
+mod random_levels {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A random entity: which optional components it has, and children.
+    fn entity(depth: u32) -> BoxedStrategy<Value> {
+        let leaf = (any::<[bool; 6]>(), -100i32..100).prop_map(|(has, x)| {
+            let mut c = serde_json::Map::new();
+            let f = x as f32 / 4.0;
+            if has[0] {
+                c.insert(
+                    "transform".into(),
+                    serde_json::json!({ "translation": [f, 1.0, -f], "scale": 2 }),
+                );
+            }
+            if has[1] {
+                c.insert("position".into(), serde_json::json!([f, f + 1.0, f + 2.0]));
+            }
+            if has[2] {
+                c.insert("velocity".into(), serde_json::json!([-f, 0.5, 0]));
+            }
+            if has[3] {
+                c.insert("mass".into(), serde_json::json!(f));
+            }
+            if has[4] {
+                c.insert(
+                    "tag".into(),
+                    serde_json::json!([x.unsigned_abs() % 65536, 3]),
+                );
+            }
+            if has[5] {
+                c.insert(
+                    "data".into(),
+                    serde_json::json!({ "hp": f, "tags": { "boss": x > 50 } }),
+                );
+            }
+            serde_json::json!({ "components": c })
+        });
+        if depth == 0 {
+            return leaf.boxed();
+        }
+        (leaf, proptest::collection::vec(entity(depth - 1), 0..4))
+            .prop_map(|(mut e, kids)| {
+                e["children"] = Value::Array(kids);
+                e
+            })
+            .boxed()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        /// Any level with any mix of component sets round-trips, and each
+        /// entity lands in the archetype of exactly its plain components.
+        #[test]
+        fn random_levels_round_trip(roots in proptest::collection::vec(entity(3), 0..6)) {
+            let (compiler, spawner) = common::registry();
+            let level: LevelDesc =
+                serde_json::from_value(serde_json::json!({ "entities": roots })).unwrap();
+            let blob = compiler.compile(&level).unwrap();
+            let mut world = World::new();
+            let out = spawner.spawn(&mut world, &blob, SpawnOptions { strict: true }).unwrap();
+            prop_assert_eq!(out.entities.len(), level.entity_count());
+            assert_world_matches(&level, &world, &out.entities);
+        }
+    }
+}
