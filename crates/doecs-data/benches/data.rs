@@ -8,11 +8,15 @@
 //! The DataStore is measured with the same string path as the peer
 //! (`"stats.health"`, hashed on every call) and with a pre-hashed `Key`.
 //! `DOECS_BENCH_SMOKE=1` runs every body once on tiny sizes.
+//! `DOECS_BENCH_CPU_TIME=1` (64-bit Linux) measures the benchmarking thread's
+//! CPU time instead of wall time, so time spent preempted on a shared,
+//! loaded machine does not count (cache contention still does).
 
 mod common;
 
 use common::*;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{criterion_group, BenchmarkGroup, Criterion};
 use doecs_data::Key;
 use std::hint::black_box;
 use std::time::Duration;
@@ -32,10 +36,7 @@ fn entities() -> usize {
     }
 }
 
-fn group<'a>(
-    c: &'a mut Criterion,
-    name: &str,
-) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+fn group<'a, M: Measurement>(c: &'a mut Criterion<M>, name: &str) -> BenchmarkGroup<'a, M> {
     let mut g = c.benchmark_group(name);
     if smoke() {
         g.sample_size(10)
@@ -50,7 +51,7 @@ fn group<'a>(
 
 const PATH: &str = "stats.health";
 
-fn get_f32_among_8(c: &mut Criterion) {
+fn get_f32_among_8<M: Measurement>(c: &mut Criterion<M>) {
     let n = entities();
     let naive = naive_flat(n, &eight_pairs());
     let store = store_by_set(n, &eight_pairs());
@@ -86,7 +87,7 @@ fn get_f32_among_8(c: &mut Criterion) {
     g.finish();
 }
 
-fn set_existing_f32(c: &mut Criterion) {
+fn set_existing_f32<M: Measurement>(c: &mut Criterion<M>) {
     let n = entities();
     let mut naive = naive_flat(n, &eight_pairs());
     let mut store = store_by_set(n, &eight_pairs());
@@ -121,7 +122,7 @@ fn set_existing_f32(c: &mut Criterion) {
     store.check_invariants();
 }
 
-fn memory(_c: &mut Criterion) {
+fn memory<M: Measurement>(_c: &mut Criterion<M>) {
     let n = if smoke() { 1000 } else { 100_000 };
     let health = [("health", serde_json::json!(100.0))];
     let (a, naive_health) = retained(|| naive_flat(n, &health));
@@ -144,7 +145,7 @@ fn memory(_c: &mut Criterion) {
     );
 }
 
-fn hash_path(c: &mut Criterion) {
+fn hash_path<M: Measurement>(c: &mut Criterion<M>) {
     use std::hash::{BuildHasher, RandomState};
     let state = RandomState::new();
     let mut g = group(c, "hash_path");
@@ -157,6 +158,71 @@ fn hash_path(c: &mut Criterion) {
     g.finish();
 }
 
+/// Thread CPU time as a criterion measurement (`DOECS_BENCH_CPU_TIME=1`).
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+mod cpu_time {
+    use super::*;
+
+    /// `struct timespec` on 64-bit Linux.
+    #[repr(C)]
+    struct Timespec {
+        seconds: i64,
+        nanos: i64,
+    }
+
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+
+    extern "C" {
+        fn clock_gettime(clock: i32, out: *mut Timespec) -> i32;
+    }
+
+    fn thread_cpu_now() -> Duration {
+        let mut t = Timespec {
+            seconds: 0,
+            nanos: 0,
+        };
+        // SAFETY: libc's `clock_gettime(clockid_t, struct timespec *)`; on
+        // 64-bit Linux `clockid_t` is i32 and `timespec` is two i64s, which is
+        // `Timespec`'s repr(C) layout. It writes only through the valid,
+        // exclusive pointer it is given.
+        let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+        Duration::new(t.seconds as u64, t.nanos as u32)
+    }
+
+    /// CPU time of the benchmarking thread.
+    pub struct ThreadCpuTime;
+
+    impl Measurement for ThreadCpuTime {
+        type Intermediate = Duration;
+        type Value = Duration;
+        fn start(&self) -> Duration {
+            thread_cpu_now()
+        }
+        fn end(&self, start: Duration) -> Duration {
+            thread_cpu_now().saturating_sub(start)
+        }
+        fn add(&self, a: &Duration, b: &Duration) -> Duration {
+            *a + *b
+        }
+        fn zero(&self) -> Duration {
+            Duration::ZERO
+        }
+        fn to_f64(&self, v: &Duration) -> f64 {
+            v.as_nanos() as f64
+        }
+        fn formatter(&self) -> &dyn ValueFormatter {
+            WallTime.formatter()
+        }
+    }
+
+    criterion_group!(
+        name = cpu_benches;
+        config = Criterion::default().with_measurement(ThreadCpuTime);
+        targets = hash_path, get_f32_among_8, set_existing_f32, memory
+    );
+}
+
 criterion_group!(
     benches,
     hash_path,
@@ -164,4 +230,15 @@ criterion_group!(
     set_existing_f32,
     memory
 );
-criterion_main!(benches);
+
+fn main() {
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    if std::env::var_os("DOECS_BENCH_CPU_TIME").is_some() {
+        println!("measuring thread CPU time (DOECS_BENCH_CPU_TIME)");
+        cpu_time::cpu_benches();
+        Criterion::default().configure_from_args().final_summary();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
