@@ -364,3 +364,59 @@ fn render_svg(results: &Results) -> String {
     svg.push_str("</svg>\n");
     svg
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_estimate(dir: &Path, workload: &str, library: &str, median_ns: f64) {
+        let d = dir.join(workload).join(library).join("new");
+        std::fs::create_dir_all(&d).unwrap();
+        let json = format!(
+            r#"{{"mean":{{"point_estimate":1.0}},"median":{{"point_estimate":{median_ns}}}}}"#
+        );
+        std::fs::write(d.join("estimates.json"), json).unwrap();
+    }
+
+    #[test]
+    fn tables_give_ratios_to_doecs_and_to_the_baseline() {
+        let dir = std::env::temp_dir().join(format!("doecs-report-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write_estimate(&dir, "simple_iter", "doecs", 2000.0);
+        write_estimate(&dir, "simple_iter", "hecs", 3000.0);
+        write_estimate(&dir, "simple_iter", "soa_baseline", 1000.0);
+        write_estimate(&dir, "simple_iter", "doecs_for_each_chunk", 1500.0);
+        write_estimate(&dir, "not_a_workload", "doecs", 1.0);
+        let results = read_results(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(results.len(), 1, "unknown workloads are ignored");
+        let md = render_markdown(&results, "chart.svg");
+        assert!(md.contains("| doecs | 2.0 µs | 1.00× | 2.00× |"), "{md}");
+        assert!(md.contains("| hecs | 3.0 µs | 1.50× | 3.00× |"), "{md}");
+        assert!(
+            md.contains("| doecs_for_each_chunk | 1.5 µs | 0.75× | 1.50× |"),
+            "{md}"
+        );
+        assert!(md.contains("| bevy_ecs | n/a (not measured in this run) | | |"));
+        assert!(md.contains("| hecs | n/a (no scheduler in the crate) | | |"));
+        assert!(md.contains("![Time relative to doecs, log scale](chart.svg)"));
+        let svg = render_svg(&results);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains("hecs: 1.50× doecs"));
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(SystemTime::UNIX_EPOCH), "1970-01-01 00:00 UTC");
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(951_782_400 + 3_660);
+        assert_eq!(utc(t), "2000-02-29 01:01 UTC");
+    }
+
+    #[test]
+    fn times_are_formatted_in_their_unit() {
+        assert_eq!(format_time(12.34), "12.3 ns");
+        assert_eq!(format_time(12_340.0), "12.3 µs");
+        assert_eq!(format_time(12_340_000.0), "12.34 ms");
+        assert_eq!(format_ratio(3.0, None), "—");
+    }
+}
