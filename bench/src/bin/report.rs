@@ -31,6 +31,7 @@ fn main() {
     let mut criterion = PathBuf::from(target).join("criterion");
     let mut out = PathBuf::from("BENCHMARKS.md");
     let mut chart = PathBuf::from("bench/benchmarks.svg");
+    let mut notes = Vec::new();
     while let Some(arg) = args.next() {
         let mut value = || {
             args.next().unwrap_or_else(|| {
@@ -42,9 +43,10 @@ fn main() {
             "--criterion" => criterion = value().into(),
             "--out" => out = value().into(),
             "--chart" => chart = value().into(),
+            "--note" => notes.push(value()),
             "-h" | "--help" => {
                 println!(
-                    "report [--criterion DIR] [--out BENCHMARKS.md] [--chart bench/benchmarks.svg]"
+                    "report [--criterion DIR] [--out BENCHMARKS.md] [--chart bench/benchmarks.svg] [--note TEXT]..."
                 );
                 return;
             }
@@ -69,7 +71,7 @@ fn main() {
         }
     };
     let chart_name = relative_to(&chart, out.parent().unwrap_or(Path::new(".")));
-    let markdown = render_markdown(&results, &chart_name);
+    let markdown = render_markdown(&results, &chart_name, &notes);
     let svg = render_svg(&results);
     if let Err(e) = std::fs::write(&out, markdown).and_then(|()| std::fs::write(&chart, svg)) {
         eprintln!("error: writing the report: {e}");
@@ -201,7 +203,8 @@ fn rustc_version() -> String {
         .map_or_else(|| "unknown rustc".into(), |s| s.trim().to_string())
 }
 
-fn render_markdown(results: &Results, chart: &str) -> String {
+/// The report; each of `notes` becomes a bullet under the machine facts.
+fn render_markdown(results: &Results, chart: &str, notes: &[String]) -> String {
     let (cores, model) = machine();
     let times: Vec<SystemTime> = results
         .values()
@@ -236,6 +239,9 @@ fn render_markdown(results: &Results, chart: &str) -> String {
         utc(first),
         utc(last)
     );
+    for note in notes {
+        let _ = writeln!(md, "- {note}");
+    }
     let _ = writeln!(
         md,
         "- **Reading the tables:** the median time per iteration; \"vs doecs\" is that time \
@@ -390,7 +396,8 @@ mod tests {
         let results = read_results(&dir).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(results.len(), 1, "unknown workloads are ignored");
-        let md = render_markdown(&results, "chart.svg");
+        let md = render_markdown(&results, "chart.svg", &["**Load:** busy".to_string()]);
+        assert!(md.contains("\n- **Load:** busy\n"), "{md}");
         assert!(md.contains("| doecs | 2.0 µs | 1.00× | 2.00× |"), "{md}");
         assert!(md.contains("| hecs | 3.0 µs | 1.50× | 3.00× |"), "{md}");
         assert!(
