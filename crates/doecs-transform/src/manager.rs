@@ -58,6 +58,8 @@ pub struct TransformManager {
     pub(crate) climb_touched: Vec<u32>,
     /// Scratch for `update_topmost`: the subtrees to walk.
     pub(crate) topmost_roots: Vec<u32>,
+    /// Scratch for `create_many`: a bitset of the batch's entity indices.
+    pub(crate) batch_seen: Vec<u64>,
     gc: LazyGc,
 }
 
@@ -121,6 +123,7 @@ impl TransformManager {
             climb_path: Vec::new(),
             climb_touched: Vec::new(),
             topmost_roots: Vec::new(),
+            batch_seen: Vec::new(),
             gc: LazyGc::new(),
         }
     }

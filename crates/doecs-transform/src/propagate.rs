@@ -11,11 +11,10 @@
 //! once, so moving every node of a chain costs O(n), not O(n²).
 
 use crate::error::TransformError;
-use crate::link::Instance;
-use crate::manager::TransformManager;
+use crate::link::{Instance, Link};
+use crate::manager::{TransformManager, NO_INSTANCE};
 use doecs::Entity;
 use glam::Affine3A;
-use std::collections::HashSet;
 
 const TARGET: u8 = 1;
 const KNOWN: u8 = 2;
@@ -213,21 +212,37 @@ impl TransformManager {
         if self.len as usize + n + 2 >= u32::MAX as usize {
             return Err(TransformError::CapacityOverflow);
         }
-        // Validate: range, duplicates, existing instances.
-        let mut seen = HashSet::with_capacity(n);
-        for (k, &e) in entities.iter().enumerate() {
-            if let Some(p) = parents[k] {
-                if p as usize >= n {
-                    return Err(TransformError::ParentOutOfRange { item: k, parent: p });
+        // Validate: range, duplicates, existing instances. Duplicates are
+        // found with a bitset over entity indices (the map grows to cover
+        // them anyway), so there is no hashing per entity.
+        let max_index = entities
+            .iter()
+            .map(|e| e.index() as usize)
+            .max()
+            .unwrap_or(0);
+        let mut seen = std::mem::take(&mut self.batch_seen);
+        seen.clear();
+        seen.resize(max_index / 64 + 1, 0);
+        let check = (|| {
+            for (k, &e) in entities.iter().enumerate() {
+                if let Some(p) = parents[k] {
+                    if p as usize >= n {
+                        return Err(TransformError::ParentOutOfRange { item: k, parent: p });
+                    }
+                }
+                let (word, bit) = (e.index() as usize / 64, 1u64 << (e.index() % 64));
+                if seen[word] & bit != 0 {
+                    return Err(TransformError::DuplicateEntity(e));
+                }
+                seen[word] |= bit;
+                if self.index_of(e).is_some() {
+                    return Err(TransformError::AlreadyExists(e));
                 }
             }
-            if !seen.insert(e.index()) {
-                return Err(TransformError::DuplicateEntity(e));
-            }
-            if self.index_of(e).is_some() {
-                return Err(TransformError::AlreadyExists(e));
-            }
-        }
+            Ok(())
+        })();
+        self.batch_seen = seen;
+        check?;
         // Children lists by counting sort, then BFS from the batch roots.
         let mut start = vec![0u32; n + 1];
         for p in parents.iter().flatten() {
@@ -262,31 +277,63 @@ impl TransformManager {
             return Err(TransformError::BatchCycle { item });
         }
         // Commit: stale instances of older generations go first.
+        if self.map.len() <= max_index {
+            self.map.resize(max_index + 1, NO_INSTANCE);
+        }
         for &e in entities {
             // Cannot fail: duplicates and live instances were refused above.
             let _ = self.prepare_slot_for(e);
         }
         let base = self.len;
         self.store.grow((base as usize) + n + 1, base as usize + 1);
+        // `order` is breadth-first with each parent's children contiguous and
+        // in batch order, so rank r lands in slot base + r and every link can
+        // be written directly: no list splicing.
         let mut slot = vec![0u32; n];
         for (rank, &k) in order.iter().enumerate() {
-            let i = base + rank as u32;
-            slot[k as usize] = i;
-            self.write_new_row(i, entities[k as usize], locals[k as usize]);
-        }
-        self.len = base + n as u32;
-        // Link in reverse so each child list ends up in batch order.
-        for &k in order.iter().rev() {
-            if let Some(p) = parents[k as usize] {
-                self.attach(slot[k as usize], slot[p as usize]);
-            }
+            slot[k as usize] = base + rank as u32;
         }
         let c = self.store.cols_mut();
-        for i in base as usize..(base as usize + n) {
-            if let Some(p) = c.parent[i].get() {
-                c.world[i] = c.world[p as usize] * c.local[i];
-            }
+        for (rank, &k) in order.iter().enumerate() {
+            let k = k as usize;
+            let i = base as usize + rank;
+            let local = locals[k];
+            let (parent, world) = match parents[k] {
+                // Parents come earlier in `order`, so their world is final.
+                Some(p) => {
+                    let ps = slot[p as usize];
+                    (Link::some(ps), c.world[ps as usize] * local)
+                }
+                None => (Link::NONE, local),
+            };
+            let kids_of_k = &kids[start[k] as usize..start[k + 1] as usize];
+            c.first_child[i] = match kids_of_k.first() {
+                Some(&first) => Link::some(slot[first as usize]),
+                None => Link::NONE,
+            };
+            // Siblings are neighbours in `order`: the same parent on both sides.
+            let same_parent = |other: usize| parents[order[other] as usize] == parents[k];
+            c.prev_sibling[i] = if parent.get().is_some() && rank > 0 && same_parent(rank - 1) {
+                Link::some(i as u32 - 1)
+            } else {
+                Link::NONE
+            };
+            c.next_sibling[i] = if parent.get().is_some() && rank + 1 < n && same_parent(rank + 1) {
+                Link::some(i as u32 + 1)
+            } else {
+                Link::NONE
+            };
+            c.parent[i] = parent;
+            c.local[i] = local;
+            c.world[i] = world;
+            c.entity[i] = entities[k].to_bits();
+            c.flags[i] = 0;
+            c.idle[i] = 0;
         }
+        for (&e, &i) in entities.iter().zip(&slot) {
+            self.map[e.index() as usize] = i;
+        }
+        self.len = base + n as u32;
         if !self.deferred {
             self.first_dirty = self.len;
         }
