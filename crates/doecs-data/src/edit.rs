@@ -73,13 +73,38 @@ fn store_data(block: &mut [u8], offset: usize, value: &Value<'_>) -> u32 {
     pack_data(offset, size)
 }
 
+/// Overwrites an existing `key` with an inline value (bool or float) and
+/// `stamp`: the fast path of `set`. Returns `false`, untouched, if the
+/// record has no such key. A string or array it replaces becomes a hole.
+#[inline(always)]
+fn overwrite_inline(block: &mut [u8], key: KeyHash, stamp: u32, word: u32, code: u8) -> bool {
+    let n = crate::record::rd16(block, 0) as usize;
+    let header = &mut block[..header_len(n)];
+    let (keys, rest) = header[HEADER_BYTES..].split_at_mut(4 * n);
+    let Some(i) = keys
+        .chunks_exact(4)
+        .position(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) == key.0)
+    else {
+        return false;
+    };
+    let (stamps, rest) = rest.split_at_mut(4 * n);
+    let (values, types) = rest.split_at_mut(4 * n);
+    stamps[4 * i..4 * i + 4].copy_from_slice(&stamp.to_le_bytes());
+    values[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
+    types[i] = code;
+    true
+}
+
 /// Sets `key` to `value` with `stamp`, inside the block. Returns `false`,
 /// leaving the block untouched, when it does not fit the free space.
 #[inline]
 pub(crate) fn try_set(block: &mut [u8], key: KeyHash, stamp: u32, value: &Value<'_>) -> bool {
+    let ty = value.value_type();
+    if !ty.has_data() && overwrite_inline(block, key, stamp, value.inline_word(), ty as u8) {
+        return true;
+    }
     let rec = RecordRef::trusted(block);
     let n = rec.len();
-    let ty = value.value_type();
     let size = value.data_len();
     match rec.find(key) {
         Some(i) => {

@@ -286,7 +286,7 @@ impl From<Key> for Path<'_> {
 
 impl Path<'_> {
     /// The path's key.
-    #[inline]
+    #[inline(always)]
     pub fn key(&self) -> Result<Key, DataError> {
         match *self {
             Path::Dotted(s) => Key::parse(s),

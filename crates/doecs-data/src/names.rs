@@ -56,7 +56,7 @@ pub(crate) struct KeyRegistry {
     names: Option<Map<Box<[Box<str>]>>>,
     /// Keys known to own their 32-bit key; `Key::ROOT` (never a valid path
     /// key) marks an empty entry.
-    owners: Box<[AtomicU64]>,
+    owners: Box<[AtomicU64; CACHE]>,
 }
 
 #[inline(always)]
@@ -69,9 +69,7 @@ impl KeyRegistry {
         KeyRegistry {
             full: Map::default(),
             names: keep_names.then(Map::default),
-            owners: (0..CACHE)
-                .map(|_| AtomicU64::new(Key::ROOT.bits()))
-                .collect(),
+            owners: Box::new(std::array::from_fn(|_| AtomicU64::new(Key::ROOT.bits()))),
         }
     }
 

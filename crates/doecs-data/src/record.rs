@@ -250,12 +250,6 @@ impl<'a> RecordRef<'a> {
         rd32(self.bytes, values_at(self.len()) + 4 * i)
     }
 
-    /// The raw type code of entry `i`.
-    #[inline(always)]
-    pub(crate) fn type_code(&self, i: usize) -> u8 {
-        self.bytes[types_at(self.len()) + i]
-    }
-
     /// The type of entry `i`.
     #[inline(always)]
     pub fn value_type(&self, i: usize) -> ValueType {
@@ -270,6 +264,22 @@ impl<'a> RecordRef<'a> {
         let keys = &self.bytes[HEADER_BYTES..HEADER_BYTES + 4 * n];
         keys.chunks_exact(4)
             .position(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) == key.0)
+    }
+
+    /// The type code and value word stored under `key`: one read of the
+    /// count, one bounds check of the header, a scan of `keys[]`.
+    #[inline(always)]
+    pub(crate) fn find_word(&self, key: KeyHash) -> Option<(u8, u32)> {
+        let n = rd16(self.bytes, 0) as usize;
+        let header = &self.bytes[..header_len(n)];
+        let (keys, rest) = header[HEADER_BYTES..].split_at(4 * n);
+        let i = keys
+            .chunks_exact(4)
+            .position(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) == key.0)?;
+        let (_stamps, rest) = rest.split_at(4 * n);
+        let (values, types) = rest.split_at(4 * n);
+        let w = &values[4 * i..4 * i + 4];
+        Some((types[i], u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
     }
 
     /// The data bytes of entry `i` (empty for inline values).

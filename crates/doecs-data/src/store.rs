@@ -209,16 +209,16 @@ impl DataStore {
     #[inline]
     pub fn get_f32<'p>(&self, entity: Entity, path: impl Into<Path<'p>>) -> Option<f32> {
         let key = path.into().key().ok()?;
-        let (rec, i) = self.lookup(entity, key)?;
-        (rec.type_code(i) == ValueType::F32 as u8).then(|| f32::from_bits(rec.word(i)))
+        let (code, word) = self.arena.record(entity)?.find_word(key.hash32())?;
+        (code == ValueType::F32 as u8 && self.registry.readable(key)).then(|| f32::from_bits(word))
     }
 
     /// The bool at `path`, if present and a bool.
     #[inline]
     pub fn get_bool<'p>(&self, entity: Entity, path: impl Into<Path<'p>>) -> Option<bool> {
         let key = path.into().key().ok()?;
-        let (rec, i) = self.lookup(entity, key)?;
-        (rec.type_code(i) == ValueType::Bool as u8).then(|| rec.word(i) != 0)
+        let (code, word) = self.arena.record(entity)?.find_word(key.hash32())?;
+        (code == ValueType::Bool as u8 && self.registry.readable(key)).then_some(word != 0)
     }
 
     /// The string at `path`, if present and a string.
@@ -255,6 +255,7 @@ impl DataStore {
     // ----- writes ------------------------------------------------------
 
     /// Issues the next stamp, renumbering all stamps if the clock is full.
+    #[inline(always)]
     fn next_stamp(&mut self) -> u32 {
         if self.clock == u32::MAX {
             self.renumber_stamps();
@@ -301,7 +302,7 @@ impl DataStore {
     }
 
     /// Sets one entry with a given stamp; all checks are done.
-    #[inline]
+    #[inline(always)]
     fn set_raw(
         &mut self,
         entity: Entity,
@@ -598,6 +599,7 @@ impl DataStore {
 
     /// Renumbers every stamp to its rank among distinct stamps (keeping
     /// their order, and 0 as 0), so the clock has room again.
+    #[cold]
     pub(crate) fn renumber_stamps(&mut self) {
         let mut all: Vec<u32> = Vec::new();
         for slot in &self.arena.slots {
