@@ -54,6 +54,12 @@ pub unsafe trait QueryData {
     /// parts at most once at a time.
     unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> Self::Item<'w>;
 
+    /// Hints the CPU to start loading the first rows of a fetched chunk. The
+    /// loops call it for the next chunk before walking the current one, so the
+    /// short column runs of 16 KiB chunks do not each start with cache misses.
+    #[inline]
+    fn prefetch(_fetch: Self::Fetch) {}
+
     /// Rows `0..len` of a fetched chunk as slices.
     ///
     /// # Safety
@@ -72,6 +78,24 @@ pub struct Read<T>(std::marker::PhantomData<fn() -> T>);
 /// Cache key marking a write of `T`.
 pub struct Write<T>(std::marker::PhantomData<fn() -> T>);
 
+/// Prefetches the first four cache lines at `ptr`. A hint only: it never
+/// faults and never reads memory, whatever the address (and it is compiled out
+/// under Miri and off x86_64).
+#[inline(always)]
+fn prefetch_lines(ptr: *const i8) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    for line in 0..4 {
+        // SAFETY: `_mm_prefetch` is a cache hint with no memory access, valid
+        // for any address; `wrapping_add` keeps the arithmetic defined.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                ptr.wrapping_add(line * 64),
+            )
+        };
+    }
+    let _ = ptr;
+}
+
 /// Pointer to column `column` of `chunk`, typed.
 fn column<T>(archetype: &Archetype, column: ColumnIndex, chunk: usize) -> NonNull<T> {
     archetype.column_ptr(chunk, column).cast()
@@ -84,6 +108,10 @@ unsafe impl<T: Component> QueryData for &T {
     type Fetch = NonNull<T>;
     type State = ColumnIndex;
     type Key = Read<T>;
+    #[inline]
+    fn prefetch(fetch: NonNull<T>) {
+        prefetch_lines(fetch.as_ptr().cast());
+    }
 
     fn access(access: &mut Access) {
         access.add_read(AccessKey::of::<T>());
@@ -116,6 +144,10 @@ unsafe impl<T: Component> QueryData for &mut T {
     type Fetch = NonNull<T>;
     type State = ColumnIndex;
     type Key = Write<T>;
+    #[inline]
+    fn prefetch(fetch: NonNull<T>) {
+        prefetch_lines(fetch.as_ptr().cast());
+    }
 
     fn access(access: &mut Access) {
         access.add_write(AccessKey::of::<T>());
@@ -275,6 +307,10 @@ macro_rules! tuple_query {
             unsafe fn fetch(archetype: &Archetype, state: Self::State, chunk: usize) -> Self::Fetch {
                 // SAFETY: forwarded contract.
                 ($(unsafe { $name::fetch(archetype, state.$index, chunk) },)*)
+            }
+            #[inline]
+            fn prefetch(fetch: Self::Fetch) {
+                $($name::prefetch(fetch.$index);)*
             }
             #[inline]
             unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> Self::Item<'w> {

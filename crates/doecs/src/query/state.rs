@@ -201,10 +201,15 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
         self.update(world);
         for &(id, state) in &self.cache.matched {
             let arch = world.archetypes().get(id);
-            for chunk in 0..arch.chunk_count() {
+            let chunks = arch.chunk_count();
+            for chunk in 0..chunks {
                 let len = arch.chunk_len(chunk);
                 // SAFETY: `state` was matched on `arch` and `chunk` is in use.
                 let fetch = unsafe { Q::fetch(arch, state, chunk) };
+                if chunk + 1 < chunks {
+                    // SAFETY: as above, for the next chunk, which is in use.
+                    Q::prefetch(unsafe { Q::fetch(arch, state, chunk + 1) });
+                }
                 for row in 0..len {
                     // SAFETY: `row < len` is live; each row is handed out once;
                     // the caller holds the access.
@@ -226,7 +231,12 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
         self.update(world);
         for &(id, state) in &self.cache.matched {
             let arch = world.archetypes().get(id);
-            for chunk in 0..arch.chunk_count() {
+            let chunks = arch.chunk_count();
+            for chunk in 0..chunks {
+                if chunk + 1 < chunks {
+                    // SAFETY: `state` matches `arch`; the next chunk is in use.
+                    Q::prefetch(unsafe { Q::fetch(arch, state, chunk + 1) });
+                }
                 // SAFETY: as in `for_each_unchecked`; the slices cover the live rows.
                 f(unsafe { Q::slice(Q::fetch(arch, state, chunk), arch.chunk_len(chunk)) });
             }
