@@ -266,7 +266,8 @@ impl Archetype {
         (ChunkIndex(chunk as u32), ChunkRow(row))
     }
 
-    /// Reserves room for `additional` more rows, allocating their chunks now.
+    /// Reserves room in the chunk list for `additional` more rows (the chunks
+    /// themselves are allocated as rows arrive).
     pub fn reserve(&mut self, additional: usize) {
         let cap = self.layout.capacity() as usize;
         let needed = (self.len as usize + additional).div_ceil(cap);
