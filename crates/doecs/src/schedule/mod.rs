@@ -31,7 +31,7 @@ use crate::world::World;
 use plan::{Graph, Segment, Step, SystemFacts};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Building or running a schedule failed.
@@ -140,6 +140,8 @@ pub struct Schedule {
     steps: Vec<Step>,
     plan: Option<Plan>,
     threads: usize,
+    /// The schedule's own workers, started by the first run.
+    pool: Option<WorkerPool>,
 }
 
 impl Default for Schedule {
@@ -175,6 +177,7 @@ impl Schedule {
             steps: Vec::new(),
             plan: None,
             threads,
+            pool: None,
         }
     }
 
@@ -265,7 +268,11 @@ impl Schedule {
     /// at the end.
     pub fn run(&mut self, world: &mut World) -> Result<RunReport, ScheduleError> {
         self.build()?;
-        let pool = shared_pool(self.threads);
+        let threads = self.threads;
+        let pool = self
+            .pool
+            .get_or_insert_with(|| WorkerPool::start(threads))
+            .pool();
         let plan = self.plan.as_ref().expect("built");
         let mut report = RunReport::default();
         for segment in &plan.segments {
@@ -317,25 +324,52 @@ fn discard_commands(slots: &[Mutex<Slot>], world: &mut World) {
     }
 }
 
-/// The process-wide worker pool with `threads` threads, started on first use.
-///
-/// Pools live as long as the process: schedules with the same thread count
-/// share one, so building a schedule never spawns threads and dropping one
-/// never joins them.
-fn shared_pool(threads: usize) -> &'static rayon::ThreadPool {
-    static POOLS: Mutex<Vec<(usize, &'static rayon::ThreadPool)>> = Mutex::new(Vec::new());
-    let mut pools = POOLS.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(&(_, pool)) = pools.iter().find(|(n, _)| *n == threads) {
-        return pool;
+/// A rayon pool whose threads are joined when it is dropped, so dropping a
+/// schedule leaves no worker thread behind.
+struct WorkerPool {
+    /// Always `Some` until dropped.
+    pool: Option<rayon::ThreadPool>,
+    /// Number of workers that have exited, and a signal for each exit.
+    exited: Arc<(Mutex<usize>, Condvar)>,
+    threads: usize,
+}
+
+impl WorkerPool {
+    fn start(threads: usize) -> Self {
+        let exited = Arc::new((Mutex::new(0), Condvar::new()));
+        let signal = exited.clone();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(move |i| format!("doecs-{threads}-worker-{i}"))
+            .exit_handler(move |_| {
+                let (count, condvar) = &*signal;
+                *count.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+                condvar.notify_all();
+            })
+            .build()
+            .expect("doecs: could not start the schedule's worker threads");
+        WorkerPool {
+            pool: Some(pool),
+            exited,
+            threads,
+        }
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(move |i| format!("doecs-{threads}-worker-{i}"))
-        .build()
-        .expect("doecs: could not start the schedule's worker threads");
-    let pool: &'static rayon::ThreadPool = Box::leak(Box::new(pool));
-    pools.push((threads, pool));
-    pool
+
+    fn pool(&self) -> &rayon::ThreadPool {
+        self.pool.as_ref().expect("present until dropped")
+    }
+}
+
+impl Drop for WorkerPool {
+    fn drop(&mut self) {
+        // Dropping a rayon pool only asks its threads to stop; wait for them.
+        drop(self.pool.take());
+        let (count, condvar) = &*self.exited;
+        let mut exited = count.lock().unwrap_or_else(PoisonError::into_inner);
+        while *exited < self.threads {
+            exited = condvar.wait(exited).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
 }
 
 fn lock(slot: &Mutex<Slot>) -> std::sync::MutexGuard<'_, Slot> {
