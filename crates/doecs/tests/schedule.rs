@@ -79,7 +79,7 @@ fn populated_world() -> World {
     let mut world = World::new();
     world.insert_resource(Dt(0.25));
     world.insert_resource(Total::default());
-    let n = if cfg!(miri) { 200 } else { 3000 };
+    let n = if cfg!(miri) { 60 } else { 3000 };
     world.spawn_batch((0..n).map(|i| (Pos(i as f32), Vel((i % 13) as f32 - 6.0), Age(i % 11))));
     world.spawn_batch((0..n / 6).map(|i| (Pos(i as f32 * 0.5), Age(i))));
     world
