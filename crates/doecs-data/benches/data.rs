@@ -15,18 +15,14 @@
 mod common;
 
 use common::*;
-use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{criterion_group, BenchmarkGroup, Criterion};
+use criterion::measurement::Measurement;
+use criterion::{criterion_group, Criterion};
+use doecs_benchkit::{group, smoke};
 use doecs_data::Key;
 use std::hint::black_box;
-use std::time::Duration;
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-fn smoke() -> bool {
-    std::env::var_os("DOECS_BENCH_SMOKE").is_some()
-}
 
 fn entities() -> usize {
     if smoke() {
@@ -34,19 +30,6 @@ fn entities() -> usize {
     } else {
         1000
     }
-}
-
-fn group<'a, M: Measurement>(c: &'a mut Criterion<M>, name: &str) -> BenchmarkGroup<'a, M> {
-    let mut g = c.benchmark_group(name);
-    if smoke() {
-        g.sample_size(10)
-            .warm_up_time(Duration::from_millis(1))
-            .measurement_time(Duration::from_millis(10));
-    } else {
-        g.warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
-    }
-    g
 }
 
 const PATH: &str = "stats.health";
@@ -158,67 +141,14 @@ fn hash_path<M: Measurement>(c: &mut Criterion<M>) {
     g.finish();
 }
 
-/// Thread CPU time as a criterion measurement (`DOECS_BENCH_CPU_TIME=1`).
+/// The same benches measured in thread CPU time (`DOECS_BENCH_CPU_TIME=1`).
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 mod cpu_time {
     use super::*;
 
-    /// `struct timespec` on 64-bit Linux.
-    #[repr(C)]
-    struct Timespec {
-        seconds: i64,
-        nanos: i64,
-    }
-
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-
-    extern "C" {
-        fn clock_gettime(clock: i32, out: *mut Timespec) -> i32;
-    }
-
-    fn thread_cpu_now() -> Duration {
-        let mut t = Timespec {
-            seconds: 0,
-            nanos: 0,
-        };
-        // SAFETY: libc's `clock_gettime(clockid_t, struct timespec *)`; on
-        // 64-bit Linux `clockid_t` is i32 and `timespec` is two i64s, which is
-        // `Timespec`'s repr(C) layout. It writes only through the valid,
-        // exclusive pointer it is given.
-        let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
-        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-        Duration::new(t.seconds as u64, t.nanos as u32)
-    }
-
-    /// CPU time of the benchmarking thread.
-    pub struct ThreadCpuTime;
-
-    impl Measurement for ThreadCpuTime {
-        type Intermediate = Duration;
-        type Value = Duration;
-        fn start(&self) -> Duration {
-            thread_cpu_now()
-        }
-        fn end(&self, start: Duration) -> Duration {
-            thread_cpu_now().saturating_sub(start)
-        }
-        fn add(&self, a: &Duration, b: &Duration) -> Duration {
-            *a + *b
-        }
-        fn zero(&self) -> Duration {
-            Duration::ZERO
-        }
-        fn to_f64(&self, v: &Duration) -> f64 {
-            v.as_nanos() as f64
-        }
-        fn formatter(&self) -> &dyn ValueFormatter {
-            WallTime.formatter()
-        }
-    }
-
     criterion_group!(
         name = cpu_benches;
-        config = Criterion::default().with_measurement(ThreadCpuTime);
+        config = Criterion::default().with_measurement(doecs_benchkit::ThreadCpuTime);
         targets = hash_path, get_f32_among_8, set_existing_f32, memory
     );
 }
@@ -233,7 +163,7 @@ criterion_group!(
 
 fn main() {
     #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-    if std::env::var_os("DOECS_BENCH_CPU_TIME").is_some() {
+    if doecs_benchkit::cpu_time_requested() {
         println!("measuring thread CPU time (DOECS_BENCH_CPU_TIME)");
         cpu_time::cpu_benches();
         Criterion::default().configure_from_args().final_summary();

@@ -10,14 +10,13 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use doecs::{name_hash, World};
+use doecs_benchkit::smoke;
 use doecs_resource::transform::encode_transform;
 use doecs_resource::{
     standard_spawner, AlignedBytes, BlobBuilder, SpawnOptions, Spawner, NO_PARENT,
 };
 use glam::{Affine3A, Vec3};
 use std::hint::black_box;
-
-use std::time::Duration;
 
 #[derive(Copy, Clone, Debug)]
 #[repr(transparent)]
@@ -32,10 +31,6 @@ unsafe impl doecs_resource::PlainBytes for Position {
 // SAFETY: as above.
 unsafe impl doecs_resource::PlainBytes for Velocity {
     const SCALAR_WIDTH: usize = 4;
-}
-
-fn smoke() -> bool {
-    std::env::var_os("DOECS_BENCH_SMOKE").is_some()
 }
 
 fn entity_count() -> usize {
@@ -90,15 +85,7 @@ fn bench(c: &mut Criterion) {
     let (blob, locals, pos, vel) = level(n);
     let blob = AlignedBytes::from_slice(&blob);
     let spawner = spawner();
-    let mut g = c.benchmark_group(format!("spawn_level_{n}"));
-    if smoke() {
-        g.sample_size(10)
-            .warm_up_time(Duration::from_millis(1))
-            .measurement_time(Duration::from_millis(10));
-    } else {
-        g.warm_up_time(Duration::from_secs(1))
-            .measurement_time(Duration::from_secs(3));
-    }
+    let mut g = doecs_benchkit::group(c, &format!("spawn_level_{n}"));
     g.bench_function("doecs_blob_load_and_spawn", |b| {
         b.iter_batched(
             World::new,

@@ -12,29 +12,13 @@
 //! time instead of wall time, for figures taken on a machine shared with other
 //! jobs.
 
-use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
+use criterion::measurement::Measurement;
+use criterion::{criterion_group, Criterion, Throughput};
 use doecs::Entities;
+use doecs_benchkit::{group, smoke};
 use doecs_transform::{Instance, TransformManager};
 use glam::{Affine3A, Mat4, Quat, Vec3};
 use std::hint::black_box;
-use std::time::Duration;
-
-/// Smoke mode (`DOECS_BENCH_SMOKE=1`): tiny sizes, minimal timing.
-fn smoke() -> bool {
-    std::env::var_os("DOECS_BENCH_SMOKE").is_some()
-}
-
-/// A group that, in smoke mode, runs each body only briefly.
-fn group<'a, M: Measurement>(c: &'a mut Criterion<M>, name: &str) -> BenchmarkGroup<'a, M> {
-    let mut g = c.benchmark_group(name);
-    if smoke() {
-        g.sample_size(10)
-            .warm_up_time(Duration::from_millis(1))
-            .measurement_time(Duration::from_millis(10));
-    }
-    g
-}
 
 fn some_affine(k: usize) -> Affine3A {
     let f = k as f32 * 0.001;
@@ -222,72 +206,14 @@ fn lazy_gc<M: Measurement>(c: &mut Criterion<M>) {
     g.finish();
 }
 
-/// Thread CPU time as a criterion measurement (`DOECS_BENCH_CPU_TIME=1`).
-///
-/// On a machine shared with other jobs, wall time includes the time this
-/// thread spent preempted. `CLOCK_THREAD_CPUTIME_ID` counts only the time it
-/// ran, which makes figures from a loaded machine comparable (cache and memory
-/// contention still show). Linux only; elsewhere the wall-time run is used.
+/// The same benches measured in thread CPU time (`DOECS_BENCH_CPU_TIME=1`).
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 mod cpu_time {
     use super::*;
-    use std::time::Duration;
-
-    #[repr(C)]
-    struct Timespec {
-        tv_sec: i64,
-        tv_nsec: i64,
-    }
-
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-
-    fn now() -> Duration {
-        let mut ts = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `clock_gettime` is the libc function of that signature on
-        // 64-bit Linux (`clockid_t` is `i32`, `timespec` is two `i64`s, matching
-        // `Timespec`'s `repr(C)` layout); it only writes through the valid,
-        // exclusive pointer it is given.
-        let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-    }
-
-    /// The measurement: CPU time of the benchmarking thread.
-    pub struct CpuTime;
-
-    impl Measurement for CpuTime {
-        type Intermediate = Duration;
-        type Value = Duration;
-        fn start(&self) -> Duration {
-            now()
-        }
-        fn end(&self, start: Duration) -> Duration {
-            now().saturating_sub(start)
-        }
-        fn add(&self, a: &Duration, b: &Duration) -> Duration {
-            *a + *b
-        }
-        fn zero(&self) -> Duration {
-            Duration::ZERO
-        }
-        fn to_f64(&self, v: &Duration) -> f64 {
-            v.as_nanos() as f64
-        }
-        fn formatter(&self) -> &dyn ValueFormatter {
-            WallTime.formatter()
-        }
-    }
 
     criterion_group!(
         name = cpu_benches;
-        config = Criterion::default().with_measurement(CpuTime);
+        config = Criterion::default().with_measurement(doecs_benchkit::ThreadCpuTime);
         targets = full_propagation, chain_batch, immediate_small, lazy_gc
     );
 }
@@ -302,7 +228,7 @@ criterion_group!(
 
 fn main() {
     #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-    if std::env::var_os("DOECS_BENCH_CPU_TIME").is_some() {
+    if doecs_benchkit::cpu_time_requested() {
         println!("measuring thread CPU time (DOECS_BENCH_CPU_TIME)");
         cpu_time::cpu_benches();
         Criterion::default().configure_from_args().final_summary();

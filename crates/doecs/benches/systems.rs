@@ -9,13 +9,10 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use doecs::{CommandBuffer, World};
+use doecs_benchkit::smoke;
 use glam::{Mat4, Vec3};
 use rayon::prelude::*;
 use std::hint::black_box;
-
-fn smoke() -> bool {
-    std::env::var_os("DOECS_BENCH_SMOKE").is_some()
-}
 
 #[derive(Clone, Copy)]
 struct Pos(Vec3);
