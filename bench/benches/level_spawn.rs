@@ -11,7 +11,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use doecs_bench::*;
-use doecs_resource::transform::encode_transform;
+use doecs_resource::transform::{encode_transform, TRANSFORM_SIZE};
 use doecs_resource::{
     standard_spawner, AlignedBytes, BlobBuilder, BlobView, SpawnOptions, NO_PARENT,
 };
@@ -36,7 +36,7 @@ fn level(n: usize) -> (Vec<u8>, Vec<LocalTransform>, Vec<Position>, Vec<Velocity
     let mut b = BlobBuilder::new(parents);
     b.push_dense(
         doecs::name_hash("transform"),
-        48,
+        TRANSFORM_SIZE as u32,
         locals.iter().flat_map(|l| encode_transform(&l.0)).collect(),
     );
     b.push_dense(
