@@ -35,7 +35,7 @@ pub(crate) struct QueryCache<S> {
 }
 
 impl<S> QueryCache<S> {
-    fn new(world: WorldId) -> Self {
+    pub(crate) fn new(world: WorldId) -> Self {
         QueryCache {
             world,
             seen: 0,

@@ -102,15 +102,21 @@ impl<'a> SystemContext<'a> {
         &mut self,
     ) -> SystemQuery<'_, Q, F> {
         let key = TypeId::of::<(Q::Key, F)>();
-        let cache = match self.caches.caches.remove(&key) {
-            Some(boxed) => *boxed
-                .downcast::<QueryCache<Q::State>>()
-                .expect("keyed by query shape"),
-            None => {
-                self.check_query_access(&Query::<Q, F>::access());
-                Query::<Q, F>::new_cache(self.world.id())
-            }
-        };
+        let world_id = self.world.id();
+        if !self.caches.caches.contains_key(&key) {
+            // First use of this shape: check it once, then keep its slot.
+            self.check_query_access(&Query::<Q, F>::access());
+            self.caches
+                .caches
+                .insert(key, Box::new(QueryCache::<Q::State>::new(world_id)));
+        }
+        // Borrow the cache out of its slot (an empty cache allocates nothing)
+        // and put it back on drop, so a system's query costs no allocation.
+        let slot = self.caches.caches.get_mut(&key).expect("inserted above");
+        let slot = slot
+            .downcast_mut::<QueryCache<Q::State>>()
+            .expect("keyed by query shape");
+        let cache = std::mem::replace(slot, QueryCache::new(world_id));
         let mut query = Query::from_cache(cache);
         query.update(self.world);
         SystemQuery {
@@ -242,9 +248,14 @@ pub struct SystemQuery<'c, Q: QueryData, F: QueryFilter + 'static = ()> {
 impl<Q: QueryData, F: QueryFilter + 'static> Drop for SystemQuery<'_, Q, F> {
     fn drop(&mut self) {
         if let Some(query) = self.query.take() {
-            self.caches
+            let slot = self
                 .caches
-                .insert(TypeId::of::<(Q::Key, F)>(), Box::new(query.cache));
+                .caches
+                .get_mut(&TypeId::of::<(Q::Key, F)>())
+                .and_then(|slot| slot.downcast_mut::<QueryCache<Q::State>>());
+            if let Some(slot) = slot {
+                *slot = query.cache;
+            }
         }
     }
 }
