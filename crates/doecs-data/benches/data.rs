@@ -1,6 +1,9 @@
 //! The DataStore side by side with the naive peer, a
 //! `HashMap<String, serde_json::Value>` per entity:
 //! - `get_f32_among_8`: read one existing float key of 8, for every entity;
+//! - `get_f32_mixed_paths`: read a different float key for each entity in
+//!   turn (five paths), so the per-thread memo of parsed paths is exercised
+//!   with more than one path;
 //! - `set_existing_f32`: overwrite one existing float key, for every entity;
 //! - memory (printed, from the counting allocator): 100,000 entities with a
 //!   `health` float, and with the seed's five-key character sheet.
@@ -63,6 +66,44 @@ fn get_f32_among_8<M: Measurement>(c: &mut Criterion<M>) {
             let mut sum = 0.0f32;
             for i in 0..n {
                 sum += store.get_f32(entity(i), black_box(key)).unwrap();
+            }
+            sum
+        })
+    });
+    g.finish();
+}
+
+/// The float keys of `eight_pairs`, read in turn: a loop that does not reuse
+/// one path, so the per-thread memo of parsed paths helps less.
+const FLOAT_PATHS: [&str; 5] = [
+    "stats.health",
+    "stats.mana",
+    "stats.stamina",
+    "position.x",
+    "position.y",
+];
+
+fn get_f32_mixed_paths<M: Measurement>(c: &mut Criterion<M>) {
+    let n = entities();
+    let naive = naive_flat(n, &eight_pairs());
+    let store = store_by_set(n, &eight_pairs());
+    let mut g = group(c, "get_f32_mixed_paths");
+    g.bench_function("naive_hashmap", |b| {
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for (i, m) in naive.iter().enumerate() {
+                let path = black_box(FLOAT_PATHS[i % FLOAT_PATHS.len()]);
+                sum += m.get(path).and_then(|v| v.as_f64()).unwrap() as f32;
+            }
+            sum
+        })
+    });
+    g.bench_function("datastore_str_path", |b| {
+        b.iter(|| {
+            let mut sum = 0.0f32;
+            for i in 0..n {
+                let path = black_box(FLOAT_PATHS[i % FLOAT_PATHS.len()]);
+                sum += store.get_f32(entity(i), path).unwrap();
             }
             sum
         })
@@ -149,7 +190,7 @@ mod cpu_time {
     criterion_group!(
         name = cpu_benches;
         config = Criterion::default().with_measurement(doecs_benchkit::ThreadCpuTime);
-        targets = hash_path, get_f32_among_8, set_existing_f32, memory
+        targets = hash_path, get_f32_among_8, get_f32_mixed_paths, set_existing_f32, memory
     );
 }
 
@@ -157,6 +198,7 @@ criterion_group!(
     benches,
     hash_path,
     get_f32_among_8,
+    get_f32_mixed_paths,
     set_existing_f32,
     memory
 );

@@ -12,7 +12,9 @@
 //! (`DataError::KeyCollision`) instead of silently sharing a value.
 //!
 //! The hash is part of the on-disk record format: it is fixed, little-endian
-//! and platform independent. Changing it changes `FORMAT_VERSION`.
+//! and platform independent. Changing it changes `doecs_resource::FORMAT_VERSION`,
+//! since level blobs carry records (version 2 of that format is the current
+//! hash: short segments hashed as zero-padded words).
 
 use crate::error::DataError;
 use std::fmt;
@@ -66,33 +68,46 @@ const fn rd32(s: &[u8], at: usize) -> u64 {
     u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as u64
 }
 
-/// Hash of the segment `s[at..at + len]` (wyhash-style: overlapping loads
-/// for short input, 16 bytes a step for long input, the length mixed in).
+/// The segment `s[at..at + len]`, `len <= 16`, as two little-endian words,
+/// zero-padded (the reference form; [`parse_short`] gets the same words out
+/// of registers).
+#[inline(always)]
+const fn padded_pair(s: &[u8], at: usize, len: usize) -> (u64, u64) {
+    let mut buf = [0u8; 16];
+    let mut i = 0;
+    while i < len {
+        buf[i] = s[at + i];
+        i += 1;
+    }
+    (rd64(&buf, 0), rd64(&buf, 8))
+}
+
+/// Hash of one segment from its words: short segments are their zero-padded
+/// bytes `(a, b)`; the length is mixed in so `"a"` and `"a\0"` differ.
+#[inline(always)]
+const fn short_segment_hash(a: u64, b: u64, len: usize) -> u64 {
+    mix(a ^ MUL3 ^ SEED ^ (len as u64).wrapping_mul(MUL), b ^ MUL2)
+}
+
+/// Hash of the segment `s[at..at + len]` on its own (wyhash-style: up to 16
+/// bytes in one multiply, 16 bytes a step for longer input, the length
+/// mixed in).
 #[inline(always)]
 const fn segment_hash(s: &[u8], at: usize, len: usize) -> u64 {
+    if len <= 16 {
+        let (a, b) = padded_pair(s, at, len);
+        return short_segment_hash(a, b, len);
+    }
     let mut h = SEED ^ (len as u64).wrapping_mul(MUL);
-    let (a, b) = if len <= 16 {
-        if len >= 8 {
-            (rd64(s, at), rd64(s, at + len - 8))
-        } else if len >= 4 {
-            (rd32(s, at), rd32(s, at + len - 4))
-        } else if len > 0 {
-            (
-                ((s[at] as u64) << 16) | ((s[at + len / 2] as u64) << 8) | s[at + len - 1] as u64,
-                0,
-            )
-        } else {
-            (0, 0)
-        }
-    } else {
-        let mut i = 0;
-        while len - i > 16 {
-            h = mix(h ^ rd64(s, at + i) ^ MUL3, rd64(s, at + i + 8) ^ MUL2);
-            i += 16;
-        }
-        (rd64(s, at + len - 16), rd64(s, at + len - 8))
-    };
-    mix(a ^ MUL3 ^ h, b ^ MUL2)
+    let mut i = 0;
+    while len - i > 16 {
+        h = mix(h ^ rd64(s, at + i) ^ MUL3, rd64(s, at + i + 8) ^ MUL2);
+        i += 16;
+    }
+    mix(
+        rd64(s, at + len - 16) ^ MUL3 ^ h,
+        rd64(s, at + len - 8) ^ MUL2,
+    )
 }
 
 /// The key of a dotted path, or `None` if a segment is empty.
@@ -124,40 +139,105 @@ fn dot_mask(w: u64) -> u64 {
     !(((x & LOW7).wrapping_add(LOW7)) | x | LOW7)
 }
 
-/// `parse_dotted` for paths of 8..=16 bytes: the dots are found with two
-/// overlapping word loads and bit tricks instead of a byte loop.
+/// The first `len` (1..=7) bytes of `bytes` as a little-endian word,
+/// zero-padded: two overlapping 4-byte loads, or three byte loads.
+#[inline(always)]
+fn padded_word(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    if len >= 4 {
+        let lo = rd32(bytes, 0);
+        let hi = rd32(bytes, len - 4);
+        lo | (hi >> (8 * (8 - len)) << 32)
+    } else {
+        let mut w = bytes[0] as u64;
+        w |= (bytes[len / 2] as u64) << (8 * (len / 2));
+        w | (bytes[len - 1] as u64) << (8 * (len - 1))
+    }
+}
+
+/// One remembered short path: its zero-padded words, length and key.
+/// `len == 0` marks an empty slot (short paths have 1..=16 bytes).
+#[derive(Copy, Clone)]
+struct MemoEntry {
+    lo: u64,
+    hi: u64,
+    len: usize,
+    key: Key,
+}
+
+/// Slots in the per-thread memo of parsed short paths.
+const MEMO_SLOTS: usize = 32;
+
+thread_local! {
+    /// Recently parsed short paths on this thread, direct-mapped. Parsing is
+    /// a pure function of the bytes, so a hit (same length, same padded
+    /// words: every byte compared) returns exactly what parsing would; it
+    /// only saves the per-segment hashing when a loop reads the same path
+    /// for many entities, the common case the seed hashes once for.
+    static PARSED: [std::cell::Cell<MemoEntry>; MEMO_SLOTS] = const {
+        [const {
+            std::cell::Cell::new(MemoEntry { lo: 0, hi: 0, len: 0, key: Key::ROOT })
+        }; MEMO_SLOTS]
+    };
+}
+
+/// `parse_dotted` for paths of 1..=16 bytes: the path is loaded once as two
+/// zero-padded words, looked up in the per-thread memo, and otherwise
+/// parsed out of registers ([`parse_words`]).
 #[inline(always)]
 fn parse_short(bytes: &[u8]) -> Option<Key> {
     let len = bytes.len();
-    let lo = dot_mask(rd64(bytes, 0));
-    // The high word covers bytes len-8..len; keep only bytes 8.. of the path.
-    let skip = 16 - len; // bytes of the high word already covered by `lo`
-    let hi = if skip == 8 {
-        0
+    let (lo, hi) = if len <= 8 {
+        (if len == 8 { rd64(bytes, 0) } else { padded_word(bytes) }, 0)
     } else {
-        dot_mask(rd64(bytes, len - 8)) >> (8 * skip) << (8 * skip)
+        // The high word covers bytes len-8..len; drop the bytes `lo` has.
+        (rd64(bytes, 0), rd64(bytes, len - 8) >> (8 * (16 - len)))
     };
+    let slot = ((lo ^ hi.rotate_left(29) ^ len as u64).wrapping_mul(MUL) >> 59) as usize;
+    PARSED.with(|memo| {
+        let cell = &memo[slot % MEMO_SLOTS];
+        let hit = cell.get();
+        if hit.len == len && hit.lo == lo && hit.hi == hi {
+            return Some(hit.key);
+        }
+        let key = parse_words(lo, hi, len)?;
+        cell.set(MemoEntry { lo, hi, len, key });
+        Some(key)
+    })
+}
+
+/// `parse_dotted` for a path of `len` (1..=16) bytes given as zero-padded
+/// words: the dots are found with bit tricks, and each segment's padded
+/// words are a shift and a mask of the path.
+#[inline(never)]
+fn parse_words(lo: u64, hi: u64, len: usize) -> Option<Key> {
+    let path = (lo as u128) | ((hi as u128) << 64);
+    let mut dots = (dot_mask(lo) as u128) | ((dot_mask(hi) as u128) << 64);
     let mut k = Key::ROOT;
     let mut start = 0;
-    for (mut mask, base) in [(lo, 0), (hi, len - 8)] {
-        while mask != 0 {
-            let dot = base + mask.trailing_zeros() as usize / 8;
-            if dot == start {
-                return None;
-            }
-            k = k.child_range(bytes, start, dot - start);
-            start = dot + 1;
-            mask &= mask - 1;
+    loop {
+        let end = if dots == 0 {
+            len
+        } else {
+            dots.trailing_zeros() as usize / 8
+        };
+        let seg_len = end - start;
+        if seg_len == 0 {
+            return None;
         }
+        // 1 <= seg_len <= 16, so both shifts are below 128.
+        let seg = (path >> (8 * start)) & (u128::MAX >> (128 - 8 * seg_len));
+        k = k.child_hash(short_segment_hash(seg as u64, (seg >> 64) as u64, seg_len));
+        if end == len {
+            return Some(k);
+        }
+        start = end + 1;
+        dots &= dots - 1;
     }
-    if start == len {
-        return None;
-    }
-    Some(k.child_range(bytes, start, len - start))
 }
 
 /// `parse_dotted` with a byte scan for the dots.
-#[inline]
+#[inline(never)]
 fn parse_scan(bytes: &[u8]) -> Option<Key> {
     let mut k = Key::ROOT;
     let mut start = 0;
@@ -187,10 +267,13 @@ impl Key {
 
     #[inline(always)]
     const fn child_range(self, bytes: &[u8], at: usize, len: usize) -> Key {
-        Key(mix(
-            self.0.rotate_left(23) ^ segment_hash(bytes, at, len),
-            MUL,
-        ))
+        self.child_hash(segment_hash(bytes, at, len))
+    }
+
+    /// Folds one segment's hash into this path's key.
+    #[inline(always)]
+    const fn child_hash(self, segment: u64) -> Key {
+        Key(mix(self.0.rotate_left(23) ^ segment, MUL))
     }
 
     /// The key of a dotted path, computable at compile time, as the seed
@@ -219,15 +302,25 @@ impl Key {
     }
 
     /// The key of a dotted path (`"stats.health"`). Refuses empty segments.
-    #[inline]
+    #[inline(always)]
     pub fn parse(path: &str) -> Result<Key, DataError> {
+        match Key::parse_checked(path) {
+            Some(k) => Ok(k),
+            None => Err(empty_segment(path)),
+        }
+    }
+
+    /// [`Key::parse`] without the error value: `None` when a segment is
+    /// empty. Inlined into the store's hot paths, so the key stays in
+    /// registers and the error (which owns a `String`) is never built there.
+    #[inline(always)]
+    pub(crate) fn parse_checked(path: &str) -> Option<Key> {
         let bytes = path.as_bytes();
-        let parsed = if (8..=16).contains(&bytes.len()) {
+        if (1..=16).contains(&bytes.len()) {
             parse_short(bytes)
         } else {
             parse_scan(bytes)
-        };
-        parsed.ok_or_else(|| DataError::EmptySegment(path.to_owned()))
+        }
     }
 
     /// The 32-bit key stored in records.
@@ -284,16 +377,36 @@ impl From<Key> for Path<'_> {
     }
 }
 
+/// The error for a path with an empty segment, kept out of the hot paths.
+#[cold]
+#[inline(never)]
+fn empty_segment(path: &str) -> DataError {
+    DataError::EmptySegment(path.to_owned())
+}
+
 impl Path<'_> {
     /// The path's key.
     #[inline(always)]
     pub fn key(&self) -> Result<Key, DataError> {
+        match self.key_checked() {
+            Some(k) => Ok(k),
+            None => Err(match *self {
+                Path::Dotted(s) => empty_segment(s),
+                _ => empty_segment(""),
+            }),
+        }
+    }
+
+    /// The path's key, or `None` when a segment is empty (see [`Path::key`]
+    /// for the error); what the store's reads use.
+    #[inline(always)]
+    pub(crate) fn key_checked(&self) -> Option<Key> {
         match *self {
-            Path::Dotted(s) => Key::parse(s),
-            Path::Segments([]) => Err(DataError::EmptySegment(String::new())),
-            Path::Segments(s) => Ok(Key::from_segments(s)),
-            Path::Hashed(k) if k == Key::ROOT => Err(DataError::EmptySegment(String::new())),
-            Path::Hashed(k) => Ok(k),
+            Path::Dotted(s) => Key::parse_checked(s),
+            Path::Segments([]) => None,
+            Path::Segments(s) => Some(Key::from_segments(s)),
+            Path::Hashed(k) if k == Key::ROOT => None,
+            Path::Hashed(k) => Some(k),
         }
     }
 
@@ -353,7 +466,19 @@ mod tests {
     fn fast_parse_agrees_with_the_const_fold() {
         let samples = [
             "a",
+            "ab",
+            "abc",
+            "a.c",
+            ".bc",
+            "ab.",
+            "a.b.",
             "ab.c",
+            "abc.d",
+            "health",
+            "a.bcdef",
+            "abcde.g",
+            "abcdef.",
+            "name",
             "stats.health",
             "stats.mana",
             "abcdefgh",
@@ -381,6 +506,42 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// The word-at-a-time parser, the const byte loop and the segment
+        /// fold agree on every path, dots and multi-byte characters included.
+        #[test]
+        fn fast_parse_agrees_on_random_paths(s in "[ab.\\x00é]{0,40}") {
+            let fast = Key::parse(&s).ok();
+            proptest::prop_assert_eq!(fast, parse_dotted(s.as_bytes()));
+            let by_segments = (!s.split('.').any(str::is_empty))
+                .then(|| Key::from_segments(&s.split('.').collect::<Vec<_>>()));
+            proptest::prop_assert_eq!(fast, by_segments);
+        }
+    }
+
+    #[test]
+    fn memo_hits_return_what_parsing_returns() {
+        // More distinct short paths than memo slots, read interleaved and
+        // repeatedly, so slots are hit, missed and overwritten.
+        let paths: Vec<String> = (0..200)
+            .map(|i| match i % 4 {
+                0 => format!("k{i}"),
+                1 => format!("s.k{i}"),
+                2 => format!("stats.v{i}.x"),
+                _ => format!("{i}\0.{i}"),
+            })
+            .filter(|p| p.len() <= 16)
+            .collect();
+        for round in 0..3 {
+            for j in 0..paths.len() {
+                let p = &paths[(j * 7 + round) % paths.len()];
+                assert_eq!(Key::parse(p).ok(), parse_dotted(p.as_bytes()), "{p:?}");
+            }
+        }
+        assert!(Key::parse("a..b").is_err(), "a refused path is never memoised");
+        assert!(Key::parse("a..b").is_err());
+    }
+
     #[test]
     fn empty_paths_are_refused() {
         let none: [&str; 0] = [];
@@ -396,10 +557,10 @@ mod tests {
         assert_eq!(k, Key::from_segments(&["stats", "health"]));
         let again = Key::ROOT.child("stats").child("health");
         assert_eq!(k, again);
-        assert_eq!(k.bits(), 14041149867296160855);
+        assert_eq!(k.bits(), 6297049266409499977);
         assert_eq!(
             k.hash32(),
-            KeyHash((14041149867296160855u64 ^ (14041149867296160855u64 >> 32)) as u32)
+            KeyHash((6297049266409499977u64 ^ (6297049266409499977u64 >> 32)) as u32)
         );
     }
 }

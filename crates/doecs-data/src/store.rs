@@ -201,14 +201,14 @@ impl DataStore {
     /// ```
     #[inline]
     pub fn get<'p>(&self, entity: Entity, path: impl Into<Path<'p>>) -> Option<Value<'_>> {
-        let key = path.into().key().ok()?;
+        let key = path.into().key_checked()?;
         self.lookup(entity, key).map(|(r, i)| r.value(i))
     }
 
     /// The float at `path`, if present and a float.
     #[inline]
     pub fn get_f32<'p>(&self, entity: Entity, path: impl Into<Path<'p>>) -> Option<f32> {
-        let key = path.into().key().ok()?;
+        let key = path.into().key_checked()?;
         let (code, word) = self.arena.record(entity)?.find_word(key.hash32())?;
         (code == ValueType::F32 as u8 && self.registry.readable(key)).then(|| f32::from_bits(word))
     }
@@ -216,7 +216,7 @@ impl DataStore {
     /// The bool at `path`, if present and a bool.
     #[inline]
     pub fn get_bool<'p>(&self, entity: Entity, path: impl Into<Path<'p>>) -> Option<bool> {
-        let key = path.into().key().ok()?;
+        let key = path.into().key_checked()?;
         let (code, word) = self.arena.record(entity)?.find_word(key.hash32())?;
         (code == ValueType::Bool as u8 && self.registry.readable(key)).then_some(word != 0)
     }
@@ -242,7 +242,7 @@ impl DataStore {
 
     /// The stamp (per-key version) of the value at `path`.
     pub fn stamp<'p>(&self, entity: Entity, path: impl Into<Path<'p>>) -> Option<u32> {
-        let key = path.into().key().ok()?;
+        let key = path.into().key_checked()?;
         self.lookup(entity, key).map(|(r, i)| r.stamp(i))
     }
 

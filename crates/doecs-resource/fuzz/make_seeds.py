@@ -13,7 +13,7 @@ def pad(b):
 
 def blob(parents, blocks):
     body = b"".join(struct.pack("<I", p) for p in parents)
-    out = pad(b"DOECSLVL" + struct.pack("<IIQII", 1, 0, 0, len(parents), len(blocks)) + body)
+    out = pad(b"DOECSLVL" + struct.pack("<IIQII", 2, 0, 0, len(parents), len(blocks)) + body)
     for name, size, idx, data in blocks:
         out += struct.pack("<QII", fnv(name), len(idx), size) + b"".join(struct.pack("<I", i) for i in idx)
         out = pad(out)

@@ -9,7 +9,7 @@
 //! ```text
 //! offset  size  field
 //! 0       8     magic                 b"DOECSLVL"
-//! 8       4     version               FORMAT_VERSION (1)
+//! 8       4     version               FORMAT_VERSION (2)
 //! 12      4     flags                 0 (reserved, must be 0)
 //! 16      8     total_length          length of the whole blob in bytes
 //! 24      4     num_entities
@@ -37,7 +37,12 @@
 /// The first eight bytes of every blob.
 pub const MAGIC: [u8; 8] = *b"DOECSLVL";
 /// The format version this crate writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// - 1: the first layout.
+/// - 2: the same layout; DataComponent records inside it use the second
+///   `doecs_data::Key` hash (short segments hashed as zero-padded words), so
+///   a version-1 blob's records would not find their keys and is refused.
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes in the fixed header, before `parent_index`.
 pub const HEADER_BYTES: usize = 32;
 /// Bytes in a block's fixed header, before `entity_index`.

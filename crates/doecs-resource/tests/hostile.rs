@@ -42,11 +42,11 @@ fn header_errors() {
     b[0] = b'X';
     assert_eq!(refuse(&b).problem, Problem::BadMagic);
     let mut b = v.clone();
-    put_u32(&mut b, 8, 2);
+    put_u32(&mut b, 8, 1);
     let e = refuse(&b);
     assert_eq!(
         (e.field.as_str(), e.offset, e.problem),
-        ("header.version", 8, Problem::UnsupportedVersion(2))
+        ("header.version", 8, Problem::UnsupportedVersion(1))
     );
     let mut b = v.clone();
     put_u32(&mut b, 12, 1);
