@@ -107,7 +107,8 @@ impl<'a> LeU32s<'a> {
     /// Element `i`, or `None` past the end.
     #[inline]
     pub fn get(&self, i: usize) -> Option<u32> {
-        let b = self.bytes.get(i * 4..i * 4 + 4)?;
+        let at = i.checked_mul(4)?;
+        let b = self.bytes.get(at..at.checked_add(4)?)?;
         Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
@@ -115,8 +116,10 @@ impl<'a> LeU32s<'a> {
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = u32> + 'a {
         self.bytes
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .map(|b| u32::from_le_bytes(*b))
     }
 
     /// The raw little-endian bytes.
@@ -125,9 +128,103 @@ impl<'a> LeU32s<'a> {
     }
 }
 
+/// Whether any little-endian `f32` in `bytes` (a multiple of 4 long; a tail
+/// is ignored) is NaN or infinite, i.e. has all exponent bits set.
+///
+/// Written for the loader's one pass over instance data: an or-reduction of
+/// one mask-and-compare per lane, which the compiler turns into 4 lanes per
+/// SSE2 instruction.
+pub(crate) fn any_non_finite_f32(bytes: &[u8]) -> bool {
+    const EXPONENT: u32 = 0x7f80_0000;
+    let (words, _) = bytes.as_chunks::<4>();
+    words.iter().fold(0u32, |bad, w| {
+        bad | u32::from(u32::from_le_bytes(*w) & EXPONENT == EXPONENT)
+    }) != 0
+}
+
+/// Whether any entry `p` of `parent_index` is a real parent (not
+/// [`NO_PARENT`]) that does not come before its child (`p >= i`).
+///
+/// `p + 1` wraps the root marker to 0, so the test is `p + 1 > i`: one
+/// compare per lane, or-reduced without branches.
+pub(crate) fn any_parent_not_before(parent_index: LeU32s<'_>) -> bool {
+    let (words, _) = parent_index.as_bytes().as_chunks::<4>();
+    let mut i = 0u32;
+    let mut bad = 0u32;
+    for w in words {
+        bad |= u32::from(u32::from_le_bytes(*w).wrapping_add(1) > i);
+        i = i.wrapping_add(1);
+    }
+    bad != 0
+}
+
+/// Whether `values` is strictly increasing, as one branch-free pass over
+/// neighbouring pairs.
+pub(crate) fn strictly_increasing(values: LeU32s<'_>) -> bool {
+    let (words, _) = values.as_bytes().as_chunks::<4>();
+    let Some(rest) = words.get(1..) else {
+        return true;
+    };
+    !words
+        .iter()
+        .zip(rest)
+        .fold(false, |bad, (x, y)| bad | (u32::from_le_bytes(*y) <= u32::from_le_bytes(*x)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_finite_scan_finds_every_lane() {
+        let finite = [0.0f32, -0.0, 1.0, -1.5, f32::MAX, f32::MIN, f32::MIN_POSITIVE, 1e-45];
+        let bad = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+        for len in [0usize, 1, 15, 16, 17, 40] {
+            let mut v: Vec<f32> = (0..len).map(|i| finite[i % finite.len()]).collect();
+            let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+            assert!(!any_non_finite_f32(&bytes(&v)), "len {len}");
+            for at in 0..len {
+                for b in bad {
+                    let keep = v[at];
+                    v[at] = b;
+                    assert!(any_non_finite_f32(&bytes(&v)), "len {len} at {at} {b}");
+                    v[at] = keep;
+                }
+            }
+        }
+        // A NaN with payload bits only in the low half still counts.
+        assert!(any_non_finite_f32(&0x7f80_0001u32.to_le_bytes()));
+    }
+
+    #[test]
+    fn parent_scan_matches_the_rule() {
+        let cases: [&[u32]; 6] = [
+            &[],
+            &[NO_PARENT],
+            &[NO_PARENT, 0, 1, 0],
+            &[0],
+            &[NO_PARENT, 1],
+            &[NO_PARENT, 0, NO_PARENT, 3],
+        ];
+        for c in cases {
+            let bytes: Vec<u8> = c.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let expected = c
+                .iter()
+                .enumerate()
+                .any(|(i, &p)| p != NO_PARENT && p as usize >= i);
+            assert_eq!(any_parent_not_before(LeU32s::new(&bytes)), expected, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn increasing_scan_matches_windows() {
+        let cases: [&[u32]; 6] = [&[], &[5], &[1, 2], &[2, 2], &[3, 1], &[0, 1, 2, 9, 9]];
+        for c in cases {
+            let bytes: Vec<u8> = c.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let expected = c.windows(2).all(|w| w[0] < w[1]);
+            assert_eq!(strictly_increasing(LeU32s::new(&bytes)), expected, "{c:?}");
+        }
+    }
 
     #[test]
     fn align_up_rounds_and_refuses_overflow() {

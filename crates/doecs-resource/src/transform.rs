@@ -58,8 +58,8 @@ pub fn decode_transform(bytes: &[u8]) -> Affine3A {
 /// and the data is 16-byte aligned in memory; `None` otherwise.
 fn transforms_in_place(data: &[u8]) -> Option<&[Affine3A]> {
     const _: () = assert!(std::mem::size_of::<Affine3A>() == TRANSFORM_SIZE);
-    let aligned = data.as_ptr() as usize % std::mem::align_of::<Affine3A>() == 0;
-    if !cfg!(target_endian = "little") || !aligned || data.len() % TRANSFORM_SIZE != 0 {
+    let aligned = (data.as_ptr() as usize).is_multiple_of(std::mem::align_of::<Affine3A>());
+    if !cfg!(target_endian = "little") || !aligned || !data.len().is_multiple_of(TRANSFORM_SIZE) {
         return None;
     }
     // SAFETY: `Affine3A` is 64 bytes of f32 lanes (three `Vec3A` axes and a
@@ -131,11 +131,7 @@ impl ComponentSpawner for TransformSpawner {
         // writes 0 there) without branches; locate only on failure.
         let non_finite =
             |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) & 0x7f80_0000 == 0x7f80_0000;
-        let any_bad = block
-            .data
-            .chunks_exact(4)
-            .fold(false, |bad, b| bad | non_finite(b));
-        if !any_bad {
+        if !crate::format::any_non_finite_f32(block.data) {
             return Ok(());
         }
         for (i, inst) in block.data.chunks_exact(TRANSFORM_SIZE).enumerate() {

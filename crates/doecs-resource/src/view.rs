@@ -152,9 +152,7 @@ impl<'a> BlobView<'a> {
         let parent_index =
             LeU32s::new(&bytes[parents_at as usize..(parents_at + parents_len) as usize]);
         // Fast pass without branches (vectorises); locate only on failure.
-        let any_bad = parent_index.iter().enumerate().fold(false, |bad, (i, p)| {
-            bad | ((p != NO_PARENT) & (p as usize >= i))
-        });
+        let any_bad = crate::format::any_parent_not_before(parent_index);
         for (i, p) in parent_index.iter().enumerate().filter(|_| any_bad) {
             if p != NO_PARENT && p as usize >= i {
                 return Err(LoadError::new(
@@ -279,13 +277,14 @@ fn parse_block(
         index_len,
     )?;
     let entity_index = LeU32s::new(&bytes[index_at as usize..(index_at + index_len) as usize]);
-    // Fast pass: in range and strictly increasing, without branches.
-    let (any_bad, _) = entity_index
-        .iter()
-        .fold((false, None::<u32>), |(bad, prev), e| {
-            let order_bad = prev.is_some_and(|p| e <= p);
-            (bad | (e >= num_entities) | order_bad, Some(e))
-        });
+    // Fast pass without branches: strictly increasing and the last in range
+    // means every index is in range.
+    let any_bad = !crate::format::strictly_increasing(entity_index)
+        || entity_index
+            .len()
+            .checked_sub(1)
+            .and_then(|last| entity_index.get(last))
+            .is_some_and(|last| last >= num_entities);
     let mut previous: Option<u32> = None;
     for (k, e) in entity_index.iter().enumerate().filter(|_| any_bad) {
         let offset = index_at + 4 * k as u64;

@@ -89,7 +89,7 @@ fn assert_world_matches(level: &LevelDesc, world: &World, entities: &[doecs::Ent
                 let inst = tm.lookup(entity).expect("entity has a transform");
                 assert!(tm.local(inst).unwrap().abs_diff_eq(expected_local(v), 1e-6));
             }
-            None => assert!(!tm.is_some_and(|tm| tm.lookup(entity).is_some())),
+            None => assert!(tm.is_none_or(|tm| tm.lookup(entity).is_none())),
         }
     });
     // Transform parents: the nearest ancestor with a transform.

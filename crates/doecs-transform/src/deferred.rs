@@ -32,7 +32,7 @@ impl TransformManager {
         let (fd, len) = (self.first_dirty, self.len);
         let ordered = {
             let c = self.store.cols();
-            (fd..len).all(|i| c.parent[i as usize].get().map_or(true, |p| p < fd || p < i))
+            (fd..len).all(|i| c.parent[i as usize].get().is_none_or(|p| p < fd || p < i))
         };
         if !ordered {
             let order = self.bfs_order(fd, len);

@@ -22,7 +22,7 @@ impl TransformManager {
             n
         );
         let c = self.store.cols();
-        let ok = |l: crate::link::Link| l.get().map_or(true, |x| (x as usize) < n);
+        let ok = |l: crate::link::Link| l.get().is_none_or(|x| (x as usize) < n);
         // Entity map.
         let mut mapped = 0;
         for (idx, &i) in self.map.iter().enumerate() {

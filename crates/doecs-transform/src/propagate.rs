@@ -190,6 +190,103 @@ impl TransformManager {
         }
     }
 
+    /// The fast path of [`create_many`](Self::create_many) for a batch whose
+    /// parents come before their children (`parents[k] < k`, which a level
+    /// blob guarantees) and whose entities have no instance, live or stale.
+    /// The batch keeps its order: item `k` lands in slot `len + k`, which is
+    /// parent-first already, so links are written in place with no sort, no
+    /// breadth-first walk and no temporary arrays. Returns `Ok(None)`, having
+    /// changed nothing observable, when the batch does not qualify; errors
+    /// are the ones the general path reports.
+    fn create_many_in_order(
+        &mut self,
+        entities: &[Entity],
+        locals: &[Affine3A],
+        parents: &[Option<u32>],
+    ) -> Result<Option<Vec<Instance>>, TransformError> {
+        let n = entities.len();
+        let in_order = parents
+            .iter()
+            .zip(0u32..)
+            .fold(true, |ok, (p, k)| ok & p.is_none_or(|p| p < k));
+        if !in_order {
+            return Ok(None);
+        }
+        let base = self.len;
+        let max_index = entities.iter().map(|e| e.index() as usize).max().unwrap_or(0);
+        if self.map.len() <= max_index {
+            self.map.resize(max_index + 1, NO_INSTANCE);
+        }
+        // Claim each entity's map entry with its final slot. An entry that
+        // already holds a slot of this batch (>= base) is a duplicate; any
+        // other entry is an existing instance. Either way the claims made so
+        // far are undone before returning.
+        for (k, &e) in entities.iter().enumerate() {
+            let entry = &mut self.map[e.index() as usize];
+            let held = *entry;
+            if held == NO_INSTANCE {
+                *entry = base + k as u32;
+                continue;
+            }
+            for done in &entities[..k] {
+                self.map[done.index() as usize] = NO_INSTANCE;
+            }
+            return if held >= base {
+                Err(TransformError::DuplicateEntity(e))
+            } else if self.store.cols().entity[held as usize] == e.to_bits() {
+                Err(TransformError::AlreadyExists(e))
+            } else {
+                Ok(None) // a stale instance: the general path replaces it
+            };
+        }
+        let b = base as usize;
+        self.store.grow(b + n + 1, b + 1);
+        let c = self.store.cols_mut();
+        for (k, ((&local, parent), entity)) in locals.iter().zip(parents).zip(entities).enumerate() {
+            let i = b + k;
+            (c.parent[i], c.world[i]) = match *parent {
+                // `p < k`: the parent's world transform is already final.
+                Some(p) => {
+                    let pi = b + p as usize;
+                    (Link::some(pi as u32), c.world[pi] * local)
+                }
+                None => (Link::NONE, local),
+            };
+            c.local[i] = local;
+            c.entity[i] = entity.to_bits();
+            c.first_child[i] = Link::NONE;
+            c.prev_sibling[i] = Link::NONE;
+            c.flags[i] = 0;
+            c.idle[i] = 0;
+        }
+        // Child lists, built back to front so each ends up in batch order.
+        for (k, parent) in parents.iter().enumerate().rev() {
+            let i = (b + k) as u32;
+            c.next_sibling[i as usize] = match *parent {
+                Some(p) => {
+                    let pi = b + p as usize;
+                    let next = c.first_child[pi];
+                    if let Some(f) = next.get() {
+                        c.prev_sibling[f as usize] = Link::some(i);
+                    }
+                    c.first_child[pi] = Link::some(i);
+                    next
+                }
+                None => Link::NONE,
+            };
+        }
+        self.len = base + n as u32;
+        if !self.deferred {
+            self.first_dirty = self.len;
+        }
+        Ok(Some(
+            (base..)
+                .zip(entities)
+                .map(|(index, &entity)| Instance { index, entity })
+                .collect(),
+        ))
+    }
+
     /// Creates a batch of instances for the level spawner. `parents[k]` is the
     /// index *within this batch* of item `k`'s parent (any order; cycles, self
     /// parents and out-of-range indices are refused before anything changes).
@@ -211,6 +308,9 @@ impl TransformManager {
         }
         if self.len as usize + n + 2 >= u32::MAX as usize {
             return Err(TransformError::CapacityOverflow);
+        }
+        if let Some(handles) = self.create_many_in_order(entities, locals, parents)? {
+            return Ok(handles);
         }
         // Validate: range, duplicates, existing instances. Duplicates are
         // found with a bitset over entity indices (the map grows to cover

@@ -159,7 +159,7 @@ impl TransformManager {
             }
         }
         let c = self.store.cols();
-        self.sorted = (0..len).all(|i| c.parent[i as usize].get().map_or(true, |p| p < i));
+        self.sorted = (0..len).all(|i| c.parent[i as usize].get().is_none_or(|p| p < i));
         self.partition_ordered = true;
     }
 }

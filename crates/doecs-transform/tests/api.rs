@@ -141,7 +141,7 @@ fn partition_is_parent_first(tm: &TransformManager) -> bool {
         i < first_dirty
             || tm
                 .parent(h)
-                .map_or(true, |p| p.index() < first_dirty || p.index() < i)
+                .is_none_or(|p| p.index() < first_dirty || p.index() < i)
     })
 }
 

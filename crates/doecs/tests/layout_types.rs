@@ -38,7 +38,7 @@ fn zst_drops() -> usize {
 }
 
 fn aligned<T>(r: *const T) -> bool {
-    (r as usize) % std::mem::align_of::<T>() == 0
+    (r as usize).is_multiple_of(std::mem::align_of::<T>())
 }
 
 fn slice_aligned<T>(s: &[T]) -> bool {
