@@ -131,15 +131,25 @@ impl<'a> LeU32s<'a> {
 /// Whether any little-endian `f32` in `bytes` (a multiple of 4 long; a tail
 /// is ignored) is NaN or infinite, i.e. has all exponent bits set.
 ///
-/// Written for the loader's one pass over instance data: an or-reduction of
-/// one mask-and-compare per lane, which the compiler turns into 4 lanes per
-/// SSE2 instruction.
+/// Written for the loader's one pass over instance data. Adding one unit of
+/// exponent to a lane's exponent bits carries into bit 31 exactly when they
+/// are all ones, so the test is a mask, an add and an or per lane with no
+/// compare; four lanes side by side make one SSE2 register.
 pub(crate) fn any_non_finite_f32(bytes: &[u8]) -> bool {
     const EXPONENT: u32 = 0x7f80_0000;
-    let (words, _) = bytes.as_chunks::<4>();
-    words.iter().fold(0u32, |bad, w| {
-        bad | u32::from(u32::from_le_bytes(*w) & EXPONENT == EXPONENT)
-    }) != 0
+    const ONE_EXPONENT_UNIT: u32 = 0x0080_0000;
+    const CARRY: u32 = 0x8000_0000;
+    let lane = |w: &[u8; 4]| (u32::from_le_bytes(*w) & EXPONENT) + ONE_EXPONENT_UNIT;
+    let (quads, tail) = bytes.as_chunks::<16>();
+    let mut acc = [0u32; 4];
+    for quad in quads {
+        let (words, _) = quad.as_chunks::<4>();
+        for (a, w) in acc.iter_mut().zip(words) {
+            *a |= lane(w);
+        }
+    }
+    let tail = tail.as_chunks::<4>().0.iter().fold(0, |m, w| m | lane(w));
+    (acc[0] | acc[1] | acc[2] | acc[3] | tail) & CARRY != 0
 }
 
 /// Whether any entry `p` of `parent_index` is a real parent (not
