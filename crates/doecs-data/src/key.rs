@@ -188,7 +188,14 @@ thread_local! {
 fn parse_short(bytes: &[u8]) -> Option<Key> {
     let len = bytes.len();
     let (lo, hi) = if len <= 8 {
-        (if len == 8 { rd64(bytes, 0) } else { padded_word(bytes) }, 0)
+        (
+            if len == 8 {
+                rd64(bytes, 0)
+            } else {
+                padded_word(bytes)
+            },
+            0,
+        )
     } else {
         // The high word covers bytes len-8..len; drop the bytes `lo` has.
         (rd64(bytes, 0), rd64(bytes, len - 8) >> (8 * (16 - len)))
@@ -538,7 +545,10 @@ mod tests {
                 assert_eq!(Key::parse(p).ok(), parse_dotted(p.as_bytes()), "{p:?}");
             }
         }
-        assert!(Key::parse("a..b").is_err(), "a refused path is never memoised");
+        assert!(
+            Key::parse("a..b").is_err(),
+            "a refused path is never memoised"
+        );
         assert!(Key::parse("a..b").is_err());
     }
 

@@ -193,10 +193,9 @@ pub(crate) fn strictly_increasing(values: LeU32s<'_>) -> bool {
     let Some(rest) = words.get(1..) else {
         return true;
     };
-    !words
-        .iter()
-        .zip(rest)
-        .fold(false, |bad, (x, y)| bad | (u32::from_le_bytes(*y) <= u32::from_le_bytes(*x)))
+    !words.iter().zip(rest).fold(false, |bad, (x, y)| {
+        bad | (u32::from_le_bytes(*y) <= u32::from_le_bytes(*x))
+    })
 }
 
 #[cfg(test)]
@@ -205,7 +204,16 @@ mod tests {
 
     #[test]
     fn non_finite_scan_finds_every_lane() {
-        let finite = [0.0f32, -0.0, 1.0, -1.5, f32::MAX, f32::MIN, f32::MIN_POSITIVE, 1e-45];
+        let finite = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.5,
+            f32::MAX,
+            f32::MIN,
+            f32::MIN_POSITIVE,
+            1e-45,
+        ];
         let bad = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
         for len in [0usize, 1, 15, 16, 17, 40] {
             let mut v: Vec<f32> = (0..len).map(|i| finite[i % finite.len()]).collect();
@@ -246,7 +254,11 @@ mod tests {
                 .iter()
                 .enumerate()
                 .any(|(i, &p)| p != NO_PARENT && p as usize >= i);
-            assert_eq!(any_parent_not_before(LeU32s::new(&bytes)), expected, "{c:?}");
+            assert_eq!(
+                any_parent_not_before(LeU32s::new(&bytes)),
+                expected,
+                "{c:?}"
+            );
         }
     }
 

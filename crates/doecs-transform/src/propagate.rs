@@ -213,7 +213,11 @@ impl TransformManager {
             return Ok(None);
         }
         let base = self.len;
-        let max_index = entities.iter().map(|e| e.index() as usize).max().unwrap_or(0);
+        let max_index = entities
+            .iter()
+            .map(|e| e.index() as usize)
+            .max()
+            .unwrap_or(0);
         if self.map.len() <= max_index {
             self.map.resize(max_index + 1, NO_INSTANCE);
         }
@@ -242,7 +246,8 @@ impl TransformManager {
         let b = base as usize;
         self.store.grow(b + n + 1, b + 1);
         let c = self.store.cols_mut();
-        for (k, ((&local, parent), entity)) in locals.iter().zip(parents).zip(entities).enumerate() {
+        for (k, ((&local, parent), entity)) in locals.iter().zip(parents).zip(entities).enumerate()
+        {
             let i = b + k;
             (c.parent[i], c.world[i]) = match *parent {
                 // `p < k`: the parent's world transform is already final.

@@ -175,11 +175,7 @@ fn in_order_batch_replaces_a_stale_instance() {
     let new = entities.alloc();
     assert_eq!(new.index(), old.index());
     let hs = tm
-        .create_many(
-            &[new],
-            &[Affine3A::from_translation(Vec3::X)],
-            &[None],
-        )
+        .create_many(&[new], &[Affine3A::from_translation(Vec3::X)], &[None])
         .unwrap();
     assert_eq!(tm.len(), 2);
     assert!(tm.lookup(old).is_none());
