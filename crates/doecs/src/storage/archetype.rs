@@ -243,6 +243,7 @@ impl Archetype {
     /// # Safety
     /// Before any other method of this archetype runs (or a panic can occur), the
     /// caller must write a valid value into every column of the returned row.
+    #[inline(always)]
     pub unsafe fn push_uninit(&mut self, entity: Entity) -> (ChunkIndex, ChunkRow) {
         if self.last_len == self.layout.capacity() || self.chunks.is_empty() {
             self.last_len = 0;
@@ -282,6 +283,7 @@ impl Archetype {
     /// # Safety
     /// `(chunk, row)` must be a live row, and the caller must treat its component
     /// values as moved out (they are overwritten without being dropped).
+    #[inline(always)]
     pub unsafe fn swap_remove_forget(
         &mut self,
         chunk: ChunkIndex,

@@ -76,7 +76,7 @@ impl Archetypes {
     ///
     /// # Panics
     /// If `a == b`.
-    #[inline]
+    #[inline(always)]
     pub fn pair_mut(&mut self, a: ArchetypeId, b: ArchetypeId) -> (&mut Archetype, &mut Archetype) {
         assert_ne!(a, b, "pair_mut needs two distinct archetypes");
         if a < b {
