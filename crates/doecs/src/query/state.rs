@@ -202,13 +202,20 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
         for &(id, state) in &self.cache.matched {
             let arch = world.archetypes().get(id);
             let chunks = arch.chunk_count();
+            if chunks == 0 {
+                continue;
+            }
+            // Each chunk's fetch is made once, one chunk ahead, so it can
+            // also start the prefetch.
+            // SAFETY: `state` was matched on `arch` and chunk 0 is in use.
+            let mut next = unsafe { Q::fetch(arch, state, 0) };
             for chunk in 0..chunks {
                 let len = arch.chunk_len(chunk);
-                // SAFETY: `state` was matched on `arch` and `chunk` is in use.
-                let fetch = unsafe { Q::fetch(arch, state, chunk) };
+                let fetch = next;
                 if chunk + 1 < chunks {
                     // SAFETY: as above, for the next chunk, which is in use.
-                    Q::prefetch(unsafe { Q::fetch(arch, state, chunk + 1) });
+                    next = unsafe { Q::fetch(arch, state, chunk + 1) };
+                    Q::prefetch(next);
                 }
                 for row in 0..len {
                     // SAFETY: `row < len` is live; each row is handed out once;
@@ -232,13 +239,20 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
         for &(id, state) in &self.cache.matched {
             let arch = world.archetypes().get(id);
             let chunks = arch.chunk_count();
+            if chunks == 0 {
+                continue;
+            }
+            // SAFETY: `state` matches `arch`; chunk 0 is in use.
+            let mut next = unsafe { Q::fetch(arch, state, 0) };
             for chunk in 0..chunks {
+                let fetch = next;
                 if chunk + 1 < chunks {
-                    // SAFETY: `state` matches `arch`; the next chunk is in use.
-                    Q::prefetch(unsafe { Q::fetch(arch, state, chunk + 1) });
+                    // SAFETY: as above, for the next chunk, which is in use.
+                    next = unsafe { Q::fetch(arch, state, chunk + 1) };
+                    Q::prefetch(next);
                 }
                 // SAFETY: as in `for_each_unchecked`; the slices cover the live rows.
-                f(unsafe { Q::slice(Q::fetch(arch, state, chunk), arch.chunk_len(chunk)) });
+                f(unsafe { Q::slice(fetch, arch.chunk_len(chunk)) });
             }
         }
     }
