@@ -198,31 +198,14 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// writes them elsewhere) may happen during the call: the caller must hold
     /// the query's [`Access`], as the schedule does.
     pub unsafe fn for_each_unchecked(&mut self, world: &World, mut f: impl FnMut(Q::Item<'_>)) {
-        self.update(world);
-        for &(id, state) in &self.cache.matched {
-            let arch = world.archetypes().get(id);
-            let chunks = arch.chunk_count();
-            if chunks == 0 {
-                continue;
-            }
-            // Each chunk's fetch is made once, one chunk ahead, so it can
-            // also start the prefetch.
-            // SAFETY: `state` was matched on `arch` and chunk 0 is in use.
-            let mut next = unsafe { Q::fetch(arch, state, 0) };
-            for chunk in 0..chunks {
-                let len = arch.chunk_len(chunk);
-                let fetch = next;
-                if chunk + 1 < chunks {
-                    // SAFETY: as above, for the next chunk, which is in use.
-                    next = unsafe { Q::fetch(arch, state, chunk + 1) };
-                    Q::prefetch(next);
-                }
+        // SAFETY: forwarded contract (the caller holds the access).
+        unsafe {
+            self.for_each_fetched_chunk(world, |fetch, len| {
                 for row in 0..len {
-                    // SAFETY: `row < len` is live; each row is handed out once;
-                    // the caller holds the access.
-                    f(unsafe { Q::item(fetch, row) });
+                    // SAFETY: `row < len` is live; each row is handed out once.
+                    f(Q::item(fetch, row));
                 }
-            }
+            })
         }
     }
 
@@ -235,6 +218,19 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
         world: &World,
         mut f: impl FnMut(Q::Slice<'_>),
     ) {
+        // SAFETY: forwarded contract; the slices cover exactly the live rows.
+        unsafe { self.for_each_fetched_chunk(world, |fetch, len| f(Q::slice(fetch, len))) }
+    }
+
+    /// The walk both loop forms share: every matched chunk's fetch and length,
+    /// in order. Each fetch is made once, one chunk ahead, so it also starts
+    /// the prefetch of the chunk that comes next.
+    ///
+    /// # Safety
+    /// As [`Query::for_each_unchecked`]; `f` receives fetches of live chunks
+    /// with their lengths and must hand out each row at most once.
+    #[inline(always)]
+    unsafe fn for_each_fetched_chunk(&mut self, world: &World, mut f: impl FnMut(Q::Fetch, usize)) {
         self.update(world);
         for &(id, state) in &self.cache.matched {
             let arch = world.archetypes().get(id);
@@ -242,7 +238,7 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
             if chunks == 0 {
                 continue;
             }
-            // SAFETY: `state` matches `arch`; chunk 0 is in use.
+            // SAFETY: `state` was matched on `arch` and chunk 0 is in use.
             let mut next = unsafe { Q::fetch(arch, state, 0) };
             for chunk in 0..chunks {
                 let fetch = next;
@@ -251,8 +247,7 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
                     next = unsafe { Q::fetch(arch, state, chunk + 1) };
                     Q::prefetch(next);
                 }
-                // SAFETY: as in `for_each_unchecked`; the slices cover the live rows.
-                f(unsafe { Q::slice(fetch, arch.chunk_len(chunk)) });
+                f(fetch, arch.chunk_len(chunk));
             }
         }
     }
