@@ -165,8 +165,10 @@ struct MemoEntry {
     key: Key,
 }
 
-/// Slots in the per-thread memo of parsed short paths.
+/// Slots in the per-thread memo of parsed short paths (a power of two).
 const MEMO_SLOTS: usize = 32;
+/// Shift that keeps the top `log2(MEMO_SLOTS)` bits of a 64-bit hash.
+const MEMO_SHIFT: u32 = 64 - MEMO_SLOTS.trailing_zeros();
 
 thread_local! {
     /// Recently parsed short paths on this thread, direct-mapped. Parsing is
@@ -200,9 +202,10 @@ fn parse_short(bytes: &[u8]) -> Option<Key> {
         // The high word covers bytes len-8..len; drop the bytes `lo` has.
         (rd64(bytes, 0), rd64(bytes, len - 8) >> (8 * (16 - len)))
     };
-    let slot = ((lo ^ hi.rotate_left(29) ^ len as u64).wrapping_mul(MUL) >> 59) as usize;
+    // The top bits of a multiplicative hash pick the slot.
+    let slot = ((lo ^ hi.rotate_left(29) ^ len as u64).wrapping_mul(MUL) >> MEMO_SHIFT) as usize;
     PARSED.with(|memo| {
-        let cell = &memo[slot % MEMO_SLOTS];
+        let cell = &memo[slot];
         let hit = cell.get();
         if hit.len == len && hit.lo == lo && hit.hi == hi {
             return Some(hit.key);

@@ -112,6 +112,12 @@ impl<'a> LeU32s<'a> {
         Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
+    /// The last element, if any.
+    #[inline]
+    pub fn last(&self) -> Option<u32> {
+        self.get(self.len().checked_sub(1)?)
+    }
+
     /// All elements in order.
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = u32> + 'a {

@@ -62,18 +62,18 @@ fn transforms_in_place(data: &[u8]) -> Option<&[Affine3A]> {
     if !cfg!(target_endian = "little") || !aligned || !data.len().is_multiple_of(TRANSFORM_SIZE) {
         return None;
     }
-    // SAFETY: `Affine3A` is 64 bytes of f32 lanes (three `Vec3A` axes and a
-    // `Vec3A` translation, each 16 bytes whose fourth lane is SIMD lane or
-    // padding); every bit pattern is a valid value. The pointer is aligned
-    // (checked), the length is a whole number of values, the bytes are
-    // initialised and borrowed for the returned lifetime, and on a
-    // little-endian host the blob's byte order is the native one.
-    Some(unsafe {
-        std::slice::from_raw_parts(
-            data.as_ptr().cast::<Affine3A>(),
-            data.len() / TRANSFORM_SIZE,
-        )
-    })
+    // `Affine3A` is 64 bytes of f32 lanes (three `Vec3A` axes and a `Vec3A`
+    // translation, each 16 bytes whose fourth lane is padding), so every bit
+    // pattern is a valid value; on a little-endian host the blob's byte order
+    // is the native one.
+    let (ptr, count) = (
+        data.as_ptr().cast::<Affine3A>(),
+        data.len() / TRANSFORM_SIZE,
+    );
+    // SAFETY: any bits are an `Affine3A` (above); `ptr` is aligned (checked),
+    // `count` values fit in `data`, which is initialised and borrowed for the
+    // returned lifetime.
+    Some(unsafe { std::slice::from_raw_parts(ptr, count) })
 }
 
 /// The transform's compile function (see the module docs).
@@ -125,21 +125,20 @@ impl ComponentSpawner for TransformSpawner {
 
     fn validate(&self, block: &BlockView<'_>) -> Result<(), (usize, String)> {
         // Any f32 bits decode; non-finite values are refused so world
-        // transforms stay meaningful.
-        // A float is NaN or infinite when its exponent bits are all ones.
-        // Fast pass over all lanes (padding lanes included: the compiler
-        // writes 0 there) without branches; locate only on failure.
-        let non_finite =
-            |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) & 0x7f80_0000 == 0x7f80_0000;
-        if !crate::format::any_non_finite_f32(block.data) {
+        // transforms stay meaningful. One pass over all lanes (padding lanes
+        // included: the compiler writes 0 there); locate only on failure.
+        use crate::format::any_non_finite_f32;
+        if !any_non_finite_f32(block.data) {
             return Ok(());
         }
-        for (i, inst) in block.data.chunks_exact(TRANSFORM_SIZE).enumerate() {
-            if inst.chunks_exact(4).any(non_finite) {
-                return Err((i, "transform holds a NaN or infinite value".into()));
-            }
+        match block
+            .data
+            .chunks_exact(TRANSFORM_SIZE)
+            .position(any_non_finite_f32)
+        {
+            Some(i) => Err((i, "transform holds a NaN or infinite value".into())),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn spawn(&self, world: &mut World, batch: &SpawnBatch<'_>) {

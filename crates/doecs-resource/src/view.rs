@@ -280,11 +280,7 @@ fn parse_block(
     // Fast pass without branches: strictly increasing and the last in range
     // means every index is in range.
     let any_bad = !crate::format::strictly_increasing(entity_index)
-        || entity_index
-            .len()
-            .checked_sub(1)
-            .and_then(|last| entity_index.get(last))
-            .is_some_and(|last| last >= num_entities);
+        || entity_index.last().is_some_and(|last| last >= num_entities);
     let mut previous: Option<u32> = None;
     for (k, e) in entity_index.iter().enumerate().filter(|_| any_bad) {
         let offset = index_at + 4 * k as u64;

@@ -190,6 +190,13 @@ impl TransformManager {
         }
     }
 
+    /// Grows the entity map so index `max_index` has an entry.
+    fn map_covering(&mut self, max_index: usize) {
+        if self.map.len() <= max_index {
+            self.map.resize(max_index + 1, NO_INSTANCE);
+        }
+    }
+
     /// The fast path of [`create_many`](Self::create_many) for a batch whose
     /// parents come before their children (`parents[k] < k`, which a level
     /// blob guarantees) and whose entities have no instance, live or stale.
@@ -201,6 +208,7 @@ impl TransformManager {
     fn create_many_in_order(
         &mut self,
         entities: &[Entity],
+        max_index: usize,
         locals: &[Affine3A],
         parents: &[Option<u32>],
     ) -> Result<Option<Vec<Instance>>, TransformError> {
@@ -213,14 +221,7 @@ impl TransformManager {
             return Ok(None);
         }
         let base = self.len;
-        let max_index = entities
-            .iter()
-            .map(|e| e.index() as usize)
-            .max()
-            .unwrap_or(0);
-        if self.map.len() <= max_index {
-            self.map.resize(max_index + 1, NO_INSTANCE);
-        }
+        self.map_covering(max_index);
         // Claim each entity's map entry with its final slot. An entry that
         // already holds a slot of this batch (>= base) is a duplicate; any
         // other entry is an existing instance. Either way the claims made so
@@ -314,17 +315,17 @@ impl TransformManager {
         if self.len as usize + n + 2 >= u32::MAX as usize {
             return Err(TransformError::CapacityOverflow);
         }
-        if let Some(handles) = self.create_many_in_order(entities, locals, parents)? {
-            return Ok(handles);
-        }
-        // Validate: range, duplicates, existing instances. Duplicates are
-        // found with a bitset over entity indices (the map grows to cover
-        // them anyway), so there is no hashing per entity.
         let max_index = entities
             .iter()
             .map(|e| e.index() as usize)
             .max()
             .unwrap_or(0);
+        if let Some(handles) = self.create_many_in_order(entities, max_index, locals, parents)? {
+            return Ok(handles);
+        }
+        // Validate: range, duplicates, existing instances. Duplicates are
+        // found with a bitset over entity indices (the map grows to cover
+        // them anyway), so there is no hashing per entity.
         let mut seen = std::mem::take(&mut self.batch_seen);
         seen.clear();
         seen.resize(max_index / 64 + 1, 0);
@@ -382,9 +383,7 @@ impl TransformManager {
             return Err(TransformError::BatchCycle { item });
         }
         // Commit: stale instances of older generations go first.
-        if self.map.len() <= max_index {
-            self.map.resize(max_index + 1, NO_INSTANCE);
-        }
+        self.map_covering(max_index);
         for &e in entities {
             // Cannot fail: duplicates and live instances were refused above.
             let _ = self.prepare_slot_for(e);
