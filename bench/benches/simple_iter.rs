@@ -86,6 +86,24 @@ fn simple_iter(c: &mut Criterion) {
             std::hint::black_box(&mut positions);
         })
     });
+
+    let (mut chunks, last_len) = soa_chunks(n);
+    let last = chunks.len() - 1;
+    g.bench_function("soa_16k_chunks", |b| {
+        b.iter(|| {
+            for (i, chunk) in chunks.iter_mut().enumerate() {
+                let len = if i == last { last_len } else { SOA_CHUNK_ROWS };
+                let chunk = &mut **chunk;
+                for (p, v) in chunk.positions[..len]
+                    .iter_mut()
+                    .zip(&chunk.velocities[..len])
+                {
+                    integrate(p, v);
+                }
+            }
+            std::hint::black_box(&mut chunks);
+        })
+    });
     g.finish();
 }
 

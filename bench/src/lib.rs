@@ -124,6 +124,10 @@ pub const NOTES: &[(&str, &str)] = &[
         "Each library's batch path; flecs_ecs's takes one array per component, built inside the timed code.",
     ),
     (
+        "simple_iter",
+        "`soa_16k_chunks` is the baseline's hand-written loop over the same data laid out the way doecs stores it (16 KiB chunks of 151 rows: an entity array, then one array per component): it separates what the chunk layout costs from what the ECS adds.",
+    ),
+    (
         "heavy_compute",
         "Every library runs on all cores: doecs `par_for_each`, hecs `iter_batched(64)` bridged to rayon, bevy_ecs `par_iter_mut` on its compute pool, shipyard `par_iter`, flecs_ecs a `par_each` system run by `progress()` with `set_threads(cores)`, the baseline rayon `par_iter_mut`.",
     ),
@@ -189,6 +193,49 @@ pub fn heavy_bundle() -> (Transform, Position, Rotation, Velocity) {
         Rotation(Vec3::X),
         Velocity(Vec3::X),
     )
+}
+
+/// Rows of one [`SoaChunk`]: as many 108-byte rows (an 8-byte entity id and
+/// the four components) as fit in 16 KiB, the row count doecs's default chunk
+/// layout gives the same bundle.
+pub const SOA_CHUNK_ROWS: usize = 16 * 1024 / (8 + 64 + 3 * 12);
+
+/// A hand-written 16 KiB chunk of simple_iter's bundle: an entity-id array,
+/// then one array per component, in declaration order (`repr(C)`), which
+/// puts every array where doecs's chunk layout puts it.
+#[repr(C)]
+pub struct SoaChunk {
+    /// Entity ids (unused by the loops; they take their room, as in doecs).
+    pub entities: [u64; SOA_CHUNK_ROWS],
+    /// Transforms.
+    pub transforms: [Transform; SOA_CHUNK_ROWS],
+    /// Positions.
+    pub positions: [Position; SOA_CHUNK_ROWS],
+    /// Rotations.
+    pub rotations: [Rotation; SOA_CHUNK_ROWS],
+    /// Velocities.
+    pub velocities: [Velocity; SOA_CHUNK_ROWS],
+}
+
+const _: () = assert!(std::mem::size_of::<SoaChunk>() <= 16 * 1024);
+
+/// `n` rows of [`bundle`] in hand-written 16 KiB chunks, filled in order:
+/// the chunks and the row count of the last one.
+pub fn soa_chunks(n: usize) -> (Vec<Box<SoaChunk>>, usize) {
+    let (t, p, r, v) = bundle();
+    let chunks = n.div_ceil(SOA_CHUNK_ROWS).max(1);
+    let chunks = (0..chunks)
+        .map(|_| {
+            Box::new(SoaChunk {
+                entities: [0; SOA_CHUNK_ROWS],
+                transforms: [t; SOA_CHUNK_ROWS],
+                positions: [p; SOA_CHUNK_ROWS],
+                rotations: [r; SOA_CHUNK_ROWS],
+                velocities: [v; SOA_CHUNK_ROWS],
+            })
+        })
+        .collect();
+    (chunks, n - (n.div_ceil(SOA_CHUNK_ROWS).max(1) - 1) * SOA_CHUNK_ROWS)
 }
 
 /// simple_iter's kernel: `pos += vel`.
