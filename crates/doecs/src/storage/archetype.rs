@@ -12,10 +12,12 @@
 //! moved them out) or drops them. Drops run after the archetype is consistent
 //! again, and a panicking drop still lets the other values of the row drop.
 //!
-//! One empty chunk is kept as a spare when the last chunk empties, so churn at a
+//! Chunk memory comes from the archetype's [`ChunkPool`]: chunks carved in order
+//! from large blocks, an emptied chunk kept for the next push, so churn at a
 //! chunk boundary does not allocate on every spawn.
 
-use super::layout::{ChunkAlloc, ChunkLayout};
+use super::layout::ChunkLayout;
+use super::pool::{ChunkPool, ChunkPtr};
 use super::{ArchetypeId, ChunkIndex, ChunkRow};
 use crate::component::{ComponentId, ComponentInfo, Components};
 use crate::entity::Entity;
@@ -49,15 +51,16 @@ struct Column {
 /// - For every row `r < len`, the entity slot and every column slot of `r` hold
 ///   an initialised value (between `push_uninit` and the caller's writes, the new
 ///   row's columns are the only exception, which the caller must close).
-/// - `spare`, if any, holds no live values.
+/// - Every chunk in `chunks` is a slot `pool` handed out and not released;
+///   `pool` holds no live value in any other slot.
 /// - `add_edges` and `remove_edges` are sorted by component id.
 pub struct Archetype {
     id: ArchetypeId,
     components: Box<[ComponentId]>,
     columns: Box<[Column]>,
     layout: ChunkLayout,
-    chunks: Vec<ChunkAlloc>,
-    spare: Option<ChunkAlloc>,
+    chunks: Vec<ChunkPtr>,
+    pool: ChunkPool,
     len: u32,
     /// Rows in the last chunk (0 iff there are no chunks); kept so the hot
     /// paths never divide by the capacity.
@@ -95,13 +98,14 @@ impl Archetype {
                 drop_fn: i.drop_fn(),
             })
             .collect();
+        let layout = ChunkLayout::new(chunk_bytes, &layouts);
         Archetype {
             id,
             components,
             columns,
-            layout: ChunkLayout::new(chunk_bytes, &layouts),
+            pool: ChunkPool::new(&layout),
+            layout,
             chunks: Vec::new(),
-            spare: None,
             len: 0,
             last_len: 0,
             add_edges: Vec::new(),
@@ -247,10 +251,7 @@ impl Archetype {
     pub unsafe fn push_uninit(&mut self, entity: Entity) -> (ChunkIndex, ChunkRow) {
         if self.last_len == self.layout.capacity() || self.chunks.is_empty() {
             self.last_len = 0;
-            let chunk = self
-                .spare
-                .take()
-                .unwrap_or_else(|| ChunkAlloc::new(&self.layout));
+            let chunk = self.pool.acquire();
             self.chunks.push(chunk);
         }
         let chunk = self.chunks.len() - 1;
@@ -267,13 +268,18 @@ impl Archetype {
         (ChunkIndex(chunk as u32), ChunkRow(row))
     }
 
-    /// Reserves room in the chunk list for `additional` more rows (the chunks
-    /// themselves are allocated as rows arrive).
+    /// Reserves room for `additional` more rows: chunk memory in one block
+    /// where the pool has none to spare, so a batch's chunks sit back to back.
     pub fn reserve(&mut self, additional: usize) {
         let cap = self.layout.capacity() as usize;
-        let needed = (self.len as usize + additional).div_ceil(cap);
-        self.chunks
-            .reserve(needed.saturating_sub(self.chunks.len()));
+        let room_in_last = if self.chunks.is_empty() {
+            0
+        } else {
+            cap - self.last_len as usize
+        };
+        let more = additional.saturating_sub(room_in_last).div_ceil(cap);
+        self.chunks.reserve(more);
+        self.pool.reserve(more);
     }
 
     /// Removes a row whose component values the caller has already moved out or
@@ -315,10 +321,10 @@ impl Archetype {
         };
         self.pop_last_row();
         if last_row.0 == 0 {
-            let emptied = self.chunks.pop();
-            if self.spare.is_none() {
-                self.spare = emptied;
-            }
+            let emptied = self.chunks.pop().expect("the last row's chunk");
+            // SAFETY: the chunk came from the pool, holds no live value now, and
+            // is no longer in `chunks`.
+            unsafe { self.pool.release(emptied) };
         }
         moved
     }
@@ -365,19 +371,18 @@ impl Archetype {
         } else {
             None
         };
-        // The doomed values now sit in the last row. Pop it, keeping its chunk
-        // alive in a local until the drops are done.
+        // The doomed values now sit in the last row. Pop it; an emptied chunk
+        // goes back to the pool, whose memory stays allocated while we drop.
         self.pop_last_row();
-        let emptied = if last_row.0 == 0 {
-            self.chunks.pop()
-        } else {
-            None
-        };
+        let base = self.chunks[last_chunk.index()].ptr();
+        if last_row.0 == 0 {
+            let emptied = self.chunks.pop().expect("the last row's chunk");
+            // SAFETY: the chunk came from the pool and is no longer in `chunks`;
+            // the values still in it are dropped below, before any push can
+            // hand the slot out again (a release never frees memory).
+            unsafe { self.pool.release(emptied) };
+        }
         relocated(moved);
-        let base = match &emptied {
-            Some(alloc) => alloc.ptr(),
-            None => self.chunks[last_chunk.index()].ptr(),
-        };
         let layout = &self.layout;
         let doomed = self.columns.iter().enumerate().filter_map(|(i, col)| {
             let drop_fn = col.drop_fn?;
@@ -391,11 +396,6 @@ impl Archetype {
         // SAFETY: each pointer addresses one initialised value of the popped row,
         // which no longer belongs to any live row; each is dropped once.
         unsafe { drop_each(doomed) };
-        if let Some(alloc) = emptied {
-            if self.spare.is_none() {
-                self.spare = Some(alloc);
-            }
-        }
     }
 
     #[inline]
@@ -418,7 +418,7 @@ impl Archetype {
         }
     }
 
-    /// Drops every value and frees every chunk.
+    /// Drops every value and returns the chunk memory to the allocator.
     pub fn clear(&mut self) {
         let len = self.len as usize;
         let cap = self.layout.capacity() as usize;
@@ -426,6 +426,12 @@ impl Archetype {
         self.len = 0;
         self.last_len = 0;
         let chunks = std::mem::take(&mut self.chunks);
+        for &chunk in &chunks {
+            // SAFETY: each chunk came from the pool and left `chunks` above; its
+            // values are dropped below, and a release never frees memory, so
+            // they stay readable until the `trim` after the drops.
+            unsafe { self.pool.release(chunk) };
+        }
         let columns = &self.columns;
         let layout = &self.layout;
         let doomed = chunks.iter().enumerate().flat_map(|(ci, chunk)| {
@@ -445,8 +451,11 @@ impl Archetype {
             })
         });
         // SAFETY: every pointer is a distinct initialised value of a row that was
-        // live and is now forgotten; `chunks` outlives the drops.
+        // live and is now forgotten; the pool keeps the memory until `trim`.
         unsafe { drop_each(doomed) };
+        // Reached only if no drop panicked; otherwise the blocks stay allocated
+        // (still consistent, reused by later pushes) until the pool drops.
+        self.pool.trim();
     }
 
     /// Verifies the archetype's structural invariants. Panics on failure.
@@ -470,6 +479,7 @@ impl Archetype {
             self.remove_edges.windows(2).all(|w| w[0].0 < w[1].0),
             "remove edges sorted"
         );
+        self.pool.check_invariants(&self.chunks);
         for c in 0..self.chunks.len() {
             assert!(
                 self.chunk_len(c) >= 1 && self.chunk_len(c) <= cap,
@@ -624,7 +634,7 @@ mod tests {
     }
 
     #[test]
-    fn swap_remove_moves_the_last_row_and_keeps_a_spare() {
+    fn swap_remove_moves_the_last_row_and_keeps_the_emptied_chunk() {
         let (mut arch, _, _) = archetype(200);
         let cap = arch.chunk_capacity() as usize;
         let n = cap + 1;
@@ -645,14 +655,18 @@ mod tests {
         assert_eq!(moved, Some(Entity::from_parts(n as u32 - 1, 0)));
         assert_eq!(value(&arch, 0, 0), n as u32 - 1);
         assert_eq!(arch.chunk_count(), 1, "the emptied last chunk is popped");
-        assert!(arch.spare.is_some(), "and kept as a spare");
+        assert_eq!(arch.pool.free_count(), 1, "and kept by the pool");
+        let emptied = arch.pool.acquire();
+        // SAFETY: just acquired, holds nothing; handed straight back.
+        unsafe { arch.pool.release(emptied) };
         assert_eq!(drops(), before, "forget drops nothing");
         drop(taken);
         arch.check_invariants();
-        // Growing again reuses the spare instead of allocating.
+        // Growing again reuses the emptied chunk instead of allocating.
         push(&mut arch, 99);
-        assert!(arch.spare.is_none());
+        assert_eq!(arch.pool.free_count(), 0);
         assert_eq!(arch.chunk_count(), 2);
+        assert_eq!(arch.chunks[1], emptied, "the same slot");
         // swap_remove_drop: relocation is reported before the drop.
         let mut relocated = None;
         // SAFETY: (0, 1) is a live row.

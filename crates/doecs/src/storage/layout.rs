@@ -10,7 +10,6 @@
 
 use crate::entity::Entity;
 use std::alloc::Layout;
-use std::ptr::NonNull;
 
 /// Default chunk size in bytes.
 pub const DEFAULT_CHUNK_BYTES: usize = 16 * 1024;
@@ -96,49 +95,6 @@ impl ChunkLayout {
     #[inline]
     pub fn column_offset(&self, column: usize) -> usize {
         self.column_offsets[column]
-    }
-}
-
-/// One chunk allocation, freed on drop. It never drops the values inside: the
-/// owning archetype does that.
-///
-/// # Invariants
-/// `ptr` was returned by the global allocator for `layout`, which has non-zero size.
-pub struct ChunkAlloc {
-    ptr: NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: a ChunkAlloc is a uniquely owned byte buffer; the values stored in it
-// are `Send + Sync` components, and access to them is governed by the archetype.
-unsafe impl Send for ChunkAlloc {}
-// SAFETY: as above; shared access to the bytes hands out only shared references.
-unsafe impl Sync for ChunkAlloc {}
-
-impl ChunkAlloc {
-    /// Allocates one chunk with `layout`'s allocation layout.
-    pub fn new(layout: &ChunkLayout) -> Self {
-        let alloc = layout.alloc_layout();
-        debug_assert!(alloc.size() > 0);
-        // SAFETY: `alloc` has non-zero size (ChunkLayout makes it at least one byte).
-        let raw = unsafe { std::alloc::alloc(alloc) };
-        let Some(ptr) = NonNull::new(raw) else {
-            std::alloc::handle_alloc_error(alloc)
-        };
-        ChunkAlloc { ptr, layout: alloc }
-    }
-
-    /// Start of the chunk.
-    #[inline]
-    pub fn ptr(&self) -> NonNull<u8> {
-        self.ptr
-    }
-}
-
-impl Drop for ChunkAlloc {
-    fn drop(&mut self) {
-        // SAFETY: by the type invariant, `ptr` came from `alloc(self.layout)`.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Archetype storage, in three small layers, each with a narrow unsafe API:
 //!
-//! 1. [`layout`]: where each array sits inside one chunk allocation, and the RAII
-//!    allocation itself ([`ChunkAlloc`]).
+//! 1. [`layout`]: where each array sits inside one chunk ([`ChunkLayout`]), and
+//!    [`pool`]: where the chunks themselves sit, carved in order from large
+//!    blocks ([`ChunkPool`]).
 //! 2. [`archetype`]: one archetype's rows, spread over fixed-size chunks, kept
 //!    dense by swap-remove ([`Archetype`]).
 //! 3. [`archetypes`]: the registry of archetypes, the type index from sorted
@@ -13,10 +14,12 @@
 pub mod archetype;
 pub mod archetypes;
 pub mod layout;
+pub mod pool;
 
 pub use archetype::{Archetype, ColumnIndex};
 pub use archetypes::Archetypes;
-pub use layout::{ChunkAlloc, ChunkLayout, DEFAULT_CHUNK_BYTES};
+pub use layout::{ChunkLayout, DEFAULT_CHUNK_BYTES};
+pub use pool::{ChunkPool, ChunkPtr};
 
 /// An archetype's index in its world's [`Archetypes`]. Id 0 is the empty archetype.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
