@@ -223,8 +223,8 @@ const _: () = assert!(std::mem::size_of::<SoaChunk>() <= 16 * 1024);
 /// the chunks and the row count of the last one.
 pub fn soa_chunks(n: usize) -> (Vec<Box<SoaChunk>>, usize) {
     let (t, p, r, v) = bundle();
-    let chunks = n.div_ceil(SOA_CHUNK_ROWS).max(1);
-    let chunks = (0..chunks)
+    let count = n.div_ceil(SOA_CHUNK_ROWS).max(1);
+    let chunks = (0..count)
         .map(|_| {
             Box::new(SoaChunk {
                 entities: [0; SOA_CHUNK_ROWS],
@@ -235,7 +235,7 @@ pub fn soa_chunks(n: usize) -> (Vec<Box<SoaChunk>>, usize) {
             })
         })
         .collect();
-    (chunks, n - (n.div_ceil(SOA_CHUNK_ROWS).max(1) - 1) * SOA_CHUNK_ROWS)
+    (chunks, n - (count - 1) * SOA_CHUNK_ROWS)
 }
 
 /// simple_iter's kernel: `pos += vel`.
