@@ -154,22 +154,37 @@ impl<'w, Q: ReadOnlyQueryData, F: QueryFilter + 'static> QueryRef<'w, Q, F> {
 }
 
 impl World {
+    /// Moves the cache of query shape `(Q, F)` out of its slot, leaving an
+    /// empty cache there; the slot's box stays, so a `query_mut` round trip
+    /// costs two map lookups and no allocation.
     fn take_query_cache<Q: QueryData, F: QueryFilter + 'static>(&mut self) -> QueryCache<Q::State> {
-        let key = TypeId::of::<(Q::Key, F)>();
-        match self.query_caches.remove(&key) {
-            Some(boxed) => *boxed
-                .downcast::<QueryCache<Q::State>>()
-                .expect("keyed by query shape"),
-            None => Query::<Q, F>::new_cache(self.id()),
-        }
+        let world = self.id();
+        let slot = self
+            .query_caches
+            .entry(TypeId::of::<(Q::Key, F)>())
+            .or_insert_with(|| Box::new(Query::<Q, F>::new_cache(world)));
+        let cache = slot
+            .downcast_mut::<QueryCache<Q::State>>()
+            .expect("keyed by query shape");
+        std::mem::replace(cache, QueryCache::new(world))
     }
 
+    /// Puts a cache taken by `take_query_cache` back into its slot.
     fn store_query_cache<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
         cache: QueryCache<Q::State>,
     ) {
-        self.query_caches
-            .insert(TypeId::of::<(Q::Key, F)>(), Box::new(cache));
+        let key = TypeId::of::<(Q::Key, F)>();
+        match self
+            .query_caches
+            .get_mut(&key)
+            .and_then(|slot| slot.downcast_mut::<QueryCache<Q::State>>())
+        {
+            Some(slot) => *slot = cache,
+            None => {
+                self.query_caches.insert(key, Box::new(cache));
+            }
+        }
     }
 
     /// A query with mutable access, e.g. `world.query_mut::<(&mut Pos, &Vel)>()`.
