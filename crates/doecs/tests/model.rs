@@ -83,6 +83,7 @@ enum Op {
     QueryOptionMut,
     QueryGet(usize),
     Clear,
+    FreeUnusedChunks,
 }
 
 fn shape() -> impl Strategy<Value = Shape> {
@@ -131,6 +132,7 @@ fn op(max_batch: usize) -> impl Strategy<Value = Op> {
         2 => h.prop_map(Op::QueryGet),
         // Rare: wipes everything (but keeps the handles, which go stale).
         1 => Just(Op::Clear),
+        1 => Just(Op::FreeUnusedChunks),
     ]
 }
 
@@ -652,6 +654,14 @@ impl Harness {
             Op::Clear => {
                 self.world.clear();
                 self.model.clear();
+            }
+            Op::FreeUnusedChunks => {
+                let before = self.world.chunk_memory_bytes();
+                let freed = self.world.free_unused_chunk_memory();
+                assert_eq!(self.world.chunk_memory_bytes(), before - freed);
+                if self.model.is_empty() {
+                    assert_eq!(self.world.chunk_memory_bytes(), 0, "nothing in use");
+                }
             }
         }
     }

@@ -418,6 +418,20 @@ impl Archetype {
         }
     }
 
+    /// Bytes of chunk memory the archetype holds: its chunks in use and the
+    /// emptied ones it keeps for reuse.
+    pub fn chunk_memory_bytes(&self) -> usize {
+        self.pool.reserved_bytes()
+    }
+
+    /// Returns to the allocator every block of chunk memory none of whose
+    /// chunks is in use, and reports the bytes freed.
+    pub fn free_unused_chunk_memory(&mut self) -> usize {
+        let before = self.pool.reserved_bytes();
+        self.pool.trim();
+        before - self.pool.reserved_bytes()
+    }
+
     /// Drops every value and returns the chunk memory to the allocator.
     pub fn clear(&mut self) {
         let len = self.len as usize;

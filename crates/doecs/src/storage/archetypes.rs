@@ -93,6 +93,11 @@ impl Archetypes {
         self.archetypes.iter()
     }
 
+    /// All archetypes in id order, mutably (the set and the graph stay fixed).
+    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Archetype> {
+        self.archetypes.iter_mut()
+    }
+
     /// Archetypes with ids from `start` on (new since a query last looked).
     pub fn since(&self, start: usize) -> &[Archetype] {
         &self.archetypes[start.min(self.archetypes.len())..]

@@ -419,6 +419,35 @@ impl World {
         }
     }
 
+    /// Bytes of chunk memory held by all archetypes, including chunks emptied
+    /// by despawns and kept for reuse.
+    pub fn chunk_memory_bytes(&self) -> usize {
+        self.archetypes.iter().map(|a| a.chunk_memory_bytes()).sum()
+    }
+
+    /// Returns unused chunk memory to the allocator and reports how many bytes.
+    ///
+    /// Chunks emptied by despawns and moves stay with their archetype so that
+    /// respawning never allocates; after a large despawn that will not be
+    /// followed by a respawn, this frees every block of chunks none of which
+    /// is in use.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// let es = world.spawn_batch((0..10_000u32).map(|i| (i, i as f32)));
+    /// world.despawn_batch(&es);
+    /// assert!(world.chunk_memory_bytes() > 0, "kept for reuse");
+    /// let freed = world.free_unused_chunk_memory();
+    /// assert!(freed > 0);
+    /// assert_eq!(world.chunk_memory_bytes(), 0);
+    /// ```
+    pub fn free_unused_chunk_memory(&mut self) -> usize {
+        self.archetypes
+            .iter_mut()
+            .map(|a| a.free_unused_chunk_memory())
+            .sum()
+    }
+
     /// Despawns every entity.
     pub fn clear(&mut self) {
         let all: Vec<Entity> = self
