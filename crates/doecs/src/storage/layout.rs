@@ -1,12 +1,15 @@
 //! Chunk layout: where the arrays of one archetype sit inside a chunk.
 //!
-//! A chunk is one allocation of (by default) 16 KiB, the size seed 002 picks to
-//! keep a chunk's working set within half an L1 cache. Inside it the entity-id
-//! array comes first, then one array per component, structure-of-arrays, each
-//! aligned for its type. The capacity is the largest row count whose arrays fit.
-//! A row too large for the configured size still gets a chunk of one row, so
-//! every type can be stored. The allocation is aligned to at least 64 bytes (a
-//! cache line), and to the largest component alignment above that.
+//! A chunk is one contiguous buffer of (by default) 16 KiB, the size seed 002
+//! picks to keep a chunk's working set within half an L1 cache: seed 001's "one
+//! allocation, arrays pointing into it". Inside it the entity-id array comes
+//! first, then one array per component, structure-of-arrays, each aligned for
+//! its type. The capacity is the largest row count whose arrays fit. A row too
+//! large for the configured size still gets a chunk of one row, so every type
+//! can be stored. The buffer is aligned to at least 64 bytes (a cache line), and
+//! to the largest component alignment above that. Where the buffers sit in
+//! memory is the [`super::pool`]'s business: it carves them, in order, from a
+//! few large blocks, so that consecutive chunks are also consecutive in memory.
 
 use crate::entity::Entity;
 use std::alloc::Layout;
