@@ -31,6 +31,23 @@ fn simple_iter(c: &mut Criterion) {
         })
     });
 
+    // The same loop in a world configured for 64 KiB chunks: longer column runs.
+    let mut world = doecs::World::with_config(doecs::WorldConfig {
+        chunk_bytes: 64 * 1024,
+        ..Default::default()
+    });
+    world.spawn_batch((0..n).map(|_| bundle()));
+    let mut query = doecs::Query::<(&mut Position, &Velocity)>::new(&world);
+    g.bench_function("doecs_for_each_chunk_64k", |b| {
+        b.iter(|| {
+            query.for_each_chunk(&mut world, |(ps, vs)| {
+                for (p, v) in ps.iter_mut().zip(vs) {
+                    integrate(p, v);
+                }
+            })
+        })
+    });
+
     let mut world = hecs::World::new();
     world.spawn_batch((0..n).map(|_| bundle()));
     g.bench_function("hecs", |b| {
