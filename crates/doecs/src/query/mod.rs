@@ -17,13 +17,11 @@ pub mod state;
 pub use access::{Access, AccessKey};
 pub use data::{QueryData, ReadOnlyQueryData};
 pub use filter::{QueryFilter, With, Without};
-pub use state::{Query, QueryIter};
+pub use state::{Query, QueryCaches, QueryIter};
 
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::world::World;
-use state::QueryCache;
-use std::any::TypeId;
 
 /// A query borrowing its world: `world.query_mut::<Q>()`.
 pub struct QueryMut<'w, Q: QueryData, F: QueryFilter + 'static = ()> {
@@ -120,7 +118,7 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> QueryMut<'w, Q, F> {
 impl<Q: QueryData, F: QueryFilter + 'static> Drop for QueryMut<'_, Q, F> {
     fn drop(&mut self) {
         if let Some(q) = self.query.take() {
-            self.world.store_query_cache::<Q, F>(q.cache);
+            self.world.query_caches.put_back::<Q, F>(q.cache);
         }
     }
 }
@@ -154,39 +152,6 @@ impl<'w, Q: ReadOnlyQueryData, F: QueryFilter + 'static> QueryRef<'w, Q, F> {
 }
 
 impl World {
-    /// Moves the cache of query shape `(Q, F)` out of its slot, leaving an
-    /// empty cache there; the slot's box stays, so a `query_mut` round trip
-    /// costs two map lookups and no allocation.
-    fn take_query_cache<Q: QueryData, F: QueryFilter + 'static>(&mut self) -> QueryCache<Q::State> {
-        let world = self.id();
-        let slot = self
-            .query_caches
-            .entry(TypeId::of::<(Q::Key, F)>())
-            .or_insert_with(|| Box::new(Query::<Q, F>::new_cache(world)));
-        let cache = slot
-            .downcast_mut::<QueryCache<Q::State>>()
-            .expect("keyed by query shape");
-        std::mem::replace(cache, QueryCache::new(world))
-    }
-
-    /// Puts a cache taken by `take_query_cache` back into its slot.
-    fn store_query_cache<Q: QueryData, F: QueryFilter + 'static>(
-        &mut self,
-        cache: QueryCache<Q::State>,
-    ) {
-        let key = TypeId::of::<(Q::Key, F)>();
-        match self
-            .query_caches
-            .get_mut(&key)
-            .and_then(|slot| slot.downcast_mut::<QueryCache<Q::State>>())
-        {
-            Some(slot) => *slot = cache,
-            None => {
-                self.query_caches.insert(key, Box::new(cache));
-            }
-        }
-    }
-
     /// A query with mutable access, e.g. `world.query_mut::<(&mut Pos, &Vel)>()`.
     ///
     /// # Panics
@@ -199,7 +164,8 @@ impl World {
     pub fn query_filtered_mut<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
     ) -> QueryMut<'_, Q, F> {
-        let cache = self.take_query_cache::<Q, F>();
+        let world = self.id();
+        let cache = self.query_caches.take::<Q, F>(world);
         let mut query = Query::from_cache(cache);
         query.update(self);
         QueryMut {

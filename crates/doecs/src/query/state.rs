@@ -14,11 +14,13 @@
 use super::access::Access;
 use super::data::{QueryData, ReadOnlyQueryData};
 use super::filter::QueryFilter;
+use crate::component::TypeIdMap;
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::storage::{Archetype, ArchetypeId};
 use crate::world::{World, WorldId};
 use rayon::prelude::*;
+use std::any::{Any, TypeId};
 use std::marker::PhantomData;
 
 /// The `'static` part of a query's state: matched archetypes and their columns.
@@ -35,12 +37,74 @@ pub(crate) struct QueryCache<S> {
 }
 
 impl<S> QueryCache<S> {
-    pub(crate) fn new(world: WorldId) -> Self {
+    fn new(world: WorldId) -> Self {
         QueryCache {
             world,
             seen: 0,
             matched: Vec::new(),
             slot_of: Vec::new(),
+        }
+    }
+}
+
+/// Caches of matched archetypes, one per query shape, each in its own boxed
+/// slot. A query borrows its cache out of the slot (leaving an empty cache,
+/// which allocates nothing) and puts it back when done, so a query built per
+/// call (`World::query_mut`, a system's `ctx.query`) costs two map lookups and
+/// no allocation.
+#[derive(Default)]
+pub struct QueryCaches {
+    caches: TypeIdMap<Box<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for QueryCaches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueryCaches")
+            .field("shapes", &self.caches.len())
+            .finish()
+    }
+}
+
+impl QueryCaches {
+    /// Whether shape `(Q, F)` has been used here before.
+    pub(crate) fn contains<Q: QueryData, F: QueryFilter + 'static>(&self) -> bool {
+        self.caches.contains_key(&TypeId::of::<(Q::Key, F)>())
+    }
+
+    /// Moves the cache of shape `(Q, F)` out of its slot, making the slot on
+    /// first use.
+    ///
+    /// # Panics
+    /// As [`Query::new`], on first use.
+    pub(crate) fn take<Q: QueryData, F: QueryFilter + 'static>(
+        &mut self,
+        world: WorldId,
+    ) -> QueryCache<Q::State> {
+        let slot = self
+            .caches
+            .entry(TypeId::of::<(Q::Key, F)>())
+            .or_insert_with(|| Box::new(Query::<Q, F>::new_cache(world)));
+        let cache = slot
+            .downcast_mut::<QueryCache<Q::State>>()
+            .expect("keyed by query shape");
+        std::mem::replace(cache, QueryCache::new(world))
+    }
+
+    /// Puts a cache taken by [`QueryCaches::take`] back into its slot.
+    pub(crate) fn put_back<Q: QueryData, F: QueryFilter + 'static>(
+        &mut self,
+        cache: QueryCache<Q::State>,
+    ) {
+        let key = TypeId::of::<(Q::Key, F)>();
+        match self
+            .caches
+            .get_mut(&key)
+            .and_then(|slot| slot.downcast_mut::<QueryCache<Q::State>>())
+        {
+            Some(slot) => *slot = cache,
+            None => {
+                self.caches.insert(key, Box::new(cache));
+            }
         }
     }
 }
@@ -94,7 +158,7 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
         }
     }
 
-    pub(crate) fn new_cache(world: WorldId) -> QueryCache<Q::State> {
+    fn new_cache(world: WorldId) -> QueryCache<Q::State> {
         Self::access();
         QueryCache::new(world)
     }

@@ -16,27 +16,14 @@
 use super::SystemAccess;
 use crate::bundle::Bundle;
 use crate::command::CommandBuffer;
-use crate::component::{Component, TypeIdMap};
+use crate::component::Component;
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::query::state::QueryCache;
 use crate::query::{AccessKey, Query, QueryData, QueryFilter, ReadOnlyQueryData};
 use crate::world::World;
-use std::any::{Any, TypeId};
 
-/// Per-system cache of matched archetypes, keyed by query shape.
-#[derive(Default)]
-pub struct QueryCaches {
-    caches: TypeIdMap<Box<dyn Any + Send>>,
-}
-
-impl std::fmt::Debug for QueryCaches {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("QueryCaches")
-            .field("shapes", &self.caches.len())
-            .finish()
-    }
-}
+/// Per-system caches of matched archetypes, keyed by query shape.
+pub use crate::query::QueryCaches;
 
 /// What a running system may use. See the module docs.
 pub struct SystemContext<'a> {
@@ -101,22 +88,11 @@ impl<'a> SystemContext<'a> {
     pub fn query_filtered<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
     ) -> SystemQuery<'_, Q, F> {
-        let key = TypeId::of::<(Q::Key, F)>();
-        let world_id = self.world.id();
-        if !self.caches.caches.contains_key(&key) {
-            // First use of this shape: check it once, then keep its slot.
+        if !self.caches.contains::<Q, F>() {
+            // First use of this shape: check it against the declaration once.
             self.check_query_access(&Query::<Q, F>::access());
-            self.caches
-                .caches
-                .insert(key, Box::new(QueryCache::<Q::State>::new(world_id)));
         }
-        // Borrow the cache out of its slot (an empty cache allocates nothing)
-        // and put it back on drop, so a system's query costs no allocation.
-        let slot = self.caches.caches.get_mut(&key).expect("inserted above");
-        let slot = slot
-            .downcast_mut::<QueryCache<Q::State>>()
-            .expect("keyed by query shape");
-        let cache = std::mem::replace(slot, QueryCache::new(world_id));
+        let cache = self.caches.take::<Q, F>(self.world.id());
         let mut query = Query::from_cache(cache);
         query.update(self.world);
         SystemQuery {
@@ -248,14 +224,7 @@ pub struct SystemQuery<'c, Q: QueryData, F: QueryFilter + 'static = ()> {
 impl<Q: QueryData, F: QueryFilter + 'static> Drop for SystemQuery<'_, Q, F> {
     fn drop(&mut self) {
         if let Some(query) = self.query.take() {
-            let slot = self
-                .caches
-                .caches
-                .get_mut(&TypeId::of::<(Q::Key, F)>())
-                .and_then(|slot| slot.downcast_mut::<QueryCache<Q::State>>());
-            if let Some(slot) = slot {
-                *slot = query.cache;
-            }
+            self.caches.put_back::<Q, F>(query.cache);
         }
     }
 }

@@ -94,7 +94,7 @@ pub struct World {
     /// worlds instead of `entities` (which then stays empty).
     pub(crate) shared_ids: bool,
     /// Matched-archetype caches of `query_mut` calls, keyed by query shape.
-    pub(crate) query_caches: TypeIdMap<Box<dyn std::any::Any + Send + Sync>>,
+    pub(crate) query_caches: crate::query::QueryCaches,
 }
 
 impl Default for World {
@@ -134,7 +134,7 @@ impl World {
             managers: Managers::default(),
             resources: Resources::default(),
             despawned: Vec::new(),
-            query_caches: TypeIdMap::default(),
+            query_caches: crate::query::QueryCaches::default(),
             shared_ids: false,
         }
     }
