@@ -99,16 +99,16 @@ impl ChunkPool {
         if let Some(chunk) = self.free.pop() {
             return chunk;
         }
-        if self.blocks.iter().all(|b| b.carved == b.chunks) {
-            let held: usize = self.blocks.iter().map(|b| b.chunks).sum();
-            self.add_block(held.max(1));
-        }
+        let index = match self.blocks.iter().position(|b| b.carved < b.chunks) {
+            Some(index) => index,
+            None => {
+                let held: usize = self.blocks.iter().map(|b| b.chunks).sum();
+                self.add_block(held.max(1));
+                self.blocks.len() - 1
+            }
+        };
         let stride = self.stride;
-        let block = self
-            .blocks
-            .iter_mut()
-            .find(|b| b.carved < b.chunks)
-            .expect("a block with room was just ensured");
+        let block = &mut self.blocks[index];
         // SAFETY: `carved < chunks`, so the slot lies inside the block's
         // allocation of `chunks * stride` bytes (type invariant).
         let ptr = unsafe { block.ptr.add(block.carved * stride) };
