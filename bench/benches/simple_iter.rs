@@ -9,7 +9,7 @@ use shipyard::{IntoIter, View, ViewMut};
 
 /// doecs's chunk form of the kernel: one call per chunk, with its slices.
 fn integrate_chunks(
-    query: &mut doecs::Query<(&mut Position, &Velocity)>,
+    query: &mut doecs::QueryState<(&mut Position, &Velocity)>,
     world: &mut doecs::World,
 ) {
     query.for_each_chunk(world, |(ps, vs)| {
@@ -32,7 +32,7 @@ fn simple_iter(c: &mut Criterion) {
                 .for_each(|(p, v)| integrate(p, v))
         })
     });
-    let mut query = doecs::Query::<(&mut Position, &Velocity)>::new(&world);
+    let mut query = doecs::QueryState::<(&mut Position, &Velocity)>::new(&world);
     g.bench_function("doecs_for_each_chunk", |b| {
         b.iter(|| integrate_chunks(&mut query, &mut world))
     });
@@ -43,7 +43,7 @@ fn simple_iter(c: &mut Criterion) {
         ..Default::default()
     });
     world.spawn_batch((0..n).map(|_| bundle()));
-    let mut query = doecs::Query::<(&mut Position, &Velocity)>::new(&world);
+    let mut query = doecs::QueryState::<(&mut Position, &Velocity)>::new(&world);
     g.bench_function("doecs_for_each_chunk_64k", |b| {
         b.iter(|| integrate_chunks(&mut query, &mut world))
     });

@@ -1,12 +1,16 @@
 #![doc = include_str!("../README.md")]
 
+mod args;
 mod components;
 mod demo_level;
 mod run;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use doecs::World;
 use doecs_resource::{AlignedBytes, BlobView, SpawnOptions, MAGIC};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -44,7 +48,11 @@ enum Command {
         /// Where to write it.
         #[arg(short, long, default_value = "demo.json")]
         output: PathBuf,
-        /// Number of ships (13 entities each).
+        /// Number of ships (13 entities each; at most 1,000,000)
+        ///
+        /// The limit, 13,000,000 entities, is about 1.4 GB of JSON (and about
+        /// 5 GB of memory at the peak for `doecs run`). From 100,000 ships
+        /// on, progress is shown.
         #[arg(long, default_value_t = demo_level::DEFAULT_SHIPS)]
         ships: usize,
     },
@@ -57,10 +65,18 @@ struct RunArgs {
     /// Frames to run.
     #[arg(long, default_value_t = 600)]
     frames: usize,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores; at most 4 × the cores, never more than 1024)
+    ///
+    /// The physics systems split their work per archetype chunk, so more
+    /// threads than that only add scheduling overhead, and thousands of
+    /// threads exhaust memory instead of running.
     #[arg(long)]
     threads: Option<usize>,
-    /// Ships in the bundled demo level (ignored with a level file).
+    /// Ships in the bundled demo level (13 entities each; at most 1,000,000; ignored with a level file)
+    ///
+    /// The limit, 13,000,000 entities, keeps the run within about 5 GB of
+    /// memory at the peak (JSON text, compiled blob and the world). From
+    /// 100,000 ships on, `run` says what it is doing and shows progress.
     #[arg(long, default_value_t = demo_level::DEFAULT_SHIPS)]
     ships: usize,
     /// Refuse component types this program does not know.
@@ -72,7 +88,11 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if let Some(typo) = args::subcommand_typo(&args, &mut Cli::command()) {
+        typo.exit();
+    }
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
         None => run(cli.run),
         Some(Command::Run(args)) => run(args),
@@ -167,14 +187,77 @@ fn inspect(input: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// A progress bar over `ships` ships (drawn only on a terminal), hidden
+/// for small levels or when `quiet`.
+fn ships_bar(ships: usize, quiet: bool) -> ProgressBar {
+    if quiet || ships < demo_level::LARGE_SHIPS {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(ships as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} ship {pos}/{len} [{bar:40}] {elapsed_precise}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// A spinner with `message` (drawn only on a terminal), hidden unless
+/// `large` and not `quiet`.
+fn spinner(message: String, large: bool, quiet: bool) -> ProgressBar {
+    if quiet || !large {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner().with_message(message);
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    bar
+}
+
+/// A writer that counts the bytes written through it.
+struct Counting<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 fn demo(output: &Path, ships: usize) -> Result<(), String> {
-    let json = demo_level::demo_level_json(ships);
-    write(output, json.as_bytes())?;
+    demo_level::check_ships(ships)?;
+    let start = Instant::now();
+    if ships >= demo_level::LARGE_SHIPS {
+        println!(
+            "writing the demo level to {}: {ships} ships, {} entities",
+            output.display(),
+            demo_level::entity_count(ships)
+        );
+    }
+    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", output.display());
+    let file = std::fs::File::create(output).map_err(cannot)?;
+    let mut out = Counting {
+        inner: std::io::BufWriter::with_capacity(1 << 20, file),
+        bytes: 0,
+    };
+    let bar = ships_bar(ships, false);
+    let written = demo_level::write_demo_level(&mut out, ships, |n| bar.set_position(n as u64))
+        .and_then(|()| out.flush());
+    bar.finish_and_clear();
+    written.map_err(cannot)?;
+    let bytes = out.bytes;
     println!(
-        "wrote {} ({} entities, {} bytes)",
+        "wrote {} ({} entities, {} bytes) in {:.1} ms",
         output.display(),
         demo_level::entity_count(ships),
-        json.len()
+        bytes,
+        start.elapsed().as_secs_f64() * 1e3
     );
     Ok(())
 }
@@ -183,23 +266,34 @@ fn run(args: RunArgs) -> Result<(), String> {
     if args.frames == 0 {
         return Err("--frames must be at least 1".into());
     }
-    let threads = match args.threads {
-        Some(0) => return Err("--threads must be at least 1".into()),
-        Some(t) => t,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let threads = args::check_threads(args.threads, args::cores())?;
+    demo_level::check_ships(args.ships)?;
     let mut start = Instant::now();
     let (source, blob) = match &args.level {
         None => {
-            let json = demo_level::demo_level_json(args.ships);
+            let large = args.ships >= demo_level::LARGE_SHIPS;
+            if large {
+                println!(
+                    "generating the demo level: {} ships, {} entities",
+                    args.ships,
+                    demo_level::entity_count(args.ships)
+                );
+            }
+            let bar = ships_bar(args.ships, args.quiet);
+            let json = demo_level::demo_level_json(args.ships, |n| bar.set_position(n as u64));
+            bar.finish_and_clear();
             println!(
                 "generated the demo level JSON ({} bytes) in {:.1} ms",
                 json.len(),
                 start.elapsed().as_secs_f64() * 1e3
             );
+            let _ = std::io::stdout().flush();
             start = Instant::now();
-            let blob = compile_json(json.as_bytes(), Path::new("demo level"))?;
-            (format!("bundled demo level ({} ships)", args.ships), blob)
+            let message = format!("compiling {} MB of JSON", json.len() >> 20);
+            let bar = spinner(message, large, args.quiet);
+            let blob = compile_json(&json, Path::new("demo level"));
+            bar.finish_and_clear();
+            (format!("bundled demo level ({} ships)", args.ships), blob?)
         }
         Some(path) => {
             let bytes = read(path)?;
@@ -211,7 +305,9 @@ fn run(args: RunArgs) -> Result<(), String> {
         }
     };
     let compile_time = start.elapsed();
-    let blob = AlignedBytes::from_slice(&blob);
+    let aligned = AlignedBytes::from_slice(&blob);
+    drop(blob);
+    let blob = aligned;
     let (_, spawner) = components::registry();
     let options = SpawnOptions {
         strict: args.strict,
@@ -222,10 +318,15 @@ fn run(args: RunArgs) -> Result<(), String> {
         .load(&blob, options)
         .map_err(|e| format!("{source}: {e}"))?;
     let load_time = t0.elapsed();
+    let large = view.num_entities() >= demo_level::entity_count(demo_level::LARGE_SHIPS);
+    if large {
+        println!("spawning {} entities", view.num_entities());
+    }
     let t1 = Instant::now();
-    let spawned = spawner
-        .spawn_loaded(&mut world, &view, skipped)
-        .map_err(|e| format!("{source}: {e}"))?;
+    let bar = spinner("spawning".into(), large, args.quiet);
+    let spawned = spawner.spawn_loaded(&mut world, &view, skipped);
+    bar.finish_and_clear();
+    let spawned = spawned.map_err(|e| format!("{source}: {e}"))?;
     let spawn_time = t1.elapsed();
     println!(
         "{source}: {} entities, {} component instances, depth {}, {} bytes",

@@ -1,8 +1,9 @@
 //! The `doecs` binary end to end: help everywhere, the compile → inspect →
 //! run flow on files, and one-line errors with a non-zero exit.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn doecs(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_doecs"))
@@ -10,6 +11,30 @@ fn doecs(args: &[&str]) -> Output {
         .env_remove("RUST_BACKTRACE")
         .output()
         .expect("the binary runs")
+}
+
+/// Runs the binary in `dir` and fails the test (killing it) if it takes
+/// longer than `limit`: bad input must be refused, not hang.
+fn doecs_within(limit: Duration, dir: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_doecs"));
+    cmd.args(args)
+        .env_remove("RUST_BACKTRACE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd.spawn().expect("the binary runs");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("doecs {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
 }
 
 fn text(b: &[u8]) -> String {
@@ -185,4 +210,303 @@ fn errors_are_one_line_with_exit_code_one() {
         "--frames must be at least 1",
     );
     std::fs::remove_dir_all(dir).ok();
+}
+
+const QUICK: Duration = Duration::from_secs(30);
+
+#[test]
+fn too_many_threads_are_refused_with_the_limit() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let limit = (4 * cores).min(1024);
+    for args in [
+        &["run", "--threads", "100000", "--frames", "1", "-q"][..],
+        &["--threads", "100000", "--frames", "1", "-q"],
+    ] {
+        let out = doecs_within(QUICK, None, args);
+        assert_one_line_error(
+            &out,
+            &format!("--threads 100000 is more than the limit of {limit} ("),
+        );
+        if limit < 1024 {
+            assert!(
+                text(&out.stderr).contains(&format!("(4 × the {cores} cores here)")),
+                "{}",
+                text(&out.stderr)
+            );
+        }
+    }
+    let at_limit = limit.to_string();
+    let out = doecs_within(
+        QUICK,
+        None,
+        &[
+            "run",
+            "--threads",
+            &at_limit,
+            "--ships",
+            "2",
+            "--frames",
+            "2",
+            "-q",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("on {limit} threads")));
+    let help = text(&doecs(&["run", "--help"]).stdout);
+    assert!(
+        help.contains("at most 4 × the cores, never more than 1024"),
+        "{help}"
+    );
+}
+
+#[test]
+fn ships_beyond_the_limit_are_refused_quickly() {
+    let dir = temp_dir("ships");
+    let json = dir.join("huge.json");
+    let message = "--ships 100000000 is more than the limit of 1000000 (13000000 entities)";
+    let out = doecs_within(
+        QUICK,
+        None,
+        &[
+            "demo-level",
+            "-o",
+            json.to_str().unwrap(),
+            "--ships",
+            "100000000",
+        ],
+    );
+    assert_one_line_error(&out, message);
+    assert!(!json.exists(), "nothing written");
+    for args in [
+        &["run", "--ships", "100000000", "--frames", "1", "-q"][..],
+        &["--ships", "100000000", "-q"],
+    ] {
+        assert_one_line_error(&doecs_within(QUICK, None, args), message);
+    }
+    let help = text(&doecs(&["demo-level", "--help"]).stdout);
+    assert!(help.contains("at most 1,000,000"), "{help}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// `depth` entities nested in `children`, each with a transform.
+fn nested_chain(depth: usize) -> String {
+    let entity = r#"{"components":{"transform":{"translation":[0,1,0]}},"children":["#;
+    format!(
+        r#"{{"entities":[{}{}]}}"#,
+        entity.repeat(depth),
+        "]}".repeat(depth)
+    )
+}
+
+#[test]
+fn deep_hierarchies_use_the_flat_form() {
+    let dir = temp_dir("deep");
+    let nested = dir.join("nested.json");
+    std::fs::write(&nested, nested_chain(10_000)).unwrap();
+    let out = doecs_within(QUICK, None, &["compile", nested.to_str().unwrap()]);
+    assert_one_line_error(
+        &out,
+        "level nests children deeper than the limit of 60 entity levels",
+    );
+    assert!(text(&out.stderr).contains("use the flat form with \"parent\""));
+
+    let depth = 20_000;
+    let mut flat = String::from(r#"{"entities":[{"name":"root","components":{"transform":{}}}"#);
+    for i in 1..depth {
+        flat.push_str(&format!(
+            r#",{{"parent":{},"components":{{"transform":{{"translation":[0,1,0]}},"spin":0.5}}}}"#,
+            i - 1
+        ));
+    }
+    flat.push_str("]}");
+    let json = dir.join("flat.json");
+    let blob = dir.join("flat.doecs");
+    std::fs::write(&json, flat).unwrap();
+    let out = doecs_within(
+        QUICK,
+        None,
+        &[
+            "compile",
+            json.to_str().unwrap(),
+            "-o",
+            blob.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = doecs(&["inspect", blob.to_str().unwrap()]);
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "entities: {depth} (1 roots), hierarchy depth {depth}"
+        )),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = doecs_within(
+        QUICK,
+        None,
+        &["run", blob.to_str().unwrap(), "--frames", "2", "-q"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!("{depth} entities")),
+        "{}",
+        text(&out.stdout)
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn duplicate_keys_are_refused_with_their_line() {
+    let dir = temp_dir("duplicates");
+    let json = dir.join("dup.json");
+    std::fs::write(
+        &json,
+        "{\"entities\": [\n  {\"name\": \"ship\",\n   \"components\": {\n     \"mass\": 2,\n     \"mass\": 3\n   }}\n]}\n",
+    )
+    .unwrap();
+    assert_one_line_error(
+        &doecs(&["compile", json.to_str().unwrap()]),
+        "duplicate key \"mass\" at line 5 column 11",
+    );
+    assert_one_line_error(
+        &doecs(&["run", json.to_str().unwrap(), "-q"]),
+        "duplicate key \"mass\" at line 5",
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+fn le(xs: &[f32]) -> Vec<u8> {
+    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[test]
+fn meaningless_physics_values_are_refused() {
+    let dir = temp_dir("physics");
+    let json = dir.join("zero.json");
+    let ships: Vec<String> = (0..5)
+        .map(|i| {
+            let mass = if i == 3 { 0 } else { 2 };
+            format!(
+                r#"{{"name":"ship{i}","components":{{"position":[0,10,0],"velocity":[1,0,0],"mass":{mass}}}}}"#
+            )
+        })
+        .collect();
+    std::fs::write(&json, format!(r#"{{"entities":[{}]}}"#, ships.join(","))).unwrap();
+    let message =
+        "entities[3] (\"ship3\"): component `mass`: mass must be finite and greater than 0, got 0";
+    assert_one_line_error(&doecs(&["compile", json.to_str().unwrap()]), message);
+    let out = doecs(&["run", json.to_str().unwrap(), "--frames", "2", "-q"]);
+    assert_one_line_error(&out, message);
+    assert!(!text(&out.stdout).contains("NaN"), "{}", text(&out.stdout));
+
+    // A hand-made blob with the same values is refused when loaded.
+    let blob = |mass: f32, position: [f32; 3]| {
+        let mut b = doecs_resource::BlobBuilder::roots(2);
+        b.push_dense(
+            doecs::name_hash("position"),
+            12,
+            le(&[position, [0.0, 5.0, 0.0]].concat()),
+        );
+        b.push_dense(doecs::name_hash("velocity"), 12, le(&[1.0; 6]));
+        b.push_dense(doecs::name_hash("mass"), 4, le(&[2.0, mass]));
+        b.to_bytes()
+    };
+    let path = dir.join("hand.doecs");
+    std::fs::write(&path, blob(1.0, [0.0, 10.0, 0.0])).unwrap();
+    let out = doecs(&["run", path.to_str().unwrap(), "--frames", "2", "-q"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (mass, position, expect) in [
+        (
+            0.0,
+            [0.0, 10.0, 0.0],
+            "`mass` instance 1: mass must be finite and greater than 0, got 0 (blob entity 1)",
+        ),
+        (-1.0, [0.0, 10.0, 0.0], "got -1"),
+        (
+            1.0,
+            [f32::NAN, 10.0, 0.0],
+            "`position` instance 0: position must be finite, got [NaN, 10.0, 0.0]",
+        ),
+    ] {
+        std::fs::write(&path, blob(mass, position)).unwrap();
+        let out = doecs(&["run", path.to_str().unwrap(), "--frames", "2", "-q"]);
+        assert_one_line_error(&out, expect);
+        assert!(!text(&out.stdout).contains("NaN"), "{}", text(&out.stdout));
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn mistyped_subcommands_get_a_suggestion() {
+    let dir = temp_dir("typos");
+    for (args, suggestion) in [
+        (
+            &["compil", "x.json"][..],
+            "'compil'; did you mean 'compile'?",
+        ),
+        (&["inspct", "x.doecs"], "'inspct'; did you mean 'inspect'?"),
+        (&["rnu", "--frames", "3"], "'rnu'; did you mean 'run'?"),
+        (
+            &["-q", "demo", "-o", "x.json"],
+            "'demo'; did you mean 'demo-level'?",
+        ),
+        (
+            &["--frames", "3", "Compile"],
+            "'Compile'; did you mean 'compile'?",
+        ),
+    ] {
+        let out = doecs_within(QUICK, Some(&dir), args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.lines().next(),
+            Some(format!("error: unknown subcommand {suggestion}").as_str()),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("cannot be used with"), "{err}");
+    }
+    let out = doecs_within(QUICK, Some(&dir), &["nosuchthing"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with(
+            "error: 'nosuchthing' is neither a subcommand (compile, inspect, run, demo-level) \
+             nor an existing level file"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    // A missing file with an extension is still read as a level...
+    assert_one_line_error(
+        &doecs_within(QUICK, Some(&dir), &["missing.json"]),
+        "cannot read missing.json",
+    );
+    // ...and an existing file runs, even one named like a subcommand typo.
+    let level = r#"{"entities":[{"components":{"position":[0,1,0],"velocity":[0,0,0],"mass":1}}]}"#;
+    std::fs::write(dir.join("compil"), level).unwrap();
+    std::fs::write(dir.join("level.json"), level).unwrap();
+    for file in ["compil", "level.json"] {
+        let out = doecs_within(QUICK, Some(&dir), &[file, "--frames", "2", "-q"]);
+        assert!(out.status.success(), "{file}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains(&format!("{file}: 1 entities")));
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[cfg(unix)]
+#[test]
+fn large_demo_levels_say_what_they_are_doing() {
+    let out = doecs_within(
+        QUICK,
+        None,
+        &["demo-level", "-o", "/dev/null", "--ships", "100000"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        s.starts_with("writing the demo level to /dev/null: 100000 ships, 1300000 entities\n"),
+        "{s}"
+    );
+    assert!(s.contains("wrote /dev/null (1300000 entities, 1"), "{s}");
+    // Not a terminal: no progress bar drawn, nothing on stderr.
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 }

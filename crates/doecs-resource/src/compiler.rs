@@ -12,7 +12,7 @@
 
 use crate::error::{CompileError, RegistrationError};
 use crate::format::{MAX_VARIABLE_INSTANCE, NO_PARENT};
-use crate::schema::LevelDesc;
+use crate::schema::{EntityDesc, LevelDesc, Preorder};
 use crate::writer::{BlobBuilder, TypeBlock};
 use doecs::name_hash;
 use serde_json::Value;
@@ -135,6 +135,43 @@ impl Compiler {
         })
     }
 
+    /// [`register_f32s`](Self::register_f32s) with a check of the values:
+    /// `validate` gets the `n` numbers (already known to be finite) and
+    /// returns why they are refused, which the compile error reports with
+    /// the entity's path. Use the same check in the spawner
+    /// ([`crate::Spawner::register_plain_validated`]) so hand-made blobs are
+    /// held to the same rule.
+    ///
+    /// ```
+    /// use doecs_resource::Compiler;
+    /// let mut compiler = Compiler::new();
+    /// compiler
+    ///     .register_f32s_validated("mass", 0, 1, |m| {
+    ///         if m[0] > 0.0 { Ok(()) } else { Err(format!("mass must be > 0, got {}", m[0])) }
+    ///     })
+    ///     .unwrap();
+    /// let err = compiler
+    ///     .compile_str(r#"{"entities": [{"name": "rock", "components": {"mass": 0}}]}"#)
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     r#"entities[0] ("rock"): component `mass`: mass must be > 0, got 0"#
+    /// );
+    /// ```
+    pub fn register_f32s_validated(
+        &mut self,
+        name: &str,
+        spawn_order: i32,
+        n: usize,
+        validate: impl Fn(&[f32]) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Result<(), RegistrationError> {
+        self.register(name, spawn_order, 4 * n, move |v| {
+            let values = f32s(v, n)?;
+            validate(&values)?;
+            Ok(values.iter().flat_map(|x| x.to_le_bytes()).collect())
+        })
+    }
+
     /// The registered names with their spawn order and instance size
     /// (`None` for variable-size components).
     pub fn components(&self) -> Vec<(&str, i32, Option<usize>)> {
@@ -148,10 +185,14 @@ impl Compiler {
     }
 
     /// Compiles JSON text (see [`crate::schema`]) to a blob.
+    ///
+    /// Each top-level entity (with its nested children) is compiled as soon
+    /// as it is parsed and then dropped, so memory holds the text and the
+    /// compiled instances, never the whole parsed level.
     pub fn compile_str(&self, json: &str) -> Result<Vec<u8>, CompileError> {
-        let level: LevelDesc =
-            serde_json::from_str(json).map_err(|e| CompileError::Schema(e.to_string()))?;
-        self.compile(&level)
+        let mut state = CompileState::new(self);
+        crate::parse::parse_level(json, &mut |k, e| state.add_top(k, &e))?;
+        Ok(state.finish().to_bytes())
     }
 
     /// Compiles a parsed level to a blob.
@@ -161,61 +202,81 @@ impl Compiler {
 
     /// Compiles a parsed level to a [`BlobBuilder`] (blocks in spawn order).
     pub fn compile_to_builder(&self, level: &LevelDesc) -> Result<BlobBuilder, CompileError> {
-        let mut parents: Vec<u32> = Vec::new();
-        let mut blocks: HashMap<&str, TypeBlock> = HashMap::new();
-        let mut variable: HashMap<&str, Vec<Vec<u8>>> = HashMap::new();
-        let mut failure: Option<CompileError> = None;
-        level.visit_preorder(|me, parent, entity, describe| {
-            if failure.is_some() {
-                return;
-            }
+        let mut state = CompileState::new(self);
+        for (k, e) in level.entities.iter().enumerate() {
+            state.add_top(k, e)?;
+        }
+        Ok(state.finish())
+    }
+}
+
+/// A compile in progress: entities numbered so far and their instances.
+struct CompileState<'c> {
+    compiler: &'c Compiler,
+    walk: Preorder,
+    parents: Vec<u32>,
+    blocks: HashMap<&'c str, TypeBlock>,
+    variable: HashMap<&'c str, Vec<Vec<u8>>>,
+}
+
+impl<'c> CompileState<'c> {
+    fn new(compiler: &'c Compiler) -> Self {
+        CompileState {
+            compiler,
+            walk: Preorder::default(),
+            parents: Vec::new(),
+            blocks: HashMap::new(),
+            variable: HashMap::new(),
+        }
+    }
+
+    /// Compiles top-level entity `k` and its nested children.
+    fn add_top(&mut self, k: usize, top: &EntityDesc) -> Result<(), CompileError> {
+        let CompileState {
+            compiler,
+            walk,
+            parents,
+            blocks,
+            variable,
+        } = self;
+        walk.visit_top(k, top, &mut |me, parent, entity, describe| {
             if me >= u32::MAX as usize {
-                failure = Some(CompileError::TooLarge(format!(
+                return Err(CompileError::TooLarge(format!(
                     "more than {} entities",
                     u32::MAX - 1
                 )));
-                return;
             }
             parents.push(parent.map_or(NO_PARENT, |p| p as u32));
             for (name, value) in &entity.components {
-                let Some(r) = self.by_name.get(name) else {
-                    failure = Some(CompileError::UnknownComponent {
+                let Some(r) = compiler.by_name.get(name) else {
+                    return Err(CompileError::UnknownComponent {
                         entity: describe(),
                         component: name.clone(),
                     });
-                    return;
                 };
-                let bytes = match (r.compile)(value) {
-                    Ok(b) => b,
-                    Err(message) => {
-                        failure = Some(CompileError::Component {
-                            entity: describe(),
-                            component: name.clone(),
-                            message,
-                        });
-                        return;
-                    }
-                };
+                let bytes = (r.compile)(value).map_err(|message| CompileError::Component {
+                    entity: describe(),
+                    component: name.clone(),
+                    message,
+                })?;
                 let size = match r.instance_size {
+                    Some(size) if bytes.len() != size => {
+                        return Err(CompileError::WrongSize {
+                            component: name.clone(),
+                            expected: size,
+                            actual: bytes.len(),
+                        })
+                    }
                     Some(size) => size,
                     None if bytes.len() <= MAX_VARIABLE_INSTANCE => 0,
                     None => {
-                        failure = Some(CompileError::TooLarge(format!(
+                        return Err(CompileError::TooLarge(format!(
                             "{}: component `{name}` instance of {} bytes exceeds {MAX_VARIABLE_INSTANCE}",
                             describe(),
                             bytes.len()
-                        )));
-                        return;
+                        )))
                     }
                 };
-                if r.instance_size.is_some() && bytes.len() != size {
-                    failure = Some(CompileError::WrongSize {
-                        component: name.clone(),
-                        expected: size,
-                        actual: bytes.len(),
-                    });
-                    return;
-                }
                 let block = blocks.entry(r.name.as_str()).or_insert_with(|| TypeBlock {
                     component: name_hash(&r.name),
                     instance_size: size as u32,
@@ -229,10 +290,19 @@ impl Compiler {
                     variable.entry(r.name.as_str()).or_default().push(bytes);
                 }
             }
-        });
-        if let Some(e) = failure {
-            return Err(e);
-        }
+            Ok(())
+        })
+    }
+
+    /// Lays out the variable-size blocks and orders the blocks.
+    fn finish(self) -> BlobBuilder {
+        let CompileState {
+            compiler,
+            parents,
+            mut blocks,
+            variable,
+            ..
+        } = self;
         for (name, instances) in variable {
             let longest = instances.iter().map(Vec::len).max().unwrap_or(0);
             let slot = (longest + 4).div_ceil(4) * 4;
@@ -253,14 +323,14 @@ impl Compiler {
         }
         let mut ordered: Vec<(i32, &str, TypeBlock)> = blocks
             .into_iter()
-            .map(|(name, b)| (self.by_name[name].spawn_order, name, b))
+            .map(|(name, b)| (compiler.by_name[name].spawn_order, name, b))
             .collect();
         ordered.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         let mut builder = BlobBuilder::new(parents);
         for (_, _, block) in ordered {
             builder.push_block(block);
         }
-        Ok(builder)
+        builder
     }
 }
 

@@ -147,6 +147,66 @@ pub enum CompileError {
     /// The level has more entities (or bytes) than the format can index.
     #[error("level too large for the format: {0}")]
     TooLarge(String),
+    /// The nested `children` form goes deeper than
+    /// [`crate::schema::MAX_NESTED_DEPTH`] entity levels.
+    #[error(
+        "level nests children deeper than the limit of {limit} entity levels \
+         (at line {line} column {column}); use the flat form with \"parent\" \
+         for deeper hierarchies"
+    )]
+    TooDeep {
+        /// The limit, [`crate::schema::MAX_NESTED_DEPTH`].
+        limit: usize,
+        /// Line of the first entity past the limit (1-based).
+        line: usize,
+        /// Its column (1-based).
+        column: usize,
+    },
+    /// A JSON object of the level has the same key twice.
+    #[error("duplicate key {key:?} at line {line} column {column}")]
+    DuplicateKey {
+        /// The key.
+        key: String,
+        /// Line of the second occurrence (1-based).
+        line: usize,
+        /// Column just after the second occurrence (1-based).
+        column: usize,
+    },
+    /// An entity's `"parent"` is not allowed or does not name an earlier
+    /// top-level entity.
+    #[error("{entity}: \"parent\": {problem}")]
+    Parent {
+        /// Where the entity is, e.g. `entities[7] ("arm")`.
+        entity: String,
+        /// What is wrong.
+        problem: ParentProblem,
+    },
+}
+
+/// What is wrong with an entity's `"parent"` (see [`crate::schema`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParentProblem {
+    /// The entity names itself.
+    #[error("{0} is the entity itself")]
+    SelfParent(usize),
+    /// The index is not that of an earlier entity of the top-level array: a
+    /// forward reference or past the end.
+    #[error(
+        "{parent} is not the index of an earlier entity of the top-level `entities` \
+         array (this entity is entities[{index}]; parents must come before their children)"
+    )]
+    NotEarlier {
+        /// The `"parent"` value.
+        parent: usize,
+        /// The entity's own index in the top-level array.
+        index: usize,
+    },
+    /// `"parent"` on a nested child, whose parent is the entity it is nested in.
+    #[error(
+        "only entities of the top-level `entities` array may name a parent; a nested \
+         child's parent is the entity it is nested in"
+    )]
+    Nested,
 }
 
 /// Registering a compiler or spawner failed.

@@ -60,6 +60,26 @@ macro_rules! plain_glam {
 }
 plain_glam!(glam::Vec2, glam::Vec3, glam::Vec4, glam::Quat);
 
+/// Reads one `T` from its little-endian blob bytes.
+///
+/// # Panics
+/// If `le.len()` is not `size_of::<T>()` (callers check the block's
+/// instance size first).
+pub(crate) fn read_le<T: PlainBytes>(le: &[u8]) -> T {
+    assert_eq!(le.len(), std::mem::size_of::<T>(), "one instance");
+    let mut native = Vec::new();
+    let bytes = if cfg!(target_endian = "little") {
+        le
+    } else {
+        append_native(&mut native, le, T::SCALAR_WIDTH);
+        &native[..]
+    };
+    // SAFETY: `bytes` holds exactly `size_of::<T>()` initialised bytes
+    // (asserted above), `read_unaligned` needs no alignment, and `T:
+    // PlainBytes` promises every bit pattern is a valid `T`.
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
+}
+
 /// How a plain component is identified in a world.
 #[derive(Clone, Debug)]
 pub(crate) struct PlainType {

@@ -16,7 +16,7 @@
 
 use crate::error::{LoadError, Problem, RegistrationError, SpawnError};
 use crate::format::LeU32s;
-use crate::plain::{spawn_plain, PlainBytes, PlainColumn, PlainType};
+use crate::plain::{read_le, spawn_plain, PlainBytes, PlainColumn, PlainType};
 use crate::view::{BlobView, BlockView};
 use doecs::{name_hash, ComponentId, Entity, World};
 use std::alloc::Layout;
@@ -73,8 +73,11 @@ pub trait ComponentSpawner: Send + Sync + 'static {
     fn spawn(&self, world: &mut World, batch: &SpawnBatch<'_>);
 }
 
+/// A plain component's check of one instance (its little-endian bytes).
+type PlainCheck = Box<dyn Fn(&[u8]) -> Result<(), String> + Send + Sync>;
+
 enum Kind {
-    Plain(PlainType),
+    Plain(PlainType, Option<PlainCheck>),
     Custom(Box<dyn ComponentSpawner>),
 }
 
@@ -168,8 +171,50 @@ impl Spawner {
     /// Registers a plain Rust component type spawned by copying bytes. One
     /// Rust type can be registered under one name only.
     pub fn register_plain<T: PlainBytes>(&mut self, name: &str) -> Result<(), RegistrationError> {
+        self.insert_plain::<T>(name, None)
+    }
+
+    /// [`register_plain`](Self::register_plain) with a check of every
+    /// instance while loading, before anything is created: `validate`
+    /// returns why a value is refused, and the load fails with
+    /// [`Problem::Rejected`] naming the block, the instance and its blob
+    /// entity. Plain components otherwise accept any bits; use this for
+    /// values the program cannot work with (a zero mass, a NaN position).
+    ///
+    /// ```
+    /// use doecs_resource::{BlobBuilder, SpawnOptions, Spawner};
+    /// let mut spawner = Spawner::new();
+    /// spawner
+    ///     .register_plain_validated::<f32>("mass", |m| {
+    ///         if *m > 0.0 { Ok(()) } else { Err(format!("mass must be > 0, got {m}")) }
+    ///     })
+    ///     .unwrap();
+    /// let mut blob = BlobBuilder::roots(2);
+    /// let data = [1.5f32, 0.0].iter().flat_map(|m| m.to_le_bytes()).collect();
+    /// blob.push_dense(doecs::name_hash("mass"), 4, data);
+    /// let mut world = doecs::World::new();
+    /// let err = spawner
+    ///     .spawn(&mut world, &blob.to_bytes(), SpawnOptions::default())
+    ///     .unwrap_err();
+    /// assert!(err.to_string().ends_with("`mass` instance 1: mass must be > 0, got 0 (blob entity 1)"));
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn register_plain_validated<T: PlainBytes>(
+        &mut self,
+        name: &str,
+        validate: impl Fn(&T) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Result<(), RegistrationError> {
+        let check: PlainCheck = Box::new(move |le| validate(&read_le::<T>(le)));
+        self.insert_plain::<T>(name, Some(check))
+    }
+
+    fn insert_plain<T: PlainBytes>(
+        &mut self,
+        name: &str,
+        check: Option<PlainCheck>,
+    ) -> Result<(), RegistrationError> {
         let taken = self.by_hash.values().find(|r| match &r.kind {
-            Kind::Plain(p) => p.descriptor_type_is::<T>(),
+            Kind::Plain(p, _) => p.descriptor_type_is::<T>(),
             Kind::Custom(_) => false,
         });
         if let Some(r) = taken {
@@ -178,7 +223,7 @@ impl Spawner {
                 name, r.name
             )));
         }
-        self.insert(name, Kind::Plain(PlainType::typed::<T>(name)))
+        self.insert(name, Kind::Plain(PlainType::typed::<T>(name), check))
     }
 
     /// Registers a runtime component (no Rust type) of `layout`, spawned by
@@ -193,7 +238,7 @@ impl Spawner {
     ) -> Result<(), RegistrationError> {
         self.insert(
             name,
-            Kind::Plain(PlainType::dynamic(name, layout, scalar_width)),
+            Kind::Plain(PlainType::dynamic(name, layout, scalar_width), None),
         )
     }
 
@@ -291,7 +336,7 @@ impl Spawner {
                     check_block(r, block)?;
                 }
                 planned.push(match &r.kind {
-                    Kind::Plain(p) => Planned::Plain(p, block),
+                    Kind::Plain(p, _) => Planned::Plain(p, block),
                     Kind::Custom(s) => Planned::Custom(s.as_ref(), block),
                 });
             }
@@ -363,7 +408,7 @@ impl Spawner {
 
 fn check_block(r: &Registered, block: &BlockView<'_>) -> Result<(), LoadError> {
     let expected = match &r.kind {
-        Kind::Plain(p) => Some(p.layout.size()),
+        Kind::Plain(p, _) => Some(p.layout.size()),
         Kind::Custom(s) => s.instance_size(),
     };
     if let Some(expected) = expected {
@@ -379,17 +424,32 @@ fn check_block(r: &Registered, block: &BlockView<'_>) -> Result<(), LoadError> {
             ));
         }
     }
-    if let Kind::Custom(s) = &r.kind {
-        s.validate(block).map_err(|(instance, message)| {
-            LoadError::new(
-                format!("block[{}].instance_data", block.position),
-                block.data_offset + (instance * block.instance_size) as u64,
-                Problem::Rejected {
-                    name: r.name.clone(),
-                    instance: instance as u64,
-                    message,
-                },
-            )
+    let checked = match &r.kind {
+        Kind::Custom(s) => s.validate(block),
+        Kind::Plain(_, Some(check)) => check_plain(check, block),
+        Kind::Plain(_, None) => Ok(()),
+    };
+    checked.map_err(|(instance, message)| {
+        LoadError::new(
+            format!("block[{}].instance_data", block.position),
+            block.data_offset + (instance * block.instance_size) as u64,
+            Problem::Rejected {
+                name: r.name.clone(),
+                instance: instance as u64,
+                message,
+            },
+        )
+    })
+}
+
+/// Runs a plain component's check on every instance of its block (whose
+/// instance size was checked against the type).
+fn check_plain(check: &PlainCheck, block: &BlockView<'_>) -> Result<(), (usize, String)> {
+    let size = block.instance_size;
+    for i in 0..block.num_instances() {
+        check(&block.data[i * size..(i + 1) * size]).map_err(|message| {
+            let entity = block.entity_index.get(i).unwrap_or(u32::MAX);
+            (i, format!("{message} (blob entity {entity})"))
         })?;
     }
     Ok(())

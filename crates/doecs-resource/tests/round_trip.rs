@@ -39,59 +39,61 @@ fn assert_world_matches(level: &LevelDesc, world: &World, entities: &[doecs::Ent
     let tm = world.manager::<TransformManager>();
     let mut parents = Vec::new();
     let mut has_transform = Vec::new();
-    level.visit_preorder(|i, parent, e, _| {
-        parents.push(parent);
-        has_transform.push(e.components.contains_key(TRANSFORM));
-        let entity = entities[i];
-        assert!(world.alive(entity));
-        let c = &e.components;
-        match c.get("position") {
-            Some(v) => assert_eq!(world.get::<[f32; 3]>(entity).unwrap().to_vec(), f32s(v)),
-            None => assert!(world.get::<[f32; 3]>(entity).is_err()),
-        }
-        match c.get("velocity") {
-            Some(v) => assert_eq!(
-                world.get::<Vec3>(entity).unwrap().to_array().to_vec(),
-                f32s(v)
-            ),
-            None => assert!(world.get::<Vec3>(entity).is_err()),
-        }
-        match c.get("mass") {
-            Some(v) => assert_eq!(vec![*world.get::<f32>(entity).unwrap()], f32s(v)),
-            None => assert!(world.get::<f32>(entity).is_err()),
-        }
-        let tag_id = world.components().id_by_name("tag");
-        match c.get("tag") {
-            Some(v) => {
-                let bytes = world.get_bytes(entity, tag_id.unwrap()).unwrap();
-                let want: Vec<u8> = v
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .flat_map(|x| (x.as_u64().unwrap() as u16).to_le_bytes())
-                    .collect();
-                assert_eq!(bytes, &want[..]);
+    level
+        .visit_preorder(|i, parent, e, _| {
+            parents.push(parent);
+            has_transform.push(e.components.contains_key(TRANSFORM));
+            let entity = entities[i];
+            assert!(world.alive(entity));
+            let c = &e.components;
+            match c.get("position") {
+                Some(v) => assert_eq!(world.get::<[f32; 3]>(entity).unwrap().to_vec(), f32s(v)),
+                None => assert!(world.get::<[f32; 3]>(entity).is_err()),
             }
-            None => assert!(!tag_id.is_some_and(|id| world.has_id(entity, id))),
-        }
-        let store = world.manager::<doecs_data::DataStore>();
-        match c.get("data") {
-            Some(v) => {
-                let store = store.expect("a data store was added");
-                let want = doecs_data::Record::from_json(v).unwrap();
-                assert_eq!(store.to_bytes(entity).unwrap(), want.as_bytes());
+            match c.get("velocity") {
+                Some(v) => assert_eq!(
+                    world.get::<Vec3>(entity).unwrap().to_array().to_vec(),
+                    f32s(v)
+                ),
+                None => assert!(world.get::<Vec3>(entity).is_err()),
             }
-            None => assert!(!store.is_some_and(|s| s.contains(entity))),
-        }
-        match c.get(TRANSFORM) {
-            Some(v) => {
-                let tm = tm.expect("a transform manager was added");
-                let inst = tm.lookup(entity).expect("entity has a transform");
-                assert!(tm.local(inst).unwrap().abs_diff_eq(expected_local(v), 1e-6));
+            match c.get("mass") {
+                Some(v) => assert_eq!(vec![*world.get::<f32>(entity).unwrap()], f32s(v)),
+                None => assert!(world.get::<f32>(entity).is_err()),
             }
-            None => assert!(tm.is_none_or(|tm| tm.lookup(entity).is_none())),
-        }
-    });
+            let tag_id = world.components().id_by_name("tag");
+            match c.get("tag") {
+                Some(v) => {
+                    let bytes = world.get_bytes(entity, tag_id.unwrap()).unwrap();
+                    let want: Vec<u8> = v
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .flat_map(|x| (x.as_u64().unwrap() as u16).to_le_bytes())
+                        .collect();
+                    assert_eq!(bytes, &want[..]);
+                }
+                None => assert!(!tag_id.is_some_and(|id| world.has_id(entity, id))),
+            }
+            let store = world.manager::<doecs_data::DataStore>();
+            match c.get("data") {
+                Some(v) => {
+                    let store = store.expect("a data store was added");
+                    let want = doecs_data::Record::from_json(v).unwrap();
+                    assert_eq!(store.to_bytes(entity).unwrap(), want.as_bytes());
+                }
+                None => assert!(!store.is_some_and(|s| s.contains(entity))),
+            }
+            match c.get(TRANSFORM) {
+                Some(v) => {
+                    let tm = tm.expect("a transform manager was added");
+                    let inst = tm.lookup(entity).expect("entity has a transform");
+                    assert!(tm.local(inst).unwrap().abs_diff_eq(expected_local(v), 1e-6));
+                }
+                None => assert!(tm.is_none_or(|tm| tm.lookup(entity).is_none())),
+            }
+        })
+        .expect("valid parents");
     // Transform parents: the nearest ancestor with a transform.
     if let Some(tm) = tm {
         for (i, &e) in entities.iter().enumerate() {

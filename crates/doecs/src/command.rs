@@ -16,20 +16,30 @@
 //! Despawns, the most common command, are a header with no payload, and runs
 //! of them are applied as one batch (one manager callback).
 //!
-//! Spawns reserve their entity id from the world when recorded
-//! ([`World::reserve_entity`] needs only `&World`), so later commands in the
+//! Spawns reserve their entity id when recorded, so later commands in the
 //! same buffer, or in other buffers, can refer to the new entity before it
-//! exists. [`World::apply`] applies the commands in recorded order; a command
-//! whose entity died in the meantime is reported in the [`ApplyReport`] and the
+//! exists. A buffer used on its own reserves through
+//! [`World::reserve_entity`] (which needs only `&World`); a system's
+//! [`Commands`] take ids from the pool the schedule gave that system before
+//! the systems started, so the ids do not depend on which system ran first
+//! and are the same at any thread count. A reserved id becomes alive when its
+//! spawn is applied; if the spawn never happens (the buffer is discarded, or
+//! its bundle is refused) the reservation is cancelled, and the id's
+//! generation moves on so no copy of it ever comes to life.
+//!
+//! [`World::apply`] applies the commands in recorded order; a command whose
+//! entity died in the meantime is reported in the [`ApplyReport`] and the
 //! rest still apply. A buffer dropped unapplied drops its payloads exactly
 //! once, and so does an `apply` that a panicking payload interrupts.
 
 use crate::bundle::Bundle;
 use crate::component::Component;
-use crate::entity::Entity;
+use crate::entity::{Entities, Entity};
 use crate::error::EntityError;
+use crate::schedule::ids::SpawnIds;
 use crate::world::World;
 use std::mem::{self, MaybeUninit};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Moves the payload at the pointer out and runs it.
 type RunFn = unsafe fn(*const MaybeUninit<u8>, &mut World) -> Result<(), EntityError>;
@@ -84,7 +94,7 @@ enum Command {
 pub struct CommandBuffer {
     commands: Vec<Command>,
     payload: Vec<MaybeUninit<u8>>,
-    /// Ids reserved by `spawn`, so `discard` can free them.
+    /// Ids reserved for this buffer's spawns, cancelled if a spawn never happens.
     reserved: Vec<Entity>,
 }
 
@@ -202,9 +212,14 @@ impl CommandBuffer {
     /// once the buffer is applied to `world`.
     pub fn spawn<B: Bundle>(&mut self, world: &World, bundle: B) -> Entity {
         let entity = world.reserve_entity();
-        self.reserved.push(entity);
-        self.push_closure(move |w: &mut World| w.insert(entity, bundle));
+        self.spawn_reserved(entity, bundle);
         entity
+    }
+
+    /// Records spawning the reserved id `entity` with `bundle`.
+    fn spawn_reserved<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+        self.reserved.push(entity);
+        self.push_closure(move |w: &mut World| w.spawn_reserved(entity, bundle));
     }
 
     /// Records despawning `entity`.
@@ -232,18 +247,23 @@ impl CommandBuffer {
         self.push_closure(move |w: &mut World| w.remove::<B>(entity).map(drop));
     }
 
-    /// Drops every recorded command unapplied and gives back the ids its
-    /// spawns reserved in `world`, so they do not linger as empty entities.
+    /// Drops every recorded command unapplied and cancels the ids its spawns
+    /// reserved in `world`.
     pub fn discard(&mut self, world: &mut World) {
         self.clear();
-        world.flush_reserved();
-        world.despawn_batch(&self.reserved);
-        self.reserved.clear();
+        self.cancel_reserved(&mut world.entities);
+    }
+
+    /// Cancels every reservation of this buffer whose spawn did not happen.
+    fn cancel_reserved(&mut self, entities: &mut Entities) {
+        for e in self.reserved.drain(..) {
+            entities.cancel_reserved(e);
+        }
     }
 
     /// Drops every recorded command unapplied, keeping the capacity. Ids
-    /// reserved by its spawns become empty entities at the world's next
-    /// structural change; [`CommandBuffer::discard`] frees them instead.
+    /// reserved by its spawns stay reserved (never alive) until the world is
+    /// dropped; [`CommandBuffer::discard`] cancels them instead.
     pub fn clear(&mut self) {
         let mut drain = Drain {
             buffer: self,
@@ -253,10 +273,19 @@ impl CommandBuffer {
     }
 
     /// Applies every command to `world` in recorded order and empties the
-    /// buffer. Use [`World::apply`].
+    /// buffer, then cancels reservations whose spawn did not happen (also
+    /// when a payload panics). Use [`World::apply`].
     fn apply_to(&mut self, world: &mut World) -> ApplyReport {
-        world.flush_reserved();
-        self.reserved.clear();
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.run_commands(world)));
+        self.cancel_reserved(&mut world.entities);
+        match outcome {
+            Ok(report) => report,
+            Err(payload) => resume_unwind(payload),
+        }
+    }
+
+    /// Runs every command in recorded order; see [`CommandBuffer::apply_to`].
+    fn run_commands(&mut self, world: &mut World) -> ApplyReport {
         let mut report = ApplyReport::default();
         let mut drain = Drain {
             buffer: self,
@@ -303,6 +332,95 @@ impl CommandBuffer {
 impl Drop for CommandBuffer {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+/// Where a [`Commands`] takes the ids of the entities it spawns.
+pub(crate) enum IdSource<'a> {
+    /// Reserve from the world's allocator ([`Entities::reserve`]).
+    World(&'a Entities),
+    /// Take from a system's pool, given out by the schedule.
+    Pool(&'a mut SpawnIds),
+}
+
+/// A command buffer together with where its spawns get their ids: what a
+/// running system records into (`ctx.commands()`).
+///
+/// ```
+/// use doecs::{system, Schedule, World};
+/// struct Bullet(f32);
+/// let mut world = World::new();
+/// let mut schedule = Schedule::with_threads(1);
+/// schedule.add_system(system("fire").commands().run(|ctx| {
+///     let mut commands = ctx.commands();
+///     let b = commands.spawn((Bullet(0.0),));
+///     commands.insert_one(b, 1u8);
+/// }));
+/// schedule.run(&mut world).unwrap();
+/// assert_eq!(world.len(), 1);
+/// ```
+pub struct Commands<'a> {
+    buffer: &'a mut CommandBuffer,
+    ids: IdSource<'a>,
+}
+
+impl<'a> Commands<'a> {
+    pub(crate) fn new(buffer: &'a mut CommandBuffer, ids: IdSource<'a>) -> Self {
+        Commands { buffer, ids }
+    }
+
+    /// Records spawning an entity with `bundle` and returns its id, which
+    /// later commands can use at once; it is alive once the commands apply.
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        let entity = match &mut self.ids {
+            IdSource::World(entities) => entities.reserve(),
+            IdSource::Pool(pool) => pool.next(),
+        };
+        self.buffer.spawn_reserved(entity, bundle);
+        entity
+    }
+
+    /// Records despawning `entity`.
+    pub fn despawn(&mut self, entity: Entity) {
+        self.buffer.despawn(entity);
+    }
+
+    /// Records inserting one component (replacing any existing value).
+    pub fn insert_one<T: Component>(&mut self, entity: Entity, value: T) {
+        self.buffer.insert_one(entity, value);
+    }
+
+    /// Records inserting a bundle of components.
+    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+        self.buffer.insert(entity, bundle);
+    }
+
+    /// Records removing (and dropping) component `T`.
+    pub fn remove_one<T: Component>(&mut self, entity: Entity) {
+        self.buffer.remove_one::<T>(entity);
+    }
+
+    /// Records removing (and dropping) every component of bundle `B`.
+    pub fn remove<B: Bundle>(&mut self, entity: Entity) {
+        self.buffer.remove::<B>(entity);
+    }
+
+    /// Records a closure to run with `&mut World` when the commands apply.
+    pub fn push_closure<F>(&mut self, f: F)
+    where
+        F: FnOnce(&mut World) -> Result<(), EntityError> + Send + 'static,
+    {
+        self.buffer.push_closure(f);
+    }
+
+    /// Number of commands recorded so far.
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Whether nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
     }
 }
 
@@ -487,6 +605,24 @@ mod tests {
         cmd.insert_one(a, 6u8);
         assert_eq!(world.apply(&mut cmd).applied, 1);
         assert_eq!(world.get::<u8>(a), Ok(&6));
+    }
+
+    #[test]
+    fn a_refused_spawn_leaves_no_ghost_and_cancels_its_id() {
+        let mut world = World::new();
+        let mut cmd = CommandBuffer::new();
+        let bad = cmd.spawn(&world, (1u32, 2u32));
+        let good = cmd.spawn(&world, (3u32,));
+        let report = world.apply(&mut cmd);
+        assert_eq!(report.applied, 1);
+        assert!(matches!(
+            report.failed[0].error,
+            EntityError::DuplicateInBundle { .. }
+        ));
+        assert!(!world.alive(bad) && world.alive(good));
+        assert_eq!(world.len(), 1);
+        assert_eq!(world.entities().reserved_count(), 0);
+        world.check_invariants();
     }
 
     #[test]

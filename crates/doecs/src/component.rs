@@ -12,10 +12,10 @@
 //! component carries a stable 64-bit hash of its name ([`name_hash`]), which the
 //! resource format uses to identify component types on disk.
 
+use crate::type_index::TypeIndex;
 use std::alloc::Layout;
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Marker for types that can be stored as components: every `'static + Send + Sync` type.
 pub trait Component: Send + Sync + 'static {}
@@ -66,6 +66,7 @@ pub struct ComponentDescriptor {
     layout: Layout,
     drop_fn: Option<unsafe fn(*mut u8)>,
     type_id: Option<TypeId>,
+    type_name: Option<&'static str>,
 }
 
 impl ComponentDescriptor {
@@ -87,6 +88,7 @@ impl ComponentDescriptor {
             layout: Layout::new::<T>(),
             drop_fn: std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8)),
             type_id: Some(TypeId::of::<T>()),
+            type_name: Some(std::any::type_name::<T>()),
         }
     }
 
@@ -98,6 +100,7 @@ impl ComponentDescriptor {
             layout,
             drop_fn: None,
             type_id: None,
+            type_name: None,
         }
     }
 
@@ -116,6 +119,7 @@ impl ComponentDescriptor {
             layout,
             drop_fn: Some(drop_fn),
             type_id: None,
+            type_name: None,
         }
     }
 }
@@ -129,6 +133,7 @@ pub struct ComponentInfo {
     layout: Layout,
     drop_fn: Option<unsafe fn(*mut u8)>,
     type_id: Option<TypeId>,
+    type_name: Option<&'static str>,
 }
 
 impl ComponentInfo {
@@ -156,6 +161,10 @@ impl ComponentInfo {
     pub fn type_id(&self) -> Option<TypeId> {
         self.type_id
     }
+    /// The Rust type's name, for typed components.
+    pub fn type_name(&self) -> Option<&'static str> {
+        self.type_name
+    }
     /// Whether values are plain bytes: a dynamic component with no drop
     /// function. Only these can be written from arbitrary bytes safely.
     pub fn is_plain_bytes(&self) -> bool {
@@ -163,47 +172,12 @@ impl ComponentInfo {
     }
 }
 
-/// Hasher for `TypeId` keys: a `TypeId` is already a strong hash, so this just
-/// keeps its bits instead of hashing again.
-#[derive(Default)]
-pub struct TypeIdHasher(u64);
-
-impl Hasher for TypeIdHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        // TypeId hashes itself as one or two u64 writes; fold whatever arrives.
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = self.0.rotate_left(5) ^ u64::from_ne_bytes(word);
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, value: u64) {
-        self.0 = self.0.rotate_left(5) ^ value;
-    }
-}
-
-/// A map keyed by `TypeId` that does not re-hash the key.
-pub type TypeIdMap<V> = HashMap<TypeId, V, BuildHasherDefault<TypeIdHasher>>;
-
-/// Slots in the direct-mapped `TypeId` cache in front of `by_type`.
-const FAST_SLOTS: usize = 64;
-
-/// The registry: one [`ComponentInfo`] per id, plus lookups by type and name.
-///
-/// Typed lookups first try a small direct-mapped cache (one compare, no
-/// probing), then the hash map; every registered type is in the map, and the
-/// cache holds the latest type registered into each slot.
-#[derive(Debug)]
+/// The registry: one [`ComponentInfo`] per id, plus lookups by type (through
+/// a [`TypeIndex`], one compare in the common case), name and name hash.
+#[derive(Debug, Default)]
 pub struct Components {
     infos: Vec<ComponentInfo>,
-    fast: [Option<(TypeId, ComponentId)>; FAST_SLOTS],
-    by_type: TypeIdMap<ComponentId>,
+    by_type: TypeIndex<ComponentId>,
     by_name: HashMap<String, ComponentId>,
     by_hash: HashMap<u64, ComponentId>,
 }
@@ -234,24 +208,6 @@ pub enum RegisterError {
         /// The name it was registered under.
         existing: String,
     },
-}
-
-impl Default for Components {
-    fn default() -> Self {
-        Components {
-            infos: Vec::new(),
-            fast: [None; FAST_SLOTS],
-            by_type: TypeIdMap::default(),
-            by_name: HashMap::new(),
-            by_hash: HashMap::new(),
-        }
-    }
-}
-
-#[inline]
-fn fast_slot(type_id: TypeId) -> usize {
-    use std::hash::BuildHasher;
-    (BuildHasherDefault::<TypeIdHasher>::default().hash_one(type_id) as usize) % FAST_SLOTS
 }
 
 impl Components {
@@ -287,11 +243,7 @@ impl Components {
     /// The id of Rust type `T`, if registered.
     #[inline]
     pub fn id_of<T: 'static>(&self) -> Option<ComponentId> {
-        let type_id = TypeId::of::<T>();
-        match self.fast[fast_slot(type_id)] {
-            Some((t, id)) if t == type_id => Some(id),
-            _ => self.by_type.get(&type_id).copied(),
-        }
+        self.by_type.get(TypeId::of::<T>())
     }
 
     /// The id of the component with this name.
@@ -302,6 +254,15 @@ impl Components {
     /// The id of the component whose name hashes to `hash`.
     pub fn id_by_hash(&self, hash: u64) -> Option<ComponentId> {
         self.by_hash.get(&hash).copied()
+    }
+
+    /// The error for `entity` lacking component `id`: named by its Rust type
+    /// when it has one, else by id.
+    pub(crate) fn missing(&self, entity: crate::Entity, id: ComponentId) -> crate::EntityError {
+        match self.info(id).type_name {
+            Some(component) => crate::EntityError::MissingComponent { entity, component },
+            None => crate::EntityError::MissingComponentId { entity, id },
+        }
     }
 
     /// The id of `T`, registering it under its type name on first use.
@@ -328,7 +289,7 @@ impl Components {
         descriptor: ComponentDescriptor,
     ) -> Result<ComponentId, RegisterError> {
         if let Some(type_id) = descriptor.type_id {
-            if let Some(&id) = self.by_type.get(&type_id) {
+            if let Some(id) = self.by_type.get(type_id) {
                 let existing = &self.infos[id.index()];
                 if existing.name == descriptor.name {
                     return Ok(id);
@@ -370,7 +331,6 @@ impl Components {
         }
         if let Some(type_id) = d.type_id {
             self.by_type.insert(type_id, id);
-            self.fast[fast_slot(type_id)] = Some((type_id, id));
         }
         self.infos.push(ComponentInfo {
             id,
@@ -379,6 +339,7 @@ impl Components {
             layout: d.layout,
             drop_fn: d.drop_fn,
             type_id: d.type_id,
+            type_name: d.type_name,
         });
         Ok(id)
     }

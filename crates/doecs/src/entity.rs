@@ -14,11 +14,21 @@
 //! cycles through its generations slowly. A slot whose generation would wrap is
 //! retired for good, so a stale handle can never come back to life.
 //!
-//! Besides `&mut self` allocation, [`Entities::reserve`] hands out fresh ids
-//! through an atomic cursor with only `&self`, so command buffers recorded on
-//! worker threads can name entities that do not exist yet. Such ids become alive
-//! when [`Entities::flush_reserved`] runs, which `World` does before every
-//! structural change.
+//! Besides live, free and retired, a slot can be **reserved**: its id has
+//! been handed out for an entity that does not exist yet (a spawn recorded in
+//! a command buffer). A reserved id is not alive; it becomes alive when its
+//! spawn is applied ([`Entities::spawn_reserved`]), or goes back to the free
+//! queue, with its generation bumped so no copy of it ever comes to life,
+//! when its spawn is dropped ([`Entities::cancel_reserved`]).
+//!
+//! Ids are reserved in two ways. [`Entities::reserve_many`] takes them with
+//! `&mut self`, in exactly the order [`Entities::alloc_many`] would, so a
+//! caller that reserves in a fixed order gets the same ids on every run; the
+//! schedule uses this to give each system its own pool of ids before the
+//! systems start, which keeps ids independent of the thread count.
+//! [`Entities::reserve`] needs only `&self` and hands out fresh indices
+//! through an atomic cursor, for command buffers recorded outside a schedule;
+//! ids reserved that way on several threads at once depend on timing.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -98,21 +108,23 @@ impl fmt::Display for Entity {
 /// The entity allocator: one generation per slot plus the free-index FIFO.
 ///
 /// # Invariants
-/// - `slots[i] < 2^32` iff slot `i` is in use, and then the live entity in slot
-///   `i` has exactly that generation. A free slot holds `FREE_BIT | next_generation`.
-/// - Every index in `free` is a free slot that is not retired, and each such index
-///   appears there once.
-/// - A retired slot holds exactly `RETIRED` and is never in `free`.
-/// - `reserved_cursor >= slots.len()`; indices in
-///   `slots.len()..reserved_cursor` were handed out by [`Entities::reserve`]
-///   and become live at the next [`Entities::flush_reserved`].
+/// - Each slot word is one of: a live generation `g` (`< 2^32`); a free slot
+///   `FREE_BIT | g` (its next generation); a reserved slot `RESERVED_BIT | g`
+///   (the generation its entity will have); or exactly `RETIRED`.
+/// - `live` counts live words, `reserved` reserved words, `retired` retired ones.
+/// - Every index in `free` is a free, non-retired slot, and appears there once;
+///   every free slot is in `free`.
+/// - `pending >= slots.len()`; indices in `slots.len()..pending` were handed
+///   out by [`Entities::reserve`] and are reserved with generation 0 (they get
+///   their slot words at the next `&mut self` call).
 pub struct Entities {
     slots: Vec<u64>,
     free: VecDeque<u32>,
     min_free_indices: usize,
     live: usize,
+    reserved: usize,
     retired: usize,
-    reserved_cursor: AtomicU32,
+    pending: AtomicU32,
 }
 
 impl Default for Entities {
@@ -126,6 +138,7 @@ impl fmt::Debug for Entities {
         f.debug_struct("Entities")
             .field("slots", &self.slots.len())
             .field("live", &self.live)
+            .field("reserved", &self.reserved_count())
             .field("free", &self.free.len())
             .field("retired", &self.retired)
             .finish()
@@ -136,8 +149,32 @@ impl fmt::Debug for Entities {
 const FIRST_GENERATION: u32 = 0;
 /// Set in the slot word of every free slot; no 32-bit generation has it.
 const FREE_BIT: u64 = 1 << 32;
+/// Set in the slot word of every reserved slot.
+const RESERVED_BIT: u64 = 1 << 33;
 /// The slot word of a retired slot.
 const RETIRED: u64 = u64::MAX;
+
+/// What one slot word says.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum SlotState {
+    Live(u32),
+    Free(u32),
+    Reserved(u32),
+    Retired,
+}
+
+#[inline]
+fn state(word: u64) -> SlotState {
+    if word == RETIRED {
+        SlotState::Retired
+    } else if word & RESERVED_BIT != 0 {
+        SlotState::Reserved(word as u32)
+    } else if word & FREE_BIT != 0 {
+        SlotState::Free(word as u32)
+    } else {
+        SlotState::Live(word as u32)
+    }
+}
 
 impl Entities {
     /// An empty allocator with the default reuse threshold ([`MIN_FREE_INDICES`]).
@@ -153,8 +190,9 @@ impl Entities {
             free: VecDeque::new(),
             min_free_indices,
             live: 0,
+            reserved: 0,
             retired: 0,
-            reserved_cursor: AtomicU32::new(0),
+            pending: AtomicU32::new(0),
         }
     }
 
@@ -162,6 +200,17 @@ impl Entities {
     #[inline]
     pub fn alive(&self, entity: Entity) -> bool {
         self.slots.get(entity.index as usize) == Some(&(entity.generation as u64))
+    }
+
+    /// Whether `entity` is reserved: handed out for a spawn not yet applied.
+    pub fn is_reserved(&self, entity: Entity) -> bool {
+        match self.slots.get(entity.index as usize) {
+            Some(&word) => word == RESERVED_BIT | entity.generation as u64,
+            None => {
+                entity.generation == FIRST_GENERATION
+                    && entity.index < self.pending.load(Ordering::Relaxed)
+            }
+        }
     }
 
     /// Number of live entities.
@@ -174,6 +223,11 @@ impl Entities {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.live == 0
+    }
+
+    /// Number of reserved ids (handed out, not yet spawned nor cancelled).
+    pub fn reserved_count(&self) -> usize {
+        self.reserved + self.pending_count()
     }
 
     /// Number of slots ever created; every live index is below this.
@@ -200,27 +254,85 @@ impl Entities {
     /// The live entity currently in slot `index`, if any.
     #[inline]
     pub fn entity_at(&self, index: u32) -> Option<Entity> {
-        let word = *self.slots.get(index as usize)?;
-        let generation = u32::try_from(word).ok()?;
-        Some(Entity { index, generation })
+        match state(*self.slots.get(index as usize)?) {
+            SlotState::Live(generation) => Some(Entity { index, generation }),
+            _ => None,
+        }
+    }
+
+    /// Ids reserved through `&self` that have no slot word yet.
+    #[inline]
+    fn pending_count(&self) -> usize {
+        self.pending.load(Ordering::Relaxed) as usize - self.slots.len()
+    }
+
+    /// Gives ids reserved through [`Entities::reserve`] their slot words.
+    /// Every `&mut self` method calls this first.
+    #[inline]
+    fn sync_pending(&mut self) {
+        let end = *self.pending.get_mut() as usize;
+        if end > self.slots.len() {
+            self.reserved += end - self.slots.len();
+            self.slots
+                .resize(end, RESERVED_BIT | FIRST_GENERATION as u64);
+        }
     }
 
     /// Creates one entity.
     pub fn alloc(&mut self) -> Entity {
-        self.flush_reserved();
+        self.sync_pending();
+        let index = self.next_index();
         self.live += 1;
-        if self.free.len() >= self.min_free_indices.max(1) {
-            if let Some(index) = self.free.pop_front() {
-                return self.revive(index);
-            }
-        }
-        self.fresh()
+        let generation = self.slots[index as usize] as u32;
+        self.slots[index as usize] = generation as u64;
+        Entity { index, generation }
     }
 
     /// Creates `count` entities and appends them to `out`. Reused indices come
     /// first (only those above the reuse threshold), then fresh ones.
     pub fn alloc_many(&mut self, count: usize, out: &mut Vec<Entity>) {
-        self.flush_reserved();
+        let start = out.len();
+        self.take_many(count, out);
+        for e in &out[start..] {
+            self.slots[e.index as usize] = e.generation as u64;
+        }
+        self.live += count;
+    }
+
+    /// Reserves `count` ids and appends them to `out`, taking exactly the
+    /// indices [`Entities::alloc_many`] would. They are not alive until
+    /// [`Entities::spawn_reserved`].
+    pub fn reserve_many(&mut self, count: usize, out: &mut Vec<Entity>) {
+        let start = out.len();
+        self.take_many(count, out);
+        for e in &out[start..] {
+            self.slots[e.index as usize] = RESERVED_BIT | e.generation as u64;
+        }
+        self.reserved += count;
+    }
+
+    /// The next index `alloc` hands out, with the slot made to exist (its
+    /// word still says free, holding the generation to use).
+    fn next_index(&mut self) -> u32 {
+        if self.free.len() >= self.min_free_indices.max(1) {
+            if let Some(index) = self.free.pop_front() {
+                return index;
+            }
+        }
+        let index = self.slots.len();
+        assert!(
+            index < u32::MAX as usize,
+            "doecs: entity index space (2^32 slots) exhausted"
+        );
+        self.slots.push(FREE_BIT | FIRST_GENERATION as u64);
+        *self.pending.get_mut() = self.slots.len() as u32;
+        index as u32
+    }
+
+    /// Takes `count` indices as `alloc` would, leaving their words free
+    /// (holding the generation to use) for the caller to set.
+    fn take_many(&mut self, count: usize, out: &mut Vec<Entity>) {
+        self.sync_pending();
         out.reserve(count);
         // Each reuse must happen with at least `min_free_indices` (and at least
         // one) indices waiting, exactly as repeated `alloc` calls would.
@@ -231,8 +343,8 @@ impl Entities {
             .min(count);
         for _ in 0..reusable {
             let index = self.free.pop_front().expect("counted above");
-            let e = self.revive(index);
-            out.push(e);
+            let generation = self.slots[index as usize] as u32;
+            out.push(Entity { index, generation });
         }
         let fresh = count - reusable;
         let start = self.slots.len();
@@ -240,20 +352,18 @@ impl Entities {
             .checked_add(fresh)
             .filter(|&end| end <= u32::MAX as usize)
             .expect("doecs: entity index space (2^32 slots) exhausted");
-        self.slots.resize(end, FIRST_GENERATION as u64);
-        *self.reserved_cursor.get_mut() = end as u32;
+        self.slots.resize(end, FREE_BIT | FIRST_GENERATION as u64);
+        *self.pending.get_mut() = end as u32;
         out.extend((start..end).map(|i| Entity::from_parts(i as u32, FIRST_GENERATION)));
-        self.live += count;
     }
 
-    /// Reserves a fresh entity id with only shared access. It is not alive until
-    /// [`Entities::flush_reserved`] runs (the world does this before any
-    /// structural change). Reserved ids never come from the free queue, so
-    /// reservation cannot race with reuse.
+    /// Reserves a fresh entity id with only shared access. It is not alive
+    /// until [`Entities::spawn_reserved`]. Reserved ids never come from the
+    /// free queue, so reservation cannot race with reuse.
     pub fn reserve(&self) -> Entity {
         // Never wraps: a wrapped cursor would hand out indices of live slots.
         let index = self
-            .reserved_cursor
+            .pending
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
                 c.checked_add(1).filter(|&next| next != u32::MAX)
             })
@@ -261,68 +371,107 @@ impl Entities {
         Entity::from_parts(index, FIRST_GENERATION)
     }
 
-    /// Number of ids reserved but not yet flushed.
-    #[inline]
-    pub fn pending_reserved(&self) -> usize {
-        self.reserved_cursor.load(Ordering::Relaxed) as usize - self.slots.len()
+    /// Makes the reserved id `entity` alive. Returns `false`, changing
+    /// nothing, if it is not reserved.
+    pub fn spawn_reserved(&mut self, entity: Entity) -> bool {
+        self.sync_pending();
+        let Some(slot) = self.slots.get_mut(entity.index as usize) else {
+            return false;
+        };
+        if *slot != RESERVED_BIT | entity.generation as u64 {
+            return false;
+        }
+        *slot = entity.generation as u64;
+        self.reserved -= 1;
+        self.live += 1;
+        true
     }
 
-    /// Makes every reserved id alive and returns the range of their indices.
-    pub fn flush_reserved(&mut self) -> std::ops::Range<u32> {
-        let start = self.slots.len() as u32;
-        let end = *self.reserved_cursor.get_mut();
-        if end > start {
-            self.slots.resize(end as usize, FIRST_GENERATION as u64);
-            self.live += (end - start) as usize;
+    /// Gives back a reserved id whose spawn will never happen. Copies of it
+    /// may exist, so the slot's generation moves on (or the slot retires) and
+    /// the index joins the free queue like a despawned one. Returns `false`,
+    /// changing nothing, if `entity` is not reserved.
+    pub fn cancel_reserved(&mut self, entity: Entity) -> bool {
+        self.sync_pending();
+        if !self.is_reserved(entity) {
+            return false;
         }
-        start..end
+        self.reserved -= 1;
+        self.retire_or_free(entity);
+        true
+    }
+
+    /// Gives back reserved ids that were never handed to anyone, undoing
+    /// [`Entities::reserve_many`] as far as the state allows: the last fresh
+    /// slots are removed again, and every other id goes back to the front of
+    /// the free queue with its generation unchanged (no copy of it exists).
+    /// Ids are taken in reverse, so giving back what `reserve_many` returned
+    /// restores the queue's order.
+    pub fn unreserve_unused(&mut self, ids: &[Entity]) {
+        self.sync_pending();
+        for &e in ids.iter().rev() {
+            assert!(self.is_reserved(e), "doecs: {e} is not reserved");
+            self.reserved -= 1;
+            let i = e.index as usize;
+            if i + 1 == self.slots.len() && e.generation == FIRST_GENERATION {
+                self.slots.pop();
+                *self.pending.get_mut() = self.slots.len() as u32;
+            } else {
+                self.slots[i] = FREE_BIT | e.generation as u64;
+                self.free.push_front(e.index);
+            }
+        }
+    }
+
+    /// Makes sure slots `..end` exist, reserving every new one with
+    /// generation 0, and returns the range of indices added. The schedule
+    /// uses this for ids its systems computed from a fixed layout past the
+    /// end of the table.
+    pub fn reserve_fresh_up_to(&mut self, end: usize) -> std::ops::Range<usize> {
+        self.sync_pending();
+        let start = self.slots.len();
+        if end > start {
+            assert!(
+                end <= u32::MAX as usize,
+                "doecs: entity index space (2^32 slots) exhausted"
+            );
+            self.slots
+                .resize(end, RESERVED_BIT | FIRST_GENERATION as u64);
+            self.reserved += end - start;
+            *self.pending.get_mut() = end as u32;
+        }
+        start..end.max(start)
     }
 
     /// Destroys `entity`. Returns `false`, changing nothing, if it was not alive.
     pub fn free(&mut self, entity: Entity) -> bool {
+        self.sync_pending();
         if !self.alive(entity) {
             return false;
         }
-        let slot = &mut self.slots[entity.index as usize];
         self.live -= 1;
+        self.retire_or_free(entity);
+        true
+    }
+
+    /// Ends the current generation of `entity`'s slot: the slot becomes free
+    /// with the next generation, or retires if that would wrap.
+    fn retire_or_free(&mut self, entity: Entity) {
+        let slot = &mut self.slots[entity.index as usize];
         match entity.generation.checked_add(1) {
             Some(next) => {
                 *slot = FREE_BIT | next as u64;
                 self.free.push_back(entity.index);
             }
             None => {
-                // The generation would wrap: retire the slot for good.
                 *slot = RETIRED;
                 self.retired += 1;
             }
         }
-        true
     }
 
-    fn revive(&mut self, index: u32) -> Entity {
-        let slot = &mut self.slots[index as usize];
-        debug_assert!(
-            *slot & FREE_BIT != 0 && *slot != RETIRED,
-            "slot must be free, not retired"
-        );
-        let generation = *slot as u32;
-        *slot = generation as u64;
-        Entity::from_parts(index, generation)
-    }
-
-    fn fresh(&mut self) -> Entity {
-        let index = self.slots.len();
-        assert!(
-            index < u32::MAX as usize,
-            "doecs: entity index space (2^32 slots) exhausted"
-        );
-        self.slots.push(FIRST_GENERATION as u64);
-        *self.reserved_cursor.get_mut() = self.slots.len() as u32;
-        Entity::from_parts(index as u32, FIRST_GENERATION)
-    }
-
-    /// Test hook: sets the generation of a free slot, so that wrap-around can be
-    /// tested without four billion despawns.
+    /// Test hook: sets the generation of a live slot, so that wrap-around can
+    /// be tested without four billion despawns.
     #[doc(hidden)]
     pub fn debug_set_generation(&mut self, entity: Entity, generation: u32) -> Option<Entity> {
         if !self.alive(entity) {
@@ -334,18 +483,30 @@ impl Entities {
 
     /// Verifies the allocator's invariants. Panics with a description on failure.
     pub fn check_invariants(&self) {
-        let in_use = self.slots.iter().filter(|w| **w < FREE_BIT).count();
-        assert_eq!(in_use, self.live, "live count disagrees with slot words");
-        let retired = self.slots.iter().filter(|w| **w == RETIRED).count();
+        let mut counts = [0usize; 4];
+        for &w in &self.slots {
+            counts[match state(w) {
+                SlotState::Live(_) => 0,
+                SlotState::Free(_) => 1,
+                SlotState::Reserved(_) => 2,
+                SlotState::Retired => 3,
+            }] += 1;
+        }
+        assert_eq!(counts[0], self.live, "live count disagrees with slot words");
         assert_eq!(
-            retired, self.retired,
+            counts[2], self.reserved,
+            "reserved count disagrees with slot words"
+        );
+        assert_eq!(
+            counts[3], self.retired,
             "retired count disagrees with slot words"
         );
+        assert_eq!(counts[1], self.free.len(), "every free slot is queued once");
         let mut seen = vec![false; self.slots.len()];
         for &i in &self.free {
             let w = self.slots[i as usize];
             assert!(
-                w & FREE_BIT != 0 && w != RETIRED,
+                matches!(state(w), SlotState::Free(_)),
                 "free index {i} has slot word {w:#x}"
             );
             assert!(
@@ -353,12 +514,7 @@ impl Entities {
                 "index {i} freed twice"
             );
         }
-        assert_eq!(
-            self.free.len() + self.live + self.retired,
-            self.slots.len(),
-            "every slot is live, free or retired"
-        );
-        assert!(self.reserved_cursor.load(Ordering::Relaxed) as usize >= self.slots.len());
+        assert!(self.pending.load(Ordering::Relaxed) as usize >= self.slots.len());
     }
 }
 
@@ -439,17 +595,45 @@ mod tests {
     }
 
     #[test]
-    fn reserve_then_flush() {
+    fn reserve_then_spawn_or_cancel() {
         let mut entities = Entities::new();
         let a = entities.alloc();
         let r1 = entities.reserve();
         let r2 = entities.reserve();
         assert!(!entities.alive(r1));
-        assert_eq!(entities.pending_reserved(), 2);
-        let range = entities.flush_reserved();
-        assert_eq!(range, 1..3);
-        assert!(entities.alive(r1) && entities.alive(r2) && entities.alive(a));
+        assert!(entities.is_reserved(r1) && entities.is_reserved(r2));
+        assert_eq!(entities.reserved_count(), 2);
+        // A later allocation skips the reserved indices.
+        let b = entities.alloc();
+        assert_eq!(b.index(), 3);
+        assert!(entities.spawn_reserved(r1));
+        assert!(!entities.spawn_reserved(r1), "only once");
+        assert!(entities.alive(r1) && entities.alive(a));
+        assert!(entities.cancel_reserved(r2));
+        assert!(!entities.alive(r2) && !entities.is_reserved(r2));
         assert_eq!(entities.len(), 3);
+        assert_eq!(entities.reserved_count(), 0);
+        entities.check_invariants();
+    }
+
+    #[test]
+    fn reserve_many_takes_what_alloc_many_would_and_unreserve_restores() {
+        let mut entities = Entities::with_min_free_indices(2);
+        let mut es = Vec::new();
+        entities.alloc_many(6, &mut es);
+        for &e in &es[..4] {
+            entities.free(e);
+        }
+        let snapshot = |e: &Entities| (e.slots.clone(), e.free.clone());
+        let before = snapshot(&entities);
+        let mut reserved = Vec::new();
+        entities.reserve_many(5, &mut reserved);
+        entities.check_invariants();
+        let mut cancelled = Vec::new();
+        entities.unreserve_unused(&reserved);
+        assert_eq!(snapshot(&entities), before, "exactly as before");
+        entities.alloc_many(5, &mut cancelled);
+        assert_eq!(cancelled, reserved, "the same ids, in the same order");
         entities.check_invariants();
     }
 }

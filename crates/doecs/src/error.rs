@@ -44,4 +44,12 @@ pub enum EntityError {
     /// The same component was named twice in one request.
     #[error("component {0:?} is named twice")]
     DuplicateComponent(ComponentId),
+    /// A bundle type names one component type twice; nothing was changed.
+    #[error("bundle `{bundle}` names component `{component}` twice")]
+    DuplicateInBundle {
+        /// The bundle's type name.
+        bundle: &'static str,
+        /// The repeated component's type name.
+        component: &'static str,
+    },
 }

@@ -14,11 +14,12 @@ pub mod resource;
 pub mod schedule;
 pub mod storage;
 pub mod system;
+mod type_index;
 pub mod universe;
 pub mod world;
 
-pub use bundle::Bundle;
-pub use command::{ApplyReport, CommandBuffer, CommandFailure};
+pub use bundle::{Bundle, BundleId};
+pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands};
 pub use component::{
     name_hash, Component, ComponentDescriptor, ComponentId, ComponentInfo, Components,
     RegisterError,
@@ -28,14 +29,12 @@ pub use error::EntityError;
 pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, Query, QueryData, QueryFilter, QueryIter, QueryMut, QueryRef, ReadOnlyQueryData, With,
-    Without,
+    Access, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, With, Without,
 };
 pub use schedule::{Plan, RunReport, Schedule, ScheduleError};
 pub use storage::ArchetypeId;
 pub use system::builder::SystemDesc;
-pub use system::{
-    system, Conflict, System, SystemAccess, SystemBuilder, SystemContext, SystemQuery,
-};
+pub use system::{system, Conflict, System, SystemAccess, SystemBuilder, SystemContext};
+pub use type_index::{TypeIdHasher, TypeIdMap};
 pub use universe::{SharedWorld, Universe, WorldKey};
-pub use world::{World, WorldConfig, WorldId};
+pub use world::{World, WorldConfig, WorldCore, WorldId};

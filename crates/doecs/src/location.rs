@@ -1,8 +1,11 @@
 //! The entity index: where each entity's row is (seed 003's `entity_index`).
 //!
-//! A flat table indexed by the entity's slot index, so the lookup is one load.
-//! `None` means the slot holds no entity in this world: it is dead, or (when
-//! several worlds share one id space) lives only in other worlds.
+//! A flat table indexed by the entity's slot index. Each slot records the
+//! generation of the entity whose row it describes, so one load answers both
+//! "is this exact entity in this world?" and "where is its row?": a stale
+//! handle (older generation) or an entity that lives only in other worlds of
+//! a [`Universe`](crate::Universe) finds no location. This is the one answer
+//! to "is it here" for every kind of world; the allocator is not consulted.
 
 use crate::entity::Entity;
 use crate::storage::{ArchetypeId, ChunkIndex, ChunkRow};
@@ -18,17 +21,51 @@ pub struct Location {
     pub row: ChunkRow,
 }
 
+/// One slot of the index: the generation it describes, and the row.
+#[derive(Copy, Clone, Debug)]
+struct Slot {
+    generation: u32,
+    /// `None` for a slot with no row in this world.
+    location: Option<Location>,
+}
+
+const EMPTY: Slot = Slot {
+    generation: 0,
+    location: None,
+};
+
 /// Entity slot index to [`Location`].
+///
+/// # Invariants
+/// A slot with a location describes exactly the entity `(index, generation)`
+/// stored in that row.
 #[derive(Default, Debug)]
 pub struct EntityLocations {
-    slots: Vec<Option<Location>>,
+    slots: Vec<Slot>,
+    /// Number of slots with a location.
+    len: usize,
 }
 
 impl EntityLocations {
-    /// The location of slot `entity.index()`. Callers check liveness first.
+    /// The location of exactly `entity` (generation included), if it has a row.
     #[inline]
     pub fn get(&self, entity: Entity) -> Option<Location> {
-        self.slots.get(entity.index() as usize).copied().flatten()
+        match self.slots.get(entity.index() as usize) {
+            Some(slot) if slot.generation == entity.generation() => slot.location,
+            _ => None,
+        }
+    }
+
+    /// Number of entities with a row.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no entity has a row.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Records where `entity` lives.
@@ -38,35 +75,44 @@ impl EntityLocations {
         if i >= self.slots.len() {
             self.grow(i);
         }
-        self.slots[i] = Some(location);
+        let slot = &mut self.slots[i];
+        if slot.location.is_none() {
+            self.len += 1;
+        }
+        *slot = Slot {
+            generation: entity.generation(),
+            location: Some(location),
+        };
     }
 
     #[cold]
     fn grow(&mut self, index: usize) {
         let len = (index + 1).max(self.slots.len() * 2).max(64);
-        self.slots.resize(len, None);
+        self.slots.resize(len, EMPTY);
     }
 
     /// Makes room for slot indices below `len` without further reallocation.
     pub fn reserve_slots(&mut self, len: usize) {
         if len > self.slots.len() {
-            self.slots.resize(len, None);
+            self.slots.resize(len, EMPTY);
         }
     }
 
-    /// Forgets `entity`'s location.
+    /// Forgets `entity`'s location, if it has one.
     #[inline]
     pub fn clear(&mut self, entity: Entity) {
         if let Some(slot) = self.slots.get_mut(entity.index() as usize) {
-            *slot = None;
+            if slot.generation == entity.generation() && slot.location.take().is_some() {
+                self.len -= 1;
+            }
         }
     }
 
-    /// Every slot with a location, as `(slot index, location)`.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, Location)> + '_ {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| l.map(|l| (i as u32, l)))
+    /// Every entity with a location, as `(entity, location)`.
+    pub fn iter(&self) -> impl Iterator<Item = (Entity, Location)> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.location
+                .map(|l| (Entity::from_parts(i as u32, s.generation), l))
+        })
     }
 }

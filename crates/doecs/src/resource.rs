@@ -6,7 +6,7 @@
 //! of `R` and the schedule ordered every other accessor of `R` around it. All
 //! safe methods follow the ordinary borrow rules of `&self`/`&mut self`.
 
-use crate::component::TypeIdMap;
+use crate::type_index::TypeIdMap;
 use std::any::{Any, TypeId};
 use std::cell::UnsafeCell;
 

@@ -3,27 +3,34 @@
 //! Bitsquid lets the same entity live in a "game" world and an "inventory"
 //! world at once: one entity manager hands out the ids, and each world keeps
 //! its own component storage and managers. A [`Universe`] is that entity
-//! manager. It owns the only allocator; its worlds keep none of their own, and
-//! check an entity by its row instead (the row must hold the exact entity,
-//! generation included). Destroying an entity through the universe removes its
-//! row from every world and tells every world's callback managers, so no world
-//! can keep a stale entity.
+//! manager: it owns the only allocator, and its worlds are [`WorldCore`]s,
+//! which have no allocator at all, so no call on a world can hand out an id
+//! of its own. Destroying an entity through the universe removes its row from
+//! every world and tells every world's callback managers, so no world can
+//! keep a stale entity.
 //!
-//! Worlds are reached through [`SharedWorld`], which offers everything a world
-//! does except creating or destroying ids (those belong to the universe).
-//! A plain [`World`] that owns its allocator stays the default, simple case.
+//! Liveness has one answer: [`Universe::alive`] (also
+//! [`SharedWorld::alive`] and `entities().alive`, the same allocator).
+//! Whether an entity has entered one world is a different question, asked of
+//! that world's core: [`WorldCore::contains_entity`].
 
 use crate::bundle::Bundle;
 use crate::component::Component;
 use crate::entity::{Entities, Entity};
 use crate::error::EntityError;
-use crate::manager::{ComponentManager, DestroyNotice};
-use crate::query::{QueryData, QueryFilter, QueryMut};
-use crate::world::{World, WorldConfig};
+use crate::query::{Query, QueryCaches, QueryData, QueryFilter};
+use crate::world::{WorldConfig, WorldCore};
 
 /// Names one world of a [`Universe`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WorldKey(usize);
+
+/// One world of a universe: its core and its query caches.
+#[derive(Debug)]
+struct Member {
+    core: WorldCore,
+    query_caches: QueryCaches,
+}
 
 /// One entity allocator shared by several worlds. See the module docs.
 ///
@@ -42,7 +49,7 @@ pub struct WorldKey(usize);
 #[derive(Debug, Default)]
 pub struct Universe {
     entities: Entities,
-    worlds: Vec<World>,
+    worlds: Vec<Member>,
     scratch: Vec<Entity>,
 }
 
@@ -68,9 +75,10 @@ impl Universe {
     /// Adds a world with the given settings (its `min_free_indices` is unused:
     /// the universe allocates ids).
     pub fn add_world_with(&mut self, config: WorldConfig) -> WorldKey {
-        let mut world = World::with_config(config);
-        world.shared_ids = true;
-        self.worlds.push(world);
+        self.worlds.push(Member {
+            core: WorldCore::new(config),
+            query_caches: QueryCaches::default(),
+        });
         WorldKey(self.worlds.len() - 1)
     }
 
@@ -103,7 +111,7 @@ impl Universe {
             return Err(EntityError::NoSuchEntity(entity));
         }
         for world in &mut self.worlds {
-            world.forget_destroyed(std::slice::from_ref(&entity));
+            world.core.forget_destroyed(std::slice::from_ref(&entity));
         }
         Ok(())
     }
@@ -115,7 +123,7 @@ impl Universe {
         destroyed.clear();
         destroyed.extend(entities.iter().copied().filter(|&e| self.entities.free(e)));
         for world in &mut self.worlds {
-            world.forget_destroyed(&destroyed);
+            world.core.forget_destroyed(&destroyed);
         }
         let count = destroyed.len();
         self.scratch = destroyed;
@@ -126,8 +134,8 @@ impl Universe {
     ///
     /// # Panics
     /// If `key` is not from this universe.
-    pub fn world(&self, key: WorldKey) -> &World {
-        &self.worlds[key.0]
+    pub fn world(&self, key: WorldKey) -> &WorldCore {
+        &self.worlds[key.0].core
     }
 
     /// Write access to one world.
@@ -135,9 +143,11 @@ impl Universe {
     /// # Panics
     /// If `key` is not from this universe.
     pub fn world_mut(&mut self, key: WorldKey) -> SharedWorld<'_> {
+        let member = &mut self.worlds[key.0];
         SharedWorld {
             entities: &self.entities,
-            world: &mut self.worlds[key.0],
+            core: &mut member.core,
+            query_caches: &mut member.query_caches,
         }
     }
 
@@ -146,7 +156,7 @@ impl Universe {
         let entities = &self.entities;
         self.worlds
             .iter_mut()
-            .map(|w| w.collect_garbage_with(entities))
+            .map(|w| w.core.managers.collect_garbage(entities))
             .sum()
     }
 
@@ -155,40 +165,59 @@ impl Universe {
     pub fn check_invariants(&self) {
         self.entities.check_invariants();
         for world in &self.worlds {
-            world.check_invariants();
-            for arch in world.archetypes().iter() {
-                for c in 0..arch.chunk_count() {
-                    for &e in arch.chunk_entities(c) {
-                        assert!(self.entities.alive(e), "world keeps dead entity {e}");
-                    }
-                }
+            world.core.check_invariants();
+            for e in world.core.iter_entities() {
+                assert!(self.entities.alive(e), "world keeps dead entity {e}");
             }
         }
     }
 }
 
-/// One world of a universe, borrowed for writing. It derefs to [`World`] for
-/// reading; writes that could create or destroy ids are not offered.
+/// One world of a universe, borrowed for writing. It dereferences to the
+/// world's [`WorldCore`]; what it adds needs the universe's allocator:
+/// entering a live entity into this world on its first insert, and
+/// liveness. It cannot create or destroy ids (those belong to the universe).
 pub struct SharedWorld<'u> {
     entities: &'u Entities,
-    world: &'u mut World,
+    core: &'u mut WorldCore,
+    query_caches: &'u mut QueryCaches,
 }
 
 impl std::ops::Deref for SharedWorld<'_> {
-    type Target = World;
-    fn deref(&self) -> &World {
-        self.world
+    type Target = WorldCore;
+    fn deref(&self) -> &WorldCore {
+        self.core
+    }
+}
+
+impl std::ops::DerefMut for SharedWorld<'_> {
+    fn deref_mut(&mut self) -> &mut WorldCore {
+        self.core
     }
 }
 
 impl SharedWorld<'_> {
+    /// Whether `entity` is alive in the universe (it may or may not have
+    /// entered this world: see [`WorldCore::contains_entity`]).
+    #[inline]
+    pub fn alive(&self, entity: Entity) -> bool {
+        self.entities.alive(entity)
+    }
+
+    /// The universe's allocator, e.g. for a manager's lazy collection.
+    pub fn entities(&self) -> &Entities {
+        self.entities
+    }
+
     /// Makes sure `entity` has a row here, if it is alive in the universe.
     fn enter(&mut self, entity: Entity) -> Result<(), EntityError> {
         if !self.entities.alive(entity) {
             return Err(EntityError::NoSuchEntity(entity));
         }
-        if self.world.location(entity).is_err() {
-            self.world.place_empty(entity);
+        if !self.core.contains_entity(entity) {
+            let empty = self.core.bundle_id::<()>()?;
+            // SAFETY: the entity has no row here; the empty bundle has no fields.
+            unsafe { self.core.place_row(entity, empty, |_, _| {}) };
         }
         Ok(())
     }
@@ -199,59 +228,27 @@ impl SharedWorld<'_> {
         entity: Entity,
         value: T,
     ) -> Result<(), EntityError> {
-        self.enter(entity)?;
-        self.world.insert_one(entity, value)
+        self.insert(entity, (value,))
     }
 
-    /// Adds a bundle, entering the entity into this world if needed.
+    /// Adds a bundle, entering the entity into this world if needed. A
+    /// malformed bundle is refused before the entity enters.
     pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+        self.core.bundle_id::<B>()?;
         self.enter(entity)?;
-        self.world.insert(entity, bundle)
-    }
-
-    /// Removes a component from the entity in this world.
-    pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
-        self.world.remove_one(entity)
-    }
-
-    /// Removes a bundle from the entity in this world.
-    pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
-        self.world.remove(entity)
-    }
-
-    /// Mutable access to a component.
-    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
-        self.world.get_mut(entity)
+        self.core.insert(entity, bundle)
     }
 
     /// A query with mutable access.
-    pub fn query_mut<Q: QueryData>(&mut self) -> QueryMut<'_, Q, ()> {
-        self.world.query_mut()
+    pub fn query_mut<Q: QueryData>(&mut self) -> Query<'_, Q, ()> {
+        self.query_filtered_mut::<Q, ()>()
     }
 
     /// A filtered query with mutable access.
     pub fn query_filtered_mut<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
-    ) -> QueryMut<'_, Q, F> {
-        self.world.query_filtered_mut()
-    }
-
-    /// Adds a manager to this world.
-    pub fn add_manager<M: ComponentManager>(
-        &mut self,
-        manager: M,
-        notice: DestroyNotice,
-    ) -> Option<M> {
-        self.world.add_manager(manager, notice)
-    }
-
-    /// A manager of this world, mutably.
-    pub fn manager_mut<M: ComponentManager>(&mut self) -> Option<&mut M> {
-        self.world.manager_mut()
-    }
-
-    /// The universe's allocator, e.g. for a manager's lazy collection.
-    pub fn entities(&self) -> &Entities {
-        self.entities
+    ) -> Query<'_, Q, F> {
+        // SAFETY: the world is borrowed mutably for the query's life.
+        unsafe { Query::borrowed(self.core, self.query_caches) }
     }
 }

@@ -3,7 +3,7 @@
 //! and rows larger than a chunk. Every reference handed out by `get`,
 //! `get_mut`, every query form and every chunk slice is checked for alignment.
 
-use doecs::{Entity, Query, World, WorldConfig};
+use doecs::{Entity, QueryState, World, WorldConfig};
 use std::cell::Cell;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,7 +104,7 @@ fn overaligned_components_are_aligned_everywhere() {
                 chunks += 1;
             });
         assert!(chunks >= 1);
-        let mut q = Query::<&Align64>::new(&world);
+        let mut q = QueryState::<&Align64>::new(&world);
         for &e in a.iter().chain(&b) {
             assert!(aligned(q.get(&world, e).unwrap()));
         }

@@ -12,7 +12,8 @@
 //! back quickly, and small chunk sizes make many chunks.
 
 use doecs::{
-    ComponentDescriptor, ComponentId, Entity, EntityError, Query, With, Without, World, WorldConfig,
+    ComponentDescriptor, ComponentId, Entity, EntityError, QueryState, With, Without, World,
+    WorldConfig,
 };
 use proptest::prelude::*;
 use std::alloc::Layout;
@@ -184,7 +185,7 @@ struct Harness {
     handles: Vec<Entity>,
     e_id: ComponentId,
     /// Held across operations: its cache must pick up new archetypes.
-    held: Query<(Entity, &'static A, Option<&'static B>)>,
+    held: QueryState<(Entity, &'static A, Option<&'static B>)>,
 }
 
 impl Harness {
@@ -196,7 +197,7 @@ impl Harness {
                 Layout::from_size_align(E_SIZE, 2).unwrap(),
             ))
             .unwrap();
-        let held = Query::new(&world);
+        let held = QueryState::new(&world);
         Harness {
             world,
             model: HashMap::new(),
@@ -564,7 +565,7 @@ impl Harness {
                 assert_eq!(touched, expect);
             }
             Op::QueryWithB => {
-                let mut q = Query::<(Entity, &D), With<B>>::new(&self.world);
+                let mut q = QueryState::<(Entity, &D), With<B>>::new(&self.world);
                 let mut got: Vec<(Entity, u64)> = q
                     .iter(&self.world)
                     .map(|(e, d)| {

@@ -4,7 +4,7 @@
 //! that would alias (`&mut T` twice, or `&mut T` with `&T`) is refused with a
 //! clear panic.
 
-use doecs::{Entity, EntityError, Query, With, Without, World, WorldConfig};
+use doecs::{Entity, EntityError, QueryState, With, Without, World, WorldConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Pos(f32);
@@ -89,7 +89,7 @@ fn mutation_through_every_form() {
     for (p, v) in world.query_mut::<(&mut Pos, &Vel)>().iter() {
         p.0 += v.0;
     }
-    let mut q = Query::<(&mut Pos, &Vel)>::new(&world);
+    let mut q = QueryState::<(&mut Pos, &Vel)>::new(&world);
     for (p, v) in q.iter_mut(&mut world) {
         p.0 += v.0;
     }
@@ -134,7 +134,7 @@ fn parallel_forms_agree_with_serial_ones() {
                 p.0 += v.0;
             }
         });
-    let mut q = Query::<(&mut Pos, &Vel)>::new(&world);
+    let mut q = QueryState::<(&mut Pos, &Vel)>::new(&world);
     q.par_for_each(&mut world, |(p, v)| p.0 += v.0);
     let mut chunks = std::sync::atomic::AtomicUsize::new(0);
     q.par_for_each_chunk(&mut world, |(ps, _)| {
@@ -227,7 +227,7 @@ fn filters_and_options() {
 #[test]
 fn query_get() {
     let (mut world, es) = populated();
-    let mut q = Query::<(&Pos, Option<&Tag>), Without<Other>>::new(&world);
+    let mut q = QueryState::<(&Pos, Option<&Tag>), Without<Other>>::new(&world);
     for (i, &e) in es.iter().enumerate() {
         let got = q.get(&world, e);
         match i % 4 {
@@ -239,7 +239,7 @@ fn query_get() {
             ),
         }
     }
-    let mut qm = Query::<&mut Pos>::new(&world);
+    let mut qm = QueryState::<&mut Pos>::new(&world);
     *qm.get_mut(&mut world, es[0]).unwrap() = Pos(-5.0);
     assert_eq!(world.get::<Pos>(es[0]), Ok(&Pos(-5.0)));
     {
@@ -265,8 +265,8 @@ fn query_get() {
 #[test]
 fn cache_learns_new_archetypes() {
     let mut world = World::new();
-    let mut q = Query::<(Entity, &mut Pos)>::new(&world);
-    let mut filtered = Query::<&Pos, Without<Tag>>::new(&world);
+    let mut q = QueryState::<(Entity, &mut Pos)>::new(&world);
+    let mut filtered = QueryState::<&Pos, Without<Tag>>::new(&world);
     assert_eq!(q.matched_archetypes(), 0);
     assert_eq!(q.count(&world), 0);
     let a = world.spawn((Pos(1.0),));
@@ -306,47 +306,52 @@ fn cache_learns_new_archetypes() {
 }
 
 #[test]
-#[should_panic(expected = "query used with a different world")]
-fn query_refuses_another_world() {
-    let world = World::new();
-    let other = World::new();
-    let mut q = Query::<&Pos>::new(&world);
-    q.iter(&other).count();
+fn a_held_query_moves_between_worlds() {
+    let mut world = World::new();
+    let mut other = World::new();
+    world.spawn((Pos(1.0),));
+    other.spawn((Vel(0.0),)); // archetype ids differ between the worlds
+    other.spawn((Pos(2.0),));
+    other.spawn((Pos(3.0),));
+    let mut q = QueryState::<&Pos>::new(&world);
+    assert_eq!(q.iter(&world).map(|p| p.0).sum::<f32>(), 1.0);
+    assert_eq!(q.iter(&other).map(|p| p.0).sum::<f32>(), 5.0);
+    assert_eq!(q.iter(&world).map(|p| p.0).sum::<f32>(), 1.0);
 }
 
 #[test]
 #[should_panic(expected = "accesses `queries::Pos` mutably twice")]
 fn aliasing_mut_twice_panics() {
     let world = World::new();
-    let _ = Query::<(&mut Pos, &mut Pos)>::new(&world);
+    let _ = QueryState::<(&mut Pos, &mut Pos)>::new(&world);
 }
 
 #[test]
 #[should_panic(expected = "accesses `queries::Pos` both mutably and immutably")]
 fn aliasing_mut_then_ref_panics() {
     let world = World::new();
-    let _ = Query::<(&mut Pos, &Pos)>::new(&world);
+    let _ = QueryState::<(&mut Pos, &Pos)>::new(&world);
 }
 
 #[test]
 #[should_panic(expected = "accesses `queries::Pos` both mutably and immutably")]
 fn aliasing_ref_then_mut_panics() {
     let world = World::new();
-    let _ = Query::<(&Pos, &Vel, &mut Pos)>::new(&world);
+    let _ = QueryState::<(&Pos, &Vel, &mut Pos)>::new(&world);
 }
 
 #[test]
 #[should_panic(expected = "accesses `queries::Vel` mutably twice")]
 fn aliasing_through_option_panics() {
     let world = World::new();
-    let _ = Query::<(Option<&mut Vel>, &mut Vel)>::new(&world);
+    let _ = QueryState::<(Option<&mut Vel>, &mut Vel)>::new(&world);
 }
 
 #[test]
 #[should_panic(expected = "accesses `queries::Pos` both mutably and immutably")]
 fn aliasing_in_nested_tuple_panics() {
     let world = World::new();
-    let _ = Query::<((&mut Pos,), (Option<&Pos>, Entity))>::new(&world);
+    let _ = QueryState::<((&mut Pos,), (Option<&Pos>, Entity))>::new(&world);
 }
 
 #[test]
@@ -376,7 +381,7 @@ fn shared_reads_and_filters_do_not_alias() {
             n += 1;
         });
     assert_eq!(n, 1);
-    let access = Query::<(&mut Pos, &Vel, Entity)>::access();
+    let access = QueryState::<(&mut Pos, &Vel, Entity)>::access();
     assert_eq!(access.writes().len(), 1);
     assert_eq!(access.reads().len(), 1);
 }

@@ -130,6 +130,40 @@ fn results_are_identical_at_1_2_and_4_threads() {
     assert_eq!(results[0], results[2], "1 vs 4 threads");
 }
 
+/// The original bug: a schedule run on world A and then on world B panicked
+/// inside its first system (its query caches kept A's id), and the caller saw
+/// `SystemPanicked`, which named the wrong cause. A schedule now keeps what
+/// its systems know about each world apart, so it runs on any world.
+#[test]
+fn one_schedule_runs_on_several_worlds() {
+    let frames = if cfg!(miri) { 2 } else { 10 };
+    // Reference: each world run alone by its own schedule.
+    let alone = |extra: usize| {
+        let mut world = populated_world();
+        world.spawn_batch((0..extra).map(|i| (Vel(i as f32),)));
+        let mut schedule = busy_schedule(2);
+        for _ in 0..frames {
+            schedule.run(&mut world).unwrap();
+        }
+        snapshot(&mut world)
+    };
+    let (want_a, want_b) = (alone(0), alone(7));
+    // The same two worlds, interleaved on one schedule.
+    let mut a = populated_world();
+    let mut b = populated_world();
+    // World B gets an extra archetype first, so its archetype ids differ.
+    b.spawn_batch((0..7).map(|i| (Vel(i as f32),)));
+    let mut schedule = busy_schedule(2);
+    for _ in 0..frames {
+        schedule.run(&mut a).unwrap();
+        schedule.run(&mut b).unwrap();
+        a.check_invariants();
+        b.check_invariants();
+    }
+    assert_eq!(snapshot(&mut a), want_a);
+    assert_eq!(snapshot(&mut b), want_b);
+}
+
 #[test]
 fn non_conflicting_systems_overlap_in_time() {
     // Each system raises its flag, then waits (bounded) for the other's: they

@@ -171,14 +171,24 @@ fn wrapping_generation_retires_the_slot() {
 }
 
 #[test]
-fn reserved_entities_become_live_at_the_next_structural_change() {
+fn reserved_entities_live_only_once_their_spawn_applies() {
     let mut world = World::new();
     let a = world.spawn((Hp(1),));
-    let r = world.reserve_entity();
+    let mut commands = doecs::CommandBuffer::new();
+    let r = commands.spawn(&world, (Hp(7),));
     assert!(!world.alive(r));
     assert_eq!(world.get::<Hp>(r), Err(EntityError::NoSuchEntity(r)));
-    // A structural change flushes the reservation into an empty entity.
-    world.insert_one(r, Hp(7)).unwrap();
+    // Until the spawn applies, the id is refused everywhere, and other
+    // spawns never take its index.
+    assert_eq!(
+        world.insert_one(r, Hp(8)),
+        Err(EntityError::NoSuchEntity(r))
+    );
+    let b = world.spawn((Hp(2),));
+    assert_ne!(b.index(), r.index());
+    assert!(world.entities().is_reserved(r));
+    world.check_invariants();
+    world.apply(&mut commands);
     assert!(world.alive(r));
     assert_eq!(world.get::<Hp>(r), Ok(&Hp(7)));
     assert_ne!(r, a);

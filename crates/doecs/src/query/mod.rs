@@ -3,11 +3,13 @@
 //! - [`data`]: what a query fetches (`&T`, `&mut T`, `Option<..>`, `Entity`, tuples).
 //! - [`filter`]: `With<T>` / `Without<T>`.
 //! - [`access`]: read/write sets, used for aliasing checks and by the schedule.
-//! - [`state`]: [`Query`], the cached matching and every loop form.
+//! - [`state`]: [`QueryState`], the cached matching and every loop form.
 //!
-//! `World::query_mut` and friends borrow the world and reuse a per-world cache
-//! of matched archetypes keyed by the query's shape, so ad-hoc queries are cheap
-//! too; holding a [`Query`] avoids even the cache lookup.
+//! A [`Query`] is a query borrowing its world: what `world.query_mut()`,
+//! `world.query()` and a system's `ctx.query()` return. It reuses a
+//! per-world (or per-system) cache of matched archetypes keyed by the
+//! query's shape, so ad-hoc queries are cheap too; holding a [`QueryState`]
+//! avoids even the cache lookup.
 
 pub mod access;
 pub mod data;
@@ -17,137 +19,118 @@ pub mod state;
 pub use access::{Access, AccessKey};
 pub use data::{QueryData, ReadOnlyQueryData};
 pub use filter::{QueryFilter, With, Without};
-pub use state::{Query, QueryCaches, QueryIter};
+pub use state::{QueryCaches, QueryIter, QueryState};
 
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::world::World;
+use crate::world::{World, WorldCore};
 
-/// A query borrowing its world: `world.query_mut::<Q>()`.
-pub struct QueryMut<'w, Q: QueryData, F: QueryFilter + 'static = ()> {
-    world: &'w mut World,
-    query: Option<Query<Q, F>>,
+/// A query borrowing its world. See the module docs.
+///
+/// Whoever builds one vouches that it may hand out what `Q` asks for for
+/// `'w`: `world.query_mut()` holds the world mutably, `world.query()` only
+/// builds read-only queries, and a system's context checked `Q` against the
+/// system's declared access, which the schedule keeps from conflicting.
+pub struct Query<'w, Q: QueryData, F: QueryFilter + 'static = ()> {
+    world: &'w WorldCore,
+    state: QueryState<Q, F>,
+    /// Where the cache goes back when the query is dropped, if anywhere.
+    home: Option<&'w mut QueryCaches>,
 }
 
-/// A read-only query borrowing its world: `world.query::<Q>()`.
-pub struct QueryRef<'w, Q: ReadOnlyQueryData, F: QueryFilter + 'static = ()> {
-    world: &'w World,
-    query: Query<Q, F>,
-}
-
-impl<'w, Q: QueryData, F: QueryFilter + 'static> QueryMut<'w, Q, F> {
-    /// Calls `f` with every matching entity's item.
-    pub fn for_each(mut self, f: impl FnMut(Q::Item<'_>)) {
-        let world: &World = self.world;
-        // SAFETY: `self.world` is borrowed mutably for `'w`, so this is the only access.
-        unsafe {
-            self.query
-                .as_mut()
-                .expect("present")
-                .for_each_unchecked(world, f)
+impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
+    /// A query over `world` using (and then returning) the cache of its shape
+    /// in `home`.
+    ///
+    /// # Safety
+    /// For `'w`, nothing else may access what `Q` writes, nor write what it
+    /// reads.
+    pub(crate) unsafe fn borrowed(world: &'w WorldCore, home: &'w mut QueryCaches) -> Self {
+        let mut state = QueryState::from_cache(home.take::<Q, F>(world.id()));
+        state.update(world);
+        Query {
+            world,
+            state,
+            home: Some(home),
         }
+    }
+
+    /// A query over `world` with a fresh cache.
+    ///
+    /// # Safety
+    /// As [`Query::borrowed`].
+    pub(crate) unsafe fn fresh(world: &'w WorldCore) -> Self {
+        Query {
+            world,
+            state: QueryState::new(world),
+            home: None,
+        }
+    }
+
+    /// Calls `f` with every matching entity's item.
+    pub fn for_each(&mut self, f: impl FnMut(Q::Item<'_>)) {
+        // SAFETY: the constructor's caller vouched for the access for `'w`,
+        // and `&mut self` keeps this query's items from overlapping.
+        unsafe { self.state.for_each_unchecked(self.world, f) }
     }
 
     /// Calls `f` with every matching chunk's slices.
-    pub fn for_each_chunk(mut self, f: impl FnMut(Q::Slice<'_>)) {
-        let world: &World = self.world;
+    pub fn for_each_chunk(&mut self, f: impl FnMut(Q::Slice<'_>)) {
         // SAFETY: as in `for_each`.
-        unsafe {
-            self.query
-                .as_mut()
-                .expect("present")
-                .for_each_chunk_unchecked(world, f)
-        }
+        unsafe { self.state.for_each_chunk_unchecked(self.world, f) }
     }
 
-    /// Parallel `for_each` over chunks, on the current rayon pool.
-    pub fn par_for_each(mut self, f: impl Fn(Q::Item<'_>) + Send + Sync)
+    /// `for_each` split by chunk across the current rayon pool (in a system:
+    /// the schedule's pool).
+    pub fn par_for_each(&mut self, f: impl Fn(Q::Item<'_>) + Send + Sync)
     where
         for<'a> Q::Item<'a>: Send,
     {
-        let world: &World = self.world;
-        // SAFETY: as in `for_each`.
-        unsafe {
-            self.query
-                .as_mut()
-                .expect("present")
-                .par_for_each_unchecked(world, f)
-        }
+        // SAFETY: as in `for_each`; each row goes to one thread.
+        unsafe { self.state.par_for_each_unchecked(self.world, f) }
     }
 
-    /// Parallel `for_each_chunk`, on the current rayon pool.
-    pub fn par_for_each_chunk(mut self, f: impl Fn(Q::Slice<'_>) + Send + Sync)
+    /// `for_each_chunk` split across the current rayon pool.
+    pub fn par_for_each_chunk(&mut self, f: impl Fn(Q::Slice<'_>) + Send + Sync)
     where
         for<'a> Q::Slice<'a>: Send,
     {
-        let world: &World = self.world;
-        // SAFETY: as in `for_each`.
-        unsafe {
-            self.query
-                .as_mut()
-                .expect("present")
-                .par_for_each_chunk_unchecked(world, f)
-        }
+        // SAFETY: as in `for_each`; each chunk goes to one thread.
+        unsafe { self.state.par_for_each_chunk_unchecked(self.world, f) }
     }
 
     /// The item of one entity.
     pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'_>, EntityError> {
-        let world: &World = self.world;
-        // SAFETY: the item borrows `self`, which holds the world mutably.
-        unsafe {
-            self.query
-                .as_mut()
-                .expect("present")
-                .get_unchecked(world, entity)
-        }
+        // SAFETY: as in `for_each`; the item borrows `self`.
+        unsafe { self.state.get_unchecked(self.world, entity) }
     }
 
     /// Number of matching entities.
     pub fn count(&mut self) -> usize {
-        let world: &World = self.world;
-        self.query.as_mut().expect("present").count(world)
+        self.state.count(self.world)
     }
 
     /// An iterator over the items.
     pub fn iter(&mut self) -> QueryIter<'_, Q> {
-        let world: &mut World = self.world;
-        self.query.as_mut().expect("present").iter_mut(world)
+        self.state.update(self.world);
+        QueryIter::new(self.world, &self.state.cache.matched)
+    }
+
+    /// Number of archetypes that match.
+    pub fn matched_archetypes(&self) -> usize {
+        self.state.matched_archetypes()
     }
 }
 
-impl<Q: QueryData, F: QueryFilter + 'static> Drop for QueryMut<'_, Q, F> {
+impl<Q: QueryData, F: QueryFilter + 'static> Drop for Query<'_, Q, F> {
     fn drop(&mut self) {
-        if let Some(q) = self.query.take() {
-            self.world.query_caches.put_back::<Q, F>(q.cache);
+        if let Some(home) = self.home.take() {
+            let cache = std::mem::replace(
+                &mut self.state.cache,
+                state::QueryCache::new(self.world.id()),
+            );
+            home.put_back::<Q, F>(cache);
         }
-    }
-}
-
-impl<'w, Q: ReadOnlyQueryData, F: QueryFilter + 'static> QueryRef<'w, Q, F> {
-    /// Calls `f` with every matching entity's item.
-    pub fn for_each(mut self, f: impl FnMut(Q::Item<'_>)) {
-        self.query.for_each_ref(self.world, f)
-    }
-
-    /// Calls `f` with every matching chunk's slices.
-    pub fn for_each_chunk(mut self, f: impl FnMut(Q::Slice<'_>)) {
-        // SAFETY: read-only query on a shared world.
-        unsafe { self.query.for_each_chunk_unchecked(self.world, f) }
-    }
-
-    /// The item of one entity.
-    pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'w>, EntityError> {
-        self.query.get(self.world, entity)
-    }
-
-    /// Number of matching entities.
-    pub fn count(&mut self) -> usize {
-        self.query.count(self.world)
-    }
-
-    /// An iterator over the items.
-    pub fn iter(&mut self) -> QueryIter<'_, Q> {
-        self.query.iter(self.world)
     }
 }
 
@@ -156,37 +139,31 @@ impl World {
     ///
     /// # Panics
     /// If `Q` names a component mutably twice, or mutably and immutably.
-    pub fn query_mut<Q: QueryData>(&mut self) -> QueryMut<'_, Q, ()> {
+    pub fn query_mut<Q: QueryData>(&mut self) -> Query<'_, Q, ()> {
         self.query_filtered_mut::<Q, ()>()
     }
 
     /// A filtered query with mutable access: `world.query_filtered_mut::<&mut Pos, With<Player>>()`.
     pub fn query_filtered_mut<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
-    ) -> QueryMut<'_, Q, F> {
-        let world = self.id();
-        let cache = self.query_caches.take::<Q, F>(world);
-        let mut query = Query::from_cache(cache);
-        query.update(self);
-        QueryMut {
-            world: self,
-            query: Some(query),
-        }
+    ) -> Query<'_, Q, F> {
+        // SAFETY: the world is borrowed mutably for the query's life.
+        unsafe { Query::borrowed(&self.core, &mut self.query_caches) }
     }
+}
 
+impl WorldCore {
     /// A read-only query on a shared world. It matches archetypes afresh; hold a
-    /// [`Query`] to cache across calls.
-    pub fn query<Q: ReadOnlyQueryData>(&self) -> QueryRef<'_, Q, ()> {
+    /// [`QueryState`] to cache across calls.
+    pub fn query<Q: ReadOnlyQueryData>(&self) -> Query<'_, Q, ()> {
         self.query_filtered::<Q, ()>()
     }
 
     /// A filtered read-only query on a shared world.
     pub fn query_filtered<Q: ReadOnlyQueryData, F: QueryFilter + 'static>(
         &self,
-    ) -> QueryRef<'_, Q, F> {
-        QueryRef {
-            world: self,
-            query: Query::new(self),
-        }
+    ) -> Query<'_, Q, F> {
+        // SAFETY: `Q` only reads, and `&self` keeps writers away for `'_`.
+        unsafe { Query::fresh(self) }
     }
 }

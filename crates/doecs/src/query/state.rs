@@ -1,9 +1,10 @@
 //! Query state: the cached list of matching archetypes, and the loops over it.
 //!
-//! A [`Query`] remembers which archetypes match and the columns it uses in each.
-//! Archetypes are only ever added to a world, so the cache updates
+//! A [`QueryState`] remembers which archetypes match and the columns it uses
+//! in each. Archetypes are only ever added to a world, so the cache updates
 //! incrementally: each use checks just the archetypes created since the last
-//! one. A per-archetype slot table makes `get(entity)` O(1).
+//! one. A per-archetype slot table makes `get(entity)` O(1). The cache
+//! belongs to one world; used with another, it starts over for that world.
 //!
 //! Every loop walks matched archetypes, then their chunks, fetching column
 //! pointers once per chunk. `for_each_chunk` hands the chunk's slices to the
@@ -14,11 +15,11 @@
 use super::access::Access;
 use super::data::{QueryData, ReadOnlyQueryData};
 use super::filter::QueryFilter;
-use crate::component::TypeIdMap;
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::storage::{Archetype, ArchetypeId};
-use crate::world::{World, WorldId};
+use crate::type_index::TypeIdMap;
+use crate::world::{WorldCore, WorldId};
 use rayon::prelude::*;
 use std::any::{Any, TypeId};
 use std::marker::PhantomData;
@@ -32,12 +33,12 @@ use std::marker::PhantomData;
 pub(crate) struct QueryCache<S> {
     world: WorldId,
     seen: usize,
-    matched: Vec<(ArchetypeId, S)>,
+    pub(crate) matched: Vec<(ArchetypeId, S)>,
     slot_of: Vec<Option<u32>>,
 }
 
 impl<S> QueryCache<S> {
-    fn new(world: WorldId) -> Self {
+    pub(crate) fn new(world: WorldId) -> Self {
         QueryCache {
             world,
             seen: 0,
@@ -48,10 +49,10 @@ impl<S> QueryCache<S> {
 }
 
 /// Caches of matched archetypes, one per query shape, each in its own boxed
-/// slot. A query borrows its cache out of the slot (leaving an empty cache,
-/// which allocates nothing) and puts it back when done, so a query built per
-/// call (`World::query_mut`, a system's `ctx.query`) costs two map lookups and
-/// no allocation.
+/// slot. A [`Query`](super::Query) borrows its cache out of the slot (leaving
+/// an empty cache, which allocates nothing) and puts it back when done, so a
+/// query built per call (`World::query_mut`, a system's `ctx.query`) costs
+/// two map lookups and no allocation.
 #[derive(Default)]
 pub struct QueryCaches {
     caches: TypeIdMap<Box<dyn Any + Send + Sync>>,
@@ -75,7 +76,7 @@ impl QueryCaches {
     /// first use.
     ///
     /// # Panics
-    /// As [`Query::new`], on first use.
+    /// As [`QueryState::new`], on first use.
     pub(crate) fn take<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
         world: WorldId,
@@ -83,7 +84,7 @@ impl QueryCaches {
         let slot = self
             .caches
             .entry(TypeId::of::<(Q::Key, F)>())
-            .or_insert_with(|| Box::new(Query::<Q, F>::new_cache(world)));
+            .or_insert_with(|| Box::new(QueryState::<Q, F>::new_cache(world)));
         let cache = slot
             .downcast_mut::<QueryCache<Q::State>>()
             .expect("keyed by query shape");
@@ -112,13 +113,14 @@ impl QueryCaches {
 /// Fewest rows `par_for_each` hands one task.
 const PAR_MIN_ROWS: usize = 16;
 
-/// Marker of a query's shape; `fn() -> ..` keeps `Query` `Send + Sync`.
+/// Marker of a query's shape; `fn() -> ..` keeps `QueryState` `Send + Sync`.
 type QueryShape<Q, F> = fn() -> (<Q as QueryData>::Key, F);
 
-/// A typed query with cached matching. `Q` is what it fetches, `F` a filter.
+/// A typed query with cached matching, held across uses. `Q` is what it
+/// fetches, `F` a filter.
 ///
 /// ```
-/// use doecs::{Query, With, World};
+/// use doecs::{QueryState, With, World};
 /// struct Pos(f32);
 /// struct Vel(f32);
 /// struct Frozen;
@@ -126,24 +128,24 @@ type QueryShape<Q, F> = fn() -> (<Q as QueryData>::Key, F);
 /// let mut world = World::new();
 /// world.spawn((Pos(0.0), Vel(1.0)));
 /// world.spawn((Pos(0.0), Vel(1.0), Frozen));
-/// let mut moving = Query::<(&mut Pos, &Vel), doecs::Without<Frozen>>::new(&world);
+/// let mut moving = QueryState::<(&mut Pos, &Vel), doecs::Without<Frozen>>::new(&world);
 /// moving.for_each(&mut world, |(p, v)| p.0 += v.0);
-/// let mut frozen = Query::<&Pos, With<Frozen>>::new(&world);
+/// let mut frozen = QueryState::<&Pos, With<Frozen>>::new(&world);
 /// assert_eq!(frozen.iter(&world).map(|p| p.0).sum::<f32>(), 0.0);
 /// ```
-pub struct Query<Q: QueryData, F: QueryFilter = ()> {
+pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     pub(crate) cache: QueryCache<Q::State>,
     _marker: PhantomData<QueryShape<Q, F>>,
 }
 
-impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
+impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// A query over `world`.
     ///
     /// # Panics
     /// If `Q` names a component mutably twice, or mutably and immutably.
-    pub fn new(world: &World) -> Self {
+    pub fn new(world: &WorldCore) -> Self {
         Self::access();
-        let mut q = Query {
+        let mut q = QueryState {
             cache: QueryCache::new(world.id()),
             _marker: PhantomData,
         };
@@ -152,7 +154,7 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     }
 
     pub(crate) fn from_cache(cache: QueryCache<Q::State>) -> Self {
-        Query {
+        QueryState {
             cache,
             _marker: PhantomData,
         }
@@ -166,24 +168,21 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// What the query reads and writes.
     ///
     /// # Panics
-    /// As [`Query::new`].
+    /// As [`QueryState::new`].
     pub fn access() -> Access {
         let mut access = Access::default();
         Q::access(&mut access);
         access
     }
 
-    /// Learns about archetypes created since the last update.
-    ///
-    /// # Panics
-    /// If `world` is not the world this query was created for.
-    pub fn update(&mut self, world: &World) {
+    /// Learns about archetypes created since the last update. Used with
+    /// another world than before, it forgets the old world's archetypes and
+    /// matches the new world's from scratch.
+    pub fn update(&mut self, world: &WorldCore) {
         let cache = &mut self.cache;
-        assert_eq!(
-            cache.world,
-            world.id(),
-            "doecs: query used with a different world"
-        );
+        if cache.world != world.id() {
+            *cache = QueryCache::new(world.id());
+        }
         let archetypes = world.archetypes();
         if cache.seen == archetypes.len() {
             return;
@@ -208,7 +207,7 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     }
 
     /// Number of entities that match.
-    pub fn count(&mut self, world: &World) -> usize {
+    pub fn count(&mut self, world: &WorldCore) -> usize {
         self.update(world);
         self.cache
             .matched
@@ -218,7 +217,7 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     }
 
     /// Iterates read-only over a shared world.
-    pub fn iter<'w>(&'w mut self, world: &'w World) -> QueryIter<'w, Q>
+    pub fn iter<'w>(&'w mut self, world: &'w WorldCore) -> QueryIter<'w, Q>
     where
         Q: ReadOnlyQueryData,
     {
@@ -227,31 +226,31 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     }
 
     /// Iterates, handing out mutable access.
-    pub fn iter_mut<'w>(&'w mut self, world: &'w mut World) -> QueryIter<'w, Q> {
+    pub fn iter_mut<'w>(&'w mut self, world: &'w mut WorldCore) -> QueryIter<'w, Q> {
         self.update(world);
         QueryIter::new(world, &self.cache.matched)
     }
 
     /// Calls `f` with every matching entity's item.
     #[inline]
-    pub fn for_each(&mut self, world: &mut World, f: impl FnMut(Q::Item<'_>)) {
-        // SAFETY: `&mut World` gives this query exclusive access.
+    pub fn for_each(&mut self, world: &mut WorldCore, f: impl FnMut(Q::Item<'_>)) {
+        // SAFETY: `&mut WorldCore` gives this query exclusive access.
         unsafe { self.for_each_unchecked(world, f) }
     }
 
     /// Calls `f` with every matching chunk's slices, e.g. `(&mut [P], &[V])`.
     #[inline]
-    pub fn for_each_chunk(&mut self, world: &mut World, f: impl FnMut(Q::Slice<'_>)) {
-        // SAFETY: `&mut World` gives this query exclusive access.
+    pub fn for_each_chunk(&mut self, world: &mut WorldCore, f: impl FnMut(Q::Slice<'_>)) {
+        // SAFETY: `&mut WorldCore` gives this query exclusive access.
         unsafe { self.for_each_chunk_unchecked(world, f) }
     }
 
-    /// [`Query::for_each`] on a shared world, for read-only queries.
-    pub fn for_each_ref(&mut self, world: &World, f: impl FnMut(Q::Item<'_>))
+    /// [`QueryState::for_each`] on a shared world, for read-only queries.
+    pub fn for_each_ref(&mut self, world: &WorldCore, f: impl FnMut(Q::Item<'_>))
     where
         Q: ReadOnlyQueryData,
     {
-        // SAFETY: the query only reads, and `&World` prevents writers.
+        // SAFETY: the query only reads, and `&WorldCore` prevents writers.
         unsafe { self.for_each_unchecked(world, f) }
     }
 
@@ -261,7 +260,7 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// No other access to the components this query writes (or reads, if it
     /// writes them elsewhere) may happen during the call: the caller must hold
     /// the query's [`Access`], as the schedule does.
-    pub unsafe fn for_each_unchecked(&mut self, world: &World, mut f: impl FnMut(Q::Item<'_>)) {
+    pub unsafe fn for_each_unchecked(&mut self, world: &WorldCore, mut f: impl FnMut(Q::Item<'_>)) {
         // SAFETY: forwarded contract (the caller holds the access).
         unsafe {
             self.for_each_fetched_chunk(world, |fetch, len| {
@@ -276,10 +275,10 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// `for_each_chunk` through a shared world.
     ///
     /// # Safety
-    /// As [`Query::for_each_unchecked`].
+    /// As [`QueryState::for_each_unchecked`].
     pub unsafe fn for_each_chunk_unchecked(
         &mut self,
-        world: &World,
+        world: &WorldCore,
         mut f: impl FnMut(Q::Slice<'_>),
     ) {
         // SAFETY: forwarded contract; the slices cover exactly the live rows.
@@ -291,10 +290,14 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// the prefetch of the chunk that comes next.
     ///
     /// # Safety
-    /// As [`Query::for_each_unchecked`]; `f` receives fetches of live chunks
+    /// As [`QueryState::for_each_unchecked`]; `f` receives fetches of live chunks
     /// with their lengths and must hand out each row at most once.
     #[inline(always)]
-    unsafe fn for_each_fetched_chunk(&mut self, world: &World, mut f: impl FnMut(Q::Fetch, usize)) {
+    unsafe fn for_each_fetched_chunk(
+        &mut self,
+        world: &WorldCore,
+        mut f: impl FnMut(Q::Fetch, usize),
+    ) {
         self.update(world);
         for &(id, state) in &self.cache.matched {
             let arch = world.archetypes().get(id);
@@ -317,7 +320,11 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     }
 
     /// The item of one entity, read-only.
-    pub fn get<'w>(&mut self, world: &'w World, entity: Entity) -> Result<Q::Item<'w>, EntityError>
+    pub fn get<'w>(
+        &mut self,
+        world: &'w WorldCore,
+        entity: Entity,
+    ) -> Result<Q::Item<'w>, EntityError>
     where
         Q: ReadOnlyQueryData,
     {
@@ -328,20 +335,20 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// The item of one entity, with mutable access.
     pub fn get_mut<'w>(
         &mut self,
-        world: &'w mut World,
+        world: &'w mut WorldCore,
         entity: Entity,
     ) -> Result<Q::Item<'w>, EntityError> {
-        // SAFETY: `&mut World` gives exclusive access for `'w`.
+        // SAFETY: `&mut WorldCore` gives exclusive access for `'w`.
         unsafe { self.get_unchecked(world, entity) }
     }
 
     /// The item of one entity through a shared world.
     ///
     /// # Safety
-    /// As [`Query::for_each_unchecked`], for as long as the item lives.
+    /// As [`QueryState::for_each_unchecked`], for as long as the item lives.
     pub unsafe fn get_unchecked<'w>(
         &mut self,
-        world: &'w World,
+        world: &'w WorldCore,
         entity: Entity,
     ) -> Result<Q::Item<'w>, EntityError> {
         self.update(world);
@@ -363,22 +370,25 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
         })
     }
 
-    /// Like [`Query::for_each`], split by chunk across the current rayon pool.
+    /// Like [`QueryState::for_each`], split by chunk across the current rayon pool.
     /// Use `ThreadPool::install` to pick the thread count.
-    pub fn par_for_each(&mut self, world: &mut World, f: impl Fn(Q::Item<'_>) + Send + Sync)
+    pub fn par_for_each(&mut self, world: &mut WorldCore, f: impl Fn(Q::Item<'_>) + Send + Sync)
     where
         for<'w> Q::Item<'w>: Send,
     {
-        // SAFETY: `&mut World` gives exclusive access; rows go to one thread each.
+        // SAFETY: `&mut WorldCore` gives exclusive access; rows go to one thread each.
         unsafe { self.par_for_each_unchecked(world, f) }
     }
 
-    /// Like [`Query::for_each_chunk`], split by chunk across the current rayon pool.
-    pub fn par_for_each_chunk(&mut self, world: &mut World, f: impl Fn(Q::Slice<'_>) + Send + Sync)
-    where
+    /// Like [`QueryState::for_each_chunk`], split by chunk across the current rayon pool.
+    pub fn par_for_each_chunk(
+        &mut self,
+        world: &mut WorldCore,
+        f: impl Fn(Q::Slice<'_>) + Send + Sync,
+    ) where
         for<'w> Q::Slice<'w>: Send,
     {
-        // SAFETY: `&mut World` gives exclusive access; chunks go to one thread each.
+        // SAFETY: `&mut WorldCore` gives exclusive access; chunks go to one thread each.
         unsafe { self.par_for_each_chunk_unchecked(world, f) }
     }
 
@@ -387,10 +397,10 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// few heavy chunks do not leave threads idle.
     ///
     /// # Safety
-    /// As [`Query::for_each_unchecked`].
+    /// As [`QueryState::for_each_unchecked`].
     pub unsafe fn par_for_each_unchecked(
         &mut self,
-        world: &World,
+        world: &WorldCore,
         f: impl Fn(Q::Item<'_>) + Send + Sync,
     ) where
         for<'w> Q::Item<'w>: Send,
@@ -439,10 +449,10 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// `par_for_each_chunk` through a shared world.
     ///
     /// # Safety
-    /// As [`Query::for_each_unchecked`].
+    /// As [`QueryState::for_each_unchecked`].
     pub unsafe fn par_for_each_chunk_unchecked(
         &mut self,
-        world: &World,
+        world: &WorldCore,
         f: impl Fn(Q::Slice<'_>) + Send + Sync,
     ) where
         for<'w> Q::Slice<'w>: Send,
@@ -461,10 +471,10 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     /// Runs `body` once per matched (archetype, chunk), spread over rayon.
     ///
     /// # Safety
-    /// As [`Query::for_each_unchecked`]; `body` must only touch its own chunk.
+    /// As [`QueryState::for_each_unchecked`]; `body` must only touch its own chunk.
     unsafe fn par_for_each_chunk_raw(
         &mut self,
-        world: &World,
+        world: &WorldCore,
         body: impl Fn(&Archetype, Q::State, usize) + Send + Sync,
     ) {
         self.update(world);
@@ -482,9 +492,9 @@ impl<Q: QueryData, F: QueryFilter> Query<Q, F> {
     }
 }
 
-/// Iterator over a query's items. Created by [`Query::iter`] and friends.
+/// Iterator over a query's items. Created by [`QueryState::iter`] and friends.
 pub struct QueryIter<'w, Q: QueryData> {
-    world: &'w World,
+    world: &'w WorldCore,
     matched: std::slice::Iter<'w, (ArchetypeId, Q::State)>,
     current: Option<(&'w Archetype, Q::State)>,
     chunk: usize,
@@ -494,7 +504,7 @@ pub struct QueryIter<'w, Q: QueryData> {
 }
 
 impl<'w, Q: QueryData> QueryIter<'w, Q> {
-    fn new(world: &'w World, matched: &'w [(ArchetypeId, Q::State)]) -> Self {
+    pub(crate) fn new(world: &'w WorldCore, matched: &'w [(ArchetypeId, Q::State)]) -> Self {
         QueryIter {
             world,
             matched: matched.iter(),

@@ -11,7 +11,15 @@
 //!
 //! Structural changes go through each system's [`CommandBuffer`], applied in
 //! system insertion order at the end of the schedule or at a sync point, so
-//! the result does not depend on the thread count or on timing.
+//! the result does not depend on the thread count or on timing. Entity ids
+//! for spawns recorded while systems run come from per-system pools handed
+//! out before the systems start (see [`ids`]), so they too are the same at
+//! any thread count and in every run.
+//!
+//! A schedule can run on any number of worlds. What a system keeps about a
+//! world (its query caches, its id pool) is kept per world, so running the
+//! same schedule on world A and then on world B works, and each world's
+//! caches survive the other's runs.
 //!
 //! A panicking system is caught on its worker. Systems that depend on it are
 //! skipped, the others finish, no command buffer of that run is applied (all
@@ -19,19 +27,22 @@
 //! Since systems cannot change the world's structure while they run, the
 //! world stays consistent.
 
+pub(crate) mod ids;
 pub mod plan;
+mod runner;
 
 pub use plan::Plan;
 
 use crate::command::{ApplyReport, CommandBuffer};
 use crate::system::builder::SystemDesc;
 use crate::system::context::QueryCaches;
-use crate::system::{System, SystemAccess, SystemContext};
-use crate::world::World;
+use crate::system::{System, SystemAccess};
+use crate::world::{World, WorldId};
+use ids::SpawnIds;
 use plan::{Graph, Segment, Step, SystemFacts};
+use runner::{run_graph, WorkerPool};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Building or running a schedule failed.
@@ -84,6 +95,13 @@ pub struct RunReport {
     pub commands: ApplyReport,
 }
 
+/// What one system keeps about one world.
+#[derive(Default)]
+struct PerWorld {
+    caches: QueryCaches,
+    spawn_ids: SpawnIds,
+}
+
 /// One system and its per-system state.
 struct Slot {
     system: Box<dyn System>,
@@ -92,10 +110,31 @@ struct Slot {
     before: Vec<String>,
     after: Vec<String>,
     commands: CommandBuffer,
-    caches: QueryCaches,
+    /// Per-world state, one entry per world this schedule ran on.
+    worlds: Vec<(WorldId, PerWorld)>,
+    /// Index into `worlds` of the world of the current run.
+    current: usize,
     last_time: Duration,
     /// Whether the system ran in the current run (false: skipped).
     ran: bool,
+}
+
+impl Slot {
+    /// Makes `world` the current run's world, creating its state on first use.
+    fn enter(&mut self, world: WorldId) {
+        self.current = match self.worlds.iter().position(|(w, _)| *w == world) {
+            Some(i) => i,
+            None => {
+                self.worlds.push((world, PerWorld::default()));
+                self.worlds.len() - 1
+            }
+        };
+    }
+
+    /// The current run's per-world state.
+    fn here(&mut self) -> &mut PerWorld {
+        &mut self.worlds[self.current].1
+    }
 }
 
 /// Systems with a parallel execution plan. See the module docs.
@@ -198,7 +237,8 @@ impl Schedule {
             before: desc.before,
             after: desc.after,
             commands: CommandBuffer::new(),
-            caches: QueryCaches::default(),
+            worlds: Vec::new(),
+            current: 0,
             last_time: Duration::ZERO,
             ran: false,
         }));
@@ -264,8 +304,8 @@ impl Schedule {
             .collect()
     }
 
-    /// Runs every system once, applying command buffers at sync points and
-    /// at the end.
+    /// Runs every system once on `world`, applying command buffers at sync
+    /// points and at the end.
     pub fn run(&mut self, world: &mut World) -> Result<RunReport, ScheduleError> {
         self.build()?;
         let threads = self.threads;
@@ -273,6 +313,9 @@ impl Schedule {
             .pool
             .get_or_insert_with(|| WorkerPool::start(threads))
             .pool();
+        for slot in &mut self.slots {
+            lock_mut(slot).enter(world.id());
+        }
         let plan = self.plan.as_ref().expect("built");
         let mut report = RunReport::default();
         for segment in &plan.segments {
@@ -298,16 +341,29 @@ impl Schedule {
                     }
                 }
                 Segment::Parallel(graph) => {
-                    let shared: &World = world;
-                    let panics = run_graph(graph, &self.slots, shared, pool, self.threads);
-                    if !panics.is_empty() {
+                    with_pools(&self.slots, graph, |pools| {
+                        ids::reserve_pools(&mut world.entities, pools)
+                    });
+                    let panics = run_graph(graph, &self.slots, &world.core, pool, self.threads);
+                    with_pools(&self.slots, graph, |pools| {
+                        ids::materialize_lanes(&mut world.entities, pools)
+                    });
+                    let failed = if panics.is_empty() {
+                        for &i in &graph.systems {
+                            let mut slot = lock(&self.slots[i]);
+                            report.commands.absorb(world.apply(&mut slot.commands));
+                        }
+                        None
+                    } else {
                         let error = panic_error(plan, graph, &self.slots, panics);
                         discard_commands(&self.slots, world);
+                        Some(error)
+                    };
+                    with_pools(&self.slots, graph, |pools| {
+                        ids::settle_pools(&mut world.entities, pools)
+                    });
+                    if let Some(error) = failed {
                         return Err(error);
-                    }
-                    for &i in &graph.systems {
-                        let mut slot = lock(&self.slots[i]);
-                        report.commands.absorb(world.apply(&mut slot.commands));
                     }
                 }
             }
@@ -316,59 +372,30 @@ impl Schedule {
     }
 }
 
+/// Calls `f` with the current world's spawn-id pools of the segment's
+/// systems that record commands, in system order.
+fn with_pools(slots: &[Mutex<Slot>], graph: &Graph, f: impl FnOnce(&mut [&mut SpawnIds])) {
+    let mut guards: Vec<_> = graph
+        .systems
+        .iter()
+        .map(|&i| lock(&slots[i]))
+        .filter(|slot| slot.access.commands)
+        .collect();
+    let mut pools: Vec<&mut SpawnIds> =
+        guards.iter_mut().map(|g| &mut g.here().spawn_ids).collect();
+    f(&mut pools);
+}
+
+/// A slot through `&mut`, without locking.
+fn lock_mut(slot: &mut Mutex<Slot>) -> &mut Slot {
+    slot.get_mut().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Drops every system's recorded commands unapplied, freeing the ids their
 /// spawns reserved.
 fn discard_commands(slots: &[Mutex<Slot>], world: &mut World) {
     for slot in slots {
         lock(slot).commands.discard(world);
-    }
-}
-
-/// A rayon pool whose threads are joined when it is dropped, so dropping a
-/// schedule leaves no worker thread behind.
-struct WorkerPool {
-    /// Always `Some` until dropped.
-    pool: Option<rayon::ThreadPool>,
-    /// Number of workers that have exited, and a signal for each exit.
-    exited: Arc<(Mutex<usize>, Condvar)>,
-    threads: usize,
-}
-
-impl WorkerPool {
-    fn start(threads: usize) -> Self {
-        let exited = Arc::new((Mutex::new(0), Condvar::new()));
-        let signal = exited.clone();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(move |i| format!("doecs-{threads}-worker-{i}"))
-            .exit_handler(move |_| {
-                let (count, condvar) = &*signal;
-                *count.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-                condvar.notify_all();
-            })
-            .build()
-            .expect("doecs: could not start the schedule's worker threads");
-        WorkerPool {
-            pool: Some(pool),
-            exited,
-            threads,
-        }
-    }
-
-    fn pool(&self) -> &rayon::ThreadPool {
-        self.pool.as_ref().expect("present until dropped")
-    }
-}
-
-impl Drop for WorkerPool {
-    fn drop(&mut self) {
-        // Dropping a rayon pool only asks its threads to stop; wait for them.
-        drop(self.pool.take());
-        let (count, condvar) = &*self.exited;
-        let mut exited = count.lock().unwrap_or_else(PoisonError::into_inner);
-        while *exited < self.threads {
-            exited = condvar.wait(exited).unwrap_or_else(PoisonError::into_inner);
-        }
     }
 }
 
@@ -389,7 +416,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// A system's panic: (global index, message).
-type Panicked = (usize, String);
+pub(crate) type Panicked = (usize, String);
 
 /// Builds the error for a segment in which systems panicked.
 fn panic_error(
@@ -413,114 +440,4 @@ fn panic_error(
             .map(|(&i, _)| plan.name(i).to_owned())
             .collect(),
     }
-}
-
-/// State shared by the workers running one segment.
-struct Run<'a> {
-    graph: &'a Graph,
-    slots: &'a [Mutex<Slot>],
-    world: &'a World,
-    waiting_on: Vec<AtomicU32>,
-    panics: Mutex<Vec<Panicked>>,
-}
-
-impl Run<'_> {
-    /// Runs local node `node`; returns whether it finished without panicking.
-    fn run_system(&self, node: u32) -> bool {
-        let index = self.graph.systems[node as usize];
-        let mut guard = lock(&self.slots[index]);
-        let slot = &mut *guard;
-        let start = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let mut context = SystemContext::new(
-                self.world,
-                &slot.access,
-                &slot.name,
-                &mut slot.commands,
-                &mut slot.caches,
-            );
-            slot.system.run(&mut context);
-        }));
-        slot.last_time = start.elapsed();
-        slot.ran = true;
-        match outcome {
-            Ok(()) => true,
-            Err(payload) => {
-                let message = panic_message(payload.as_ref());
-                self.panics
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push((index, message));
-                false
-            }
-        }
-    }
-
-    /// Runs `node`, then keeps running newly ready dependents on this
-    /// thread, spawning the extra ones onto the pool.
-    fn run_from<'s>(&'s self, scope: &rayon::Scope<'s>, mut node: u32) {
-        loop {
-            if !self.run_system(node) {
-                return; // dependents of a panicked system never become ready
-            }
-            let mut next = None;
-            for &d in &self.graph.dependents[node as usize] {
-                if self.waiting_on[d as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                    match next {
-                        None => next = Some(d),
-                        Some(_) => scope.spawn(move |s| self.run_from(s, d)),
-                    }
-                }
-            }
-            match next {
-                Some(d) => node = d,
-                None => return,
-            }
-        }
-    }
-}
-
-/// Runs one parallel segment; returns the panics.
-fn run_graph(
-    graph: &Graph,
-    slots: &[Mutex<Slot>],
-    world: &World,
-    pool: &rayon::ThreadPool,
-    threads: usize,
-) -> Vec<Panicked> {
-    for &i in &graph.systems {
-        lock(&slots[i]).ran = false;
-    }
-    let run = Run {
-        graph,
-        slots,
-        world,
-        waiting_on: graph.in_degree.iter().map(|&d| AtomicU32::new(d)).collect(),
-        panics: Mutex::new(Vec::new()),
-    };
-    pool.install(|| {
-        if threads == 1 || graph.systems.len() == 1 {
-            // One worker: the topological order, no task overhead.
-            let mut failed = vec![false; graph.systems.len()];
-            for &node in &graph.order {
-                let blocked = graph
-                    .edges
-                    .iter()
-                    .any(|e| e.to == node && failed[e.from as usize]);
-                failed[node as usize] = blocked || !run.run_system(node);
-            }
-        } else {
-            let run = &run;
-            rayon::scope(|scope| {
-                for (node, &degree) in graph.in_degree.iter().enumerate() {
-                    if degree == 0 {
-                        scope.spawn(move |s| run.run_from(s, node as u32));
-                    }
-                }
-            });
-        }
-    });
-    run.panics
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner)
 }

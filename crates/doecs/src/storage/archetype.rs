@@ -19,6 +19,7 @@
 use super::layout::ChunkLayout;
 use super::pool::{ChunkPool, ChunkPtr};
 use super::{ArchetypeId, ChunkIndex, ChunkRow};
+use crate::bundle::BundleId;
 use crate::component::{ComponentId, ComponentInfo, Components};
 use crate::entity::Entity;
 use std::ptr::NonNull;
@@ -53,7 +54,7 @@ struct Column {
 ///   row's columns are the only exception, which the caller must close).
 /// - Every chunk in `chunks` is a slot `pool` handed out and not released;
 ///   `pool` holds no live value in any other slot.
-/// - `add_edges` and `remove_edges` are sorted by component id.
+/// - `insert_edges` and `remove_edges` are sorted by bundle id.
 pub struct Archetype {
     id: ArchetypeId,
     components: Box<[ComponentId]>,
@@ -65,8 +66,10 @@ pub struct Archetype {
     /// Rows in the last chunk (0 iff there are no chunks); kept so the hot
     /// paths never divide by the capacity.
     last_len: u32,
-    pub(super) add_edges: Vec<(ComponentId, ArchetypeId)>,
-    pub(super) remove_edges: Vec<(ComponentId, ArchetypeId)>,
+    /// The graph's cached edges from here, by bundle: indices into the
+    /// [`super::Archetypes`] edge arenas.
+    pub(super) insert_edges: Vec<(BundleId, u32)>,
+    pub(super) remove_edges: Vec<(BundleId, u32)>,
 }
 
 impl std::fmt::Debug for Archetype {
@@ -108,7 +111,7 @@ impl Archetype {
             chunks: Vec::new(),
             len: 0,
             last_len: 0,
-            add_edges: Vec::new(),
+            insert_edges: Vec::new(),
             remove_edges: Vec::new(),
         }
     }
@@ -162,18 +165,6 @@ impl Archetype {
         } else {
             self.layout.capacity() as usize
         }
-    }
-
-    /// The cached add edges of the archetype graph, sorted by component:
-    /// `(c, t)` means adding `c` to this archetype's set gives archetype `t`.
-    pub fn add_edges(&self) -> &[(ComponentId, ArchetypeId)] {
-        &self.add_edges
-    }
-
-    /// The cached remove edges, sorted by component: `(c, t)` means removing
-    /// `c` from this archetype's set gives archetype `t`.
-    pub fn remove_edges(&self) -> &[(ComponentId, ArchetypeId)] {
-        &self.remove_edges
     }
 
     /// The column storing `component`, if this archetype has it.
@@ -248,7 +239,7 @@ impl Archetype {
     /// Before any other method of this archetype runs (or a panic can occur), the
     /// caller must write a valid value into every column of the returned row.
     #[inline(always)]
-    pub unsafe fn push_uninit(&mut self, entity: Entity) -> (ChunkIndex, ChunkRow) {
+    pub(crate) unsafe fn push_uninit(&mut self, entity: Entity) -> (ChunkIndex, ChunkRow) {
         if self.last_len == self.layout.capacity() || self.chunks.is_empty() {
             self.last_len = 0;
             let chunk = self.pool.acquire();
@@ -270,7 +261,7 @@ impl Archetype {
 
     /// Reserves room for `additional` more rows: chunk memory in one block
     /// where the pool has none to spare, so a batch's chunks sit back to back.
-    pub fn reserve(&mut self, additional: usize) {
+    pub(crate) fn reserve(&mut self, additional: usize) {
         let cap = self.layout.capacity() as usize;
         let room_in_last = if self.chunks.is_empty() {
             0
@@ -290,7 +281,7 @@ impl Archetype {
     /// `(chunk, row)` must be a live row, and the caller must treat its component
     /// values as moved out (they are overwritten without being dropped).
     #[inline(always)]
-    pub unsafe fn swap_remove_forget(
+    pub(crate) unsafe fn swap_remove_forget(
         &mut self,
         chunk: ChunkIndex,
         row: ChunkRow,
@@ -343,7 +334,7 @@ impl Archetype {
     ///
     /// # Safety
     /// `(chunk, row)` must be a live row.
-    pub unsafe fn swap_remove_drop(
+    pub(crate) unsafe fn swap_remove_drop(
         &mut self,
         chunk: ChunkIndex,
         row: ChunkRow,
@@ -426,14 +417,14 @@ impl Archetype {
 
     /// Returns to the allocator every block of chunk memory none of whose
     /// chunks is in use, and reports the bytes freed.
-    pub fn free_unused_chunk_memory(&mut self) -> usize {
+    pub(crate) fn free_unused_chunk_memory(&mut self) -> usize {
         let before = self.pool.reserved_bytes();
         self.pool.trim();
         before - self.pool.reserved_bytes()
     }
 
     /// Drops every value and returns the chunk memory to the allocator.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         let len = self.len as usize;
         let cap = self.layout.capacity() as usize;
         // Forget the rows first, so a panicking drop leaves an empty archetype.
@@ -486,8 +477,8 @@ impl Archetype {
             "components sorted"
         );
         assert!(
-            self.add_edges.windows(2).all(|w| w[0].0 < w[1].0),
-            "add edges sorted"
+            self.insert_edges.windows(2).all(|w| w[0].0 < w[1].0),
+            "insert edges sorted"
         );
         assert!(
             self.remove_edges.windows(2).all(|w| w[0].0 < w[1].0),
@@ -506,31 +497,23 @@ impl Archetype {
     }
 }
 
-/// Copies one component value of `size` bytes. Small sizes, the common case,
-/// become plain loads and stores instead of a `memcpy` call.
+/// Copies one component value of `size` bytes as raw memory: pointer
+/// provenance and uninitialised (padding) bytes are carried over exactly, as
+/// `ptr::copy_nonoverlapping` does. The common sizes get a constant length,
+/// which the compiler turns into plain loads and stores instead of a call.
 ///
 /// # Safety
 /// `src` and `dst` must be valid for `size` bytes and not overlap.
 #[inline(always)]
 pub(crate) unsafe fn copy_value(src: *const u8, dst: *mut u8, size: usize) {
-    /// # Safety
-    /// As `copy_value`, with `size == N`.
-    #[inline(always)]
-    unsafe fn fixed<const N: usize>(src: *const u8, dst: *mut u8) {
-        // SAFETY: the caller guarantees `N` readable and writable bytes.
-        unsafe {
-            dst.cast::<[u8; N]>()
-                .write_unaligned(src.cast::<[u8; N]>().read_unaligned())
-        }
-    }
     // SAFETY: each arm copies exactly `size` bytes, as the caller allows.
     unsafe {
         match size {
             0 => {}
-            4 => fixed::<4>(src, dst),
-            8 => fixed::<8>(src, dst),
-            12 => fixed::<12>(src, dst),
-            16 => fixed::<16>(src, dst),
+            4 => std::ptr::copy_nonoverlapping(src, dst, 4),
+            8 => std::ptr::copy_nonoverlapping(src, dst, 8),
+            12 => std::ptr::copy_nonoverlapping(src, dst, 12),
+            16 => std::ptr::copy_nonoverlapping(src, dst, 16),
             _ => std::ptr::copy_nonoverlapping(src, dst, size),
         }
     }

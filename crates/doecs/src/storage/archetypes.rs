@@ -1,28 +1,67 @@
 //! The archetype registry, the type index and the archetype graph (seed 003).
 //!
 //! Archetypes are found by their sorted component set through a type index
-//! (a hash map from the set to the id). Each archetype also caches, per
-//! component, the archetype one `add` or one `remove` away: the edges of the
-//! archetype graph. After the first time, moving an entity across an edge needs
-//! a binary search in a short sorted list and no hashing or sorting of sets.
-//! Edges are recorded in both directions when an archetype is created, so the
-//! way back is cached too.
+//! (a hash map from the set to the id). The graph caches, per archetype and
+//! per [bundle](crate::bundle), where inserting or removing that bundle leads
+//! and where each field's column is there: an [`InsertEdge`] or a
+//! [`RemoveEdge`]. A single component is a bundle of one, so every path that
+//! changes an entity's components (typed, untyped, command buffers, entity
+//! builders) finds its target with one binary search in a short sorted list
+//! and no hashing or sorting of sets, once the edge exists.
 
-use super::archetype::Archetype;
+use super::archetype::{Archetype, ColumnIndex};
 use super::ArchetypeId;
+use crate::bundle::{BundleId, BundleInfo};
 use crate::component::{ComponentId, Components};
 use std::collections::HashMap;
+
+/// Where one field of an inserted bundle goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FieldTarget {
+    /// The field's column in the target archetype.
+    pub column: ColumnIndex,
+    /// Whether the source archetype already has the component, so the insert
+    /// replaces a value instead of adding one.
+    pub replaces: bool,
+}
+
+/// The cached result of inserting one bundle into one archetype.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InsertEdge {
+    /// The archetype with the bundle's components added (the source itself
+    /// when it already has all of them).
+    pub target: ArchetypeId,
+    /// One entry per bundle field, in field order.
+    pub fields: Box<[FieldTarget]>,
+}
+
+/// The cached result of removing one bundle from one archetype.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoveEdge {
+    /// The archetype without the bundle's components, or the first field
+    /// component the source lacks (then nothing can be removed).
+    pub target: Result<ArchetypeId, ComponentId>,
+    /// When `target` is `Ok`: each field's column in the source, in field order.
+    pub fields: Box<[ColumnIndex]>,
+}
+
+/// Index of an edge in one of the [`Archetypes`] edge arenas.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct EdgeIndex(u32);
 
 /// Every archetype of a world, plus the type index and the graph.
 ///
 /// # Invariants
-/// - `archetypes[i].id() == ArchetypeId(i)`; archetype 0 has no components.
+/// - `archetypes[i].id() == ArchetypeId::from_index(i)`; archetype 0 has no
+///   components.
 /// - `by_components` maps each archetype's component set to its id, and nothing else.
-/// - An add edge `(c, t)` on `a` means `t`'s set is `a`'s set plus `c` (which `a`
-///   lacks); a remove edge `(c, t)` means `t`'s set is `a`'s set minus `c`.
+/// - An archetype's insert (remove) edge list maps a bundle to an edge of
+///   `insert_edges` (`remove_edges`) computed for that archetype and bundle.
 pub struct Archetypes {
     archetypes: Vec<Archetype>,
     by_components: HashMap<Box<[ComponentId]>, ArchetypeId>,
+    insert_edges: Vec<InsertEdge>,
+    remove_edges: Vec<RemoveEdge>,
     chunk_bytes: usize,
 }
 
@@ -34,10 +73,12 @@ impl std::fmt::Debug for Archetypes {
 
 impl Archetypes {
     /// A registry holding only the empty archetype, with chunks of `chunk_bytes`.
-    pub fn new(chunk_bytes: usize, components: &Components) -> Self {
+    pub(crate) fn new(chunk_bytes: usize, components: &Components) -> Self {
         let mut archetypes = Archetypes {
             archetypes: Vec::new(),
             by_components: HashMap::new(),
+            insert_edges: Vec::new(),
+            remove_edges: Vec::new(),
             chunk_bytes,
         };
         archetypes.get_or_create(&[], components);
@@ -68,7 +109,7 @@ impl Archetypes {
 
     /// The archetype `id`, mutably.
     #[inline]
-    pub fn get_mut(&mut self, id: ArchetypeId) -> &mut Archetype {
+    pub(crate) fn get_mut(&mut self, id: ArchetypeId) -> &mut Archetype {
         &mut self.archetypes[id.index()]
     }
 
@@ -77,7 +118,11 @@ impl Archetypes {
     /// # Panics
     /// If `a == b`.
     #[inline(always)]
-    pub fn pair_mut(&mut self, a: ArchetypeId, b: ArchetypeId) -> (&mut Archetype, &mut Archetype) {
+    pub(crate) fn pair_mut(
+        &mut self,
+        a: ArchetypeId,
+        b: ArchetypeId,
+    ) -> (&mut Archetype, &mut Archetype) {
         assert_ne!(a, b, "pair_mut needs two distinct archetypes");
         if a < b {
             let (lo, hi) = self.archetypes.split_at_mut(b.index());
@@ -109,7 +154,7 @@ impl Archetypes {
     }
 
     /// The archetype with exactly this sorted set, created if needed.
-    pub fn get_or_create(
+    pub(crate) fn get_or_create(
         &mut self,
         sorted: &[ComponentId],
         components: &Components,
@@ -133,121 +178,202 @@ impl Archetypes {
         id
     }
 
-    /// The archetype reached from `from` by adding `component`: `from` itself if it
-    /// already has it. Cached as a graph edge.
+    /// The edge for inserting bundle `bundle` (described by `info`) into
+    /// archetype `from`, computed and cached on first use.
     #[inline]
-    pub fn insert_target(
+    pub(crate) fn insert_edge(
         &mut self,
         from: ArchetypeId,
-        component: ComponentId,
+        bundle: BundleId,
+        info: &BundleInfo,
         components: &Components,
-    ) -> ArchetypeId {
-        if self.get(from).has(component) {
-            return from;
-        }
-        self.insert_target_absent(from, component, components)
-    }
-
-    /// Like [`Archetypes::insert_target`] when the caller already knows `from`
-    /// lacks `component`: one edge lookup.
-    #[inline]
-    pub fn insert_target_absent(
-        &mut self,
-        from: ArchetypeId,
-        component: ComponentId,
-        components: &Components,
-    ) -> ArchetypeId {
-        let a = self.get(from);
-        debug_assert!(!a.has(component));
-        match a.add_edges.binary_search_by_key(&component, |e| e.0) {
-            Ok(i) => a.add_edges[i].1,
-            Err(_) => self.insert_target_slow(from, component, components),
+    ) -> EdgeIndex {
+        let edges = &self.get(from).insert_edges;
+        match edges.binary_search_by_key(&bundle, |e| e.0) {
+            Ok(i) => EdgeIndex(edges[i].1),
+            Err(at) => self.insert_edge_slow(from, bundle, info, components, at),
         }
     }
 
     #[cold]
-    fn insert_target_slow(
+    fn insert_edge_slow(
         &mut self,
         from: ArchetypeId,
-        component: ComponentId,
+        bundle: BundleId,
+        info: &BundleInfo,
         components: &Components,
-    ) -> ArchetypeId {
-        let mut set = self.get(from).components().to_vec();
-        let at = set.binary_search(&component).unwrap_err();
-        set.insert(at, component);
-        let to = self.get_or_create(&set, components);
-        self.link(from, to, component);
-        to
-    }
-
-    /// The archetype reached from `from` by removing `component`, or `None` if
-    /// `from` lacks it. Cached as a graph edge.
-    #[inline]
-    pub fn remove_target(
-        &mut self,
-        from: ArchetypeId,
-        component: ComponentId,
-        components: &Components,
-    ) -> Option<ArchetypeId> {
-        if !self.get(from).has(component) {
-            return None;
-        }
-        Some(self.remove_target_present(from, component, components))
-    }
-
-    /// Like [`Archetypes::remove_target`] when the caller already knows `from`
-    /// has `component`: one edge lookup.
-    #[inline]
-    pub fn remove_target_present(
-        &mut self,
-        from: ArchetypeId,
-        component: ComponentId,
-        components: &Components,
-    ) -> ArchetypeId {
-        let a = self.get(from);
-        debug_assert!(a.has(component));
-        match a.remove_edges.binary_search_by_key(&component, |e| e.0) {
-            Ok(i) => a.remove_edges[i].1,
-            Err(_) => self.remove_target_slow(from, component, components),
-        }
-    }
-
-    #[cold]
-    fn remove_target_slow(
-        &mut self,
-        from: ArchetypeId,
-        component: ComponentId,
-        components: &Components,
-    ) -> ArchetypeId {
-        let set: Vec<_> = self
-            .get(from)
-            .components()
-            .iter()
-            .copied()
-            .filter(|&c| c != component)
-            .collect();
-        let to = self.get_or_create(&set, components);
-        self.link(to, from, component);
-        to
-    }
-
-    /// Records the edge pair `smaller --add c--> larger` and `larger --remove c--> smaller`.
-    fn link(&mut self, smaller: ArchetypeId, larger: ArchetypeId, component: ComponentId) {
-        fn put(edges: &mut Vec<(ComponentId, ArchetypeId)>, c: ComponentId, to: ArchetypeId) {
-            if let Err(i) = edges.binary_search_by_key(&c, |e| e.0) {
-                edges.insert(i, (c, to));
+        at: usize,
+    ) -> EdgeIndex {
+        let source = self.get(from).components();
+        let mut set = source.to_vec();
+        for &c in info.sorted() {
+            if let Err(i) = set.binary_search(&c) {
+                set.insert(i, c);
             }
         }
-        put(
-            &mut self.archetypes[smaller.index()].add_edges,
-            component,
-            larger,
-        );
-        put(
-            &mut self.archetypes[larger.index()].remove_edges,
-            component,
-            smaller,
-        );
+        let target = self.get_or_create(&set, components);
+        let source = self.get(from);
+        let target_arch = self.get(target);
+        let fields = info
+            .ids()
+            .iter()
+            .map(|&c| FieldTarget {
+                column: target_arch.column_of(c).expect("target has every field"),
+                replaces: source.has(c),
+            })
+            .collect();
+        let edge = InsertEdge { target, fields };
+        // The way back: removing the bundle from the target leads here, when
+        // the insert added every field.
+        if target != from && edge.fields.iter().all(|f| !f.replaces) {
+            let back = RemoveEdge {
+                target: Ok(from),
+                fields: edge.fields.iter().map(|f| f.column).collect(),
+            };
+            self.cache_remove_edge(target, bundle, back);
+        }
+        self.cache_insert_edge(from, bundle, edge, at)
+    }
+
+    /// Records `edge` as `from`'s insert edge for `bundle`, at position `at`
+    /// of its sorted list.
+    fn cache_insert_edge(
+        &mut self,
+        from: ArchetypeId,
+        bundle: BundleId,
+        edge: InsertEdge,
+        at: usize,
+    ) -> EdgeIndex {
+        let index = EdgeIndex(self.insert_edges.len() as u32);
+        self.insert_edges.push(edge);
+        self.get_mut(from)
+            .insert_edges
+            .insert(at, (bundle, index.0));
+        index
+    }
+
+    /// Records `edge` as `from`'s remove edge for `bundle`, unless it has one.
+    fn cache_remove_edge(&mut self, from: ArchetypeId, bundle: BundleId, edge: RemoveEdge) {
+        if let Err(at) = self
+            .get(from)
+            .remove_edges
+            .binary_search_by_key(&bundle, |e| e.0)
+        {
+            let index = self.remove_edges.len() as u32;
+            self.remove_edges.push(edge);
+            self.get_mut(from).remove_edges.insert(at, (bundle, index));
+        }
+    }
+
+    /// The edge for removing bundle `bundle` (described by `info`) from
+    /// archetype `from`, computed and cached on first use.
+    #[inline]
+    pub(crate) fn remove_edge(
+        &mut self,
+        from: ArchetypeId,
+        bundle: BundleId,
+        info: &BundleInfo,
+        components: &Components,
+    ) -> EdgeIndex {
+        let edges = &self.get(from).remove_edges;
+        match edges.binary_search_by_key(&bundle, |e| e.0) {
+            Ok(i) => EdgeIndex(edges[i].1),
+            Err(at) => self.remove_edge_slow(from, bundle, info, components, at),
+        }
+    }
+
+    #[cold]
+    fn remove_edge_slow(
+        &mut self,
+        from: ArchetypeId,
+        bundle: BundleId,
+        info: &BundleInfo,
+        components: &Components,
+        at: usize,
+    ) -> EdgeIndex {
+        let source = self.get(from);
+        let edge = match info.ids().iter().find(|&&c| !source.has(c)) {
+            Some(&missing) => RemoveEdge {
+                target: Err(missing),
+                fields: Box::new([]),
+            },
+            None => {
+                let fields = info
+                    .ids()
+                    .iter()
+                    .map(|&c| source.column_of(c).expect("checked above"))
+                    .collect();
+                let set: Vec<ComponentId> = source
+                    .components()
+                    .iter()
+                    .copied()
+                    .filter(|c| info.sorted().binary_search(c).is_err())
+                    .collect();
+                RemoveEdge {
+                    target: Ok(self.get_or_create(&set, components)),
+                    fields,
+                }
+            }
+        };
+        // The way back: inserting the bundle into the target leads here.
+        if let Ok(target) = edge.target {
+            let back = InsertEdge {
+                target: from,
+                fields: edge
+                    .fields
+                    .iter()
+                    .map(|&column| FieldTarget {
+                        column,
+                        replaces: false,
+                    })
+                    .collect(),
+            };
+            if let Err(back_at) = self
+                .get(target)
+                .insert_edges
+                .binary_search_by_key(&bundle, |e| e.0)
+            {
+                self.cache_insert_edge(target, bundle, back, back_at);
+            }
+        }
+        let index = EdgeIndex(self.remove_edges.len() as u32);
+        self.remove_edges.push(edge);
+        self.get_mut(from)
+            .remove_edges
+            .insert(at, (bundle, index.0));
+        index
+    }
+
+    /// The cached target of inserting `bundle` into `from`, if the edge exists.
+    pub fn cached_insert_target(&self, from: ArchetypeId, bundle: BundleId) -> Option<ArchetypeId> {
+        let edges = &self.get(from).insert_edges;
+        let i = edges.binary_search_by_key(&bundle, |e| e.0).ok()?;
+        Some(self.insert_edges[edges[i].1 as usize].target)
+    }
+
+    /// The cached target of removing `bundle` from `from`, if the edge exists
+    /// and the archetype has every field.
+    pub fn cached_remove_target(&self, from: ArchetypeId, bundle: BundleId) -> Option<ArchetypeId> {
+        let edges = &self.get(from).remove_edges;
+        let i = edges.binary_search_by_key(&bundle, |e| e.0).ok()?;
+        self.remove_edges[edges[i].1 as usize].target.ok()
+    }
+
+    /// Number of cached edges, insert and remove.
+    pub fn edge_count(&self) -> usize {
+        self.insert_edges.len() + self.remove_edges.len()
+    }
+
+    /// An insert edge by index.
+    #[inline]
+    pub(crate) fn insert_edge_at(&self, edge: EdgeIndex) -> &InsertEdge {
+        &self.insert_edges[edge.0 as usize]
+    }
+
+    /// A remove edge by index.
+    #[inline]
+    pub(crate) fn remove_edge_at(&self, edge: EdgeIndex) -> &RemoveEdge {
+        &self.remove_edges[edge.0 as usize]
     }
 
     /// Verifies the type index, every archetype and every edge. Panics on failure.
@@ -270,30 +396,39 @@ impl Archetypes {
                 a.id()
             );
             a.check_invariants();
-            for &(c, to) in &a.add_edges {
-                let mut expect = a.components().to_vec();
-                let at = expect
-                    .binary_search(&c)
-                    .expect_err("add edge for a component already present");
-                expect.insert(at, c);
-                assert_eq!(
-                    self.get(to).components(),
-                    &expect[..],
-                    "add edge {:?} +{:?}",
+            for &(_, e) in &a.insert_edges {
+                let edge = &self.insert_edges[e as usize];
+                let target = self.get(edge.target);
+                assert!(
+                    a.components().iter().all(|&c| target.has(c)),
+                    "insert edge {:?} -> {:?} keeps every component",
                     a.id(),
-                    c
+                    edge.target
                 );
+                for f in edge.fields.iter() {
+                    let c = target.components()[f.column.index()];
+                    assert_eq!(f.replaces, a.has(c), "insert edge replace flag");
+                }
+                let added = target.components().len() - a.components().len();
+                assert!(added <= edge.fields.len(), "insert edge adds only fields");
             }
-            for &(c, to) in &a.remove_edges {
-                let expect: Vec<_> = a.components().iter().copied().filter(|&x| x != c).collect();
-                assert!(a.has(c), "remove edge for a missing component");
-                assert_eq!(
-                    self.get(to).components(),
-                    &expect[..],
-                    "remove edge {:?} -{:?}",
-                    a.id(),
-                    c
-                );
+            for &(_, e) in &a.remove_edges {
+                let edge = &self.remove_edges[e as usize];
+                match edge.target {
+                    Err(missing) => assert!(!a.has(missing), "remove edge's missing field"),
+                    Ok(t) => {
+                        let target = self.get(t);
+                        for &col in edge.fields.iter() {
+                            let c = a.components()[col.index()];
+                            assert!(!target.has(c), "remove edge drops every field");
+                        }
+                        assert_eq!(
+                            target.components().len() + edge.fields.len(),
+                            a.components().len(),
+                            "remove edge drops only fields"
+                        );
+                    }
+                }
             }
         }
     }
@@ -302,30 +437,41 @@ impl Archetypes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bundle::Bundles;
 
     #[test]
-    fn edges_are_created_once_in_both_directions() {
+    fn edges_are_cached_per_archetype_and_bundle() {
         let mut registry = Components::default();
-        let (a, b) = (registry.register::<u8>(), registry.register::<u16>());
+        let mut bundles = Bundles::default();
+        let ab = bundles.of::<(u8, u16)>(&mut registry).unwrap();
+        let b = bundles.of::<(u16,)>(&mut registry).unwrap();
+        let (a_id, b_id) = (
+            registry.id_of::<u8>().unwrap(),
+            registry.id_of::<u16>().unwrap(),
+        );
         let mut archetypes = Archetypes::new(1024, &registry);
         let empty = ArchetypeId::EMPTY;
-        let with_a = archetypes.insert_target(empty, a, &registry);
-        assert_eq!(archetypes.get(with_a).components(), &[a]);
-        assert_eq!(archetypes.get(empty).add_edges(), &[(a, with_a)]);
-        assert_eq!(archetypes.get(with_a).remove_edges(), &[(a, empty)]);
-        // Cached: same answer, nothing new.
-        assert_eq!(archetypes.insert_target(empty, a, &registry), with_a);
-        assert_eq!(archetypes.remove_target(with_a, a, &registry), Some(empty));
+        let e = archetypes.insert_edge(empty, ab, bundles.info(ab), &registry);
+        let edge = archetypes.insert_edge_at(e).clone();
+        assert_eq!(archetypes.get(edge.target).components(), &[a_id, b_id]);
+        assert!(edge.fields.iter().all(|f| !f.replaces));
+        // Cached: the same edge, no new archetype.
+        assert_eq!(
+            archetypes.insert_edge(empty, ab, bundles.info(ab), &registry),
+            e
+        );
         assert_eq!(archetypes.len(), 2);
-        // Adding a present component stays put; removing a missing one is None.
-        assert_eq!(archetypes.insert_target(with_a, a, &registry), with_a);
-        assert_eq!(archetypes.remove_target(with_a, b, &registry), None);
-        // Two routes to {a, b} reach the same archetype.
-        let ab = archetypes.insert_target(with_a, b, &registry);
-        let with_b = archetypes.remove_target(ab, a, &registry).unwrap();
-        assert_eq!(archetypes.insert_target(with_b, a, &registry), ab);
-        assert_eq!(archetypes.find(&[a, b]), Some(ab));
-        assert_eq!(archetypes.len(), 4);
+        // Inserting (u16,) into {u8, u16} replaces and stays put.
+        let again = archetypes.insert_edge(edge.target, b, bundles.info(b), &registry);
+        let again = archetypes.insert_edge_at(again);
+        assert_eq!(again.target, edge.target);
+        assert!(again.fields[0].replaces);
+        // Removing (u16,) leads to {u8}; removing it from {} reports the missing field.
+        let r = archetypes.remove_edge(edge.target, b, bundles.info(b), &registry);
+        let only_a = archetypes.remove_edge_at(r).target.unwrap();
+        assert_eq!(archetypes.get(only_a).components(), &[a_id]);
+        let r = archetypes.remove_edge(empty, b, bundles.info(b), &registry);
+        assert_eq!(archetypes.remove_edge_at(r).target, Err(b_id));
         archetypes.check_invariants();
     }
 

@@ -166,11 +166,13 @@ impl ChunkPool {
     }
 
     /// Chunk slots currently in the free list.
+    #[cfg(test)]
     pub fn free_count(&self) -> usize {
         self.free.len()
     }
 
     /// Number of blocks held.
+    #[cfg(test)]
     pub fn block_count(&self) -> usize {
         self.blocks.len()
     }

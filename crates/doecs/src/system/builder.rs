@@ -22,7 +22,7 @@
 
 use super::context::SystemContext;
 use super::{System, SystemAccess};
-use crate::query::{AccessKey, Query, QueryData, QueryFilter};
+use crate::query::{AccessKey, QueryData, QueryFilter, QueryState};
 use crate::world::World;
 
 /// Starts building a system called `name`.
@@ -108,7 +108,9 @@ impl SystemBuilder {
     /// # Panics
     /// If `Q` aliases (names a component mutably twice, or mutably and immutably).
     pub fn query<Q: QueryData>(mut self) -> Self {
-        self.access.components.extend(&Query::<Q, ()>::access());
+        self.access
+            .components
+            .extend(&QueryState::<Q, ()>::access());
         self
     }
 

@@ -6,7 +6,7 @@
 //! the system's name when something undeclared is asked for. The check for a
 //! query shape runs once, when the system first builds that query; the query's
 //! matched archetypes are then cached in the system between runs, so a query
-//! in a system costs what a held [`Query`] costs.
+//! in a system costs what a held [`QueryState`] costs.
 //!
 //! This is where the schedule's promise becomes memory safety: the schedule
 //! never runs two systems whose accesses conflict at the same time, and the
@@ -15,22 +15,32 @@
 
 use super::SystemAccess;
 use crate::bundle::Bundle;
-use crate::command::CommandBuffer;
+use crate::command::{CommandBuffer, Commands, IdSource};
 use crate::component::Component;
-use crate::entity::Entity;
+use crate::entity::{Entities, Entity};
 use crate::error::EntityError;
-use crate::query::{AccessKey, Query, QueryData, QueryFilter, ReadOnlyQueryData};
-use crate::world::World;
+use crate::query::{AccessKey, Query, QueryData, QueryFilter, QueryState};
+use crate::schedule::ids::SpawnIds;
+use crate::world::WorldCore;
 
 /// Per-system caches of matched archetypes, keyed by query shape.
 pub use crate::query::QueryCaches;
 
+/// Where a system's spawns get their ids.
+pub(crate) enum SpawnSource<'a> {
+    /// The system's pool, given out by the schedule.
+    Pool(&'a mut SpawnIds),
+    /// The world's allocator (an exclusive system's own context).
+    World(&'a Entities),
+}
+
 /// What a running system may use. See the module docs.
 pub struct SystemContext<'a> {
-    world: &'a World,
+    world: &'a WorldCore,
     access: &'a SystemAccess,
     name: &'a str,
     commands: &'a mut CommandBuffer,
+    spawn: SpawnSource<'a>,
     caches: &'a mut QueryCaches,
 }
 
@@ -42,10 +52,11 @@ impl<'a> SystemContext<'a> {
     /// else touches those for `'a`. That is why only the schedule and
     /// [`super::System::run_exclusive`] (which holds `&mut World`) build one.
     pub(crate) fn new(
-        world: &'a World,
+        world: &'a WorldCore,
         access: &'a SystemAccess,
         name: &'a str,
         commands: &'a mut CommandBuffer,
+        spawn: SpawnSource<'a>,
         caches: &'a mut QueryCaches,
     ) -> Self {
         SystemContext {
@@ -53,6 +64,7 @@ impl<'a> SystemContext<'a> {
             access,
             name,
             commands,
+            spawn,
             caches,
         }
     }
@@ -65,7 +77,7 @@ impl<'a> SystemContext<'a> {
     /// Whether `entity` is alive. Entities only die when command buffers are
     /// applied, never while systems run.
     pub fn alive(&self, entity: Entity) -> bool {
-        self.world.alive(entity)
+        self.world.contains_entity(entity)
     }
 
     /// Number of live entities.
@@ -77,7 +89,7 @@ impl<'a> SystemContext<'a> {
     ///
     /// # Panics
     /// If the query reaches beyond the system's declared access, or aliases.
-    pub fn query<Q: QueryData>(&mut self) -> SystemQuery<'_, Q, ()> {
+    pub fn query<Q: QueryData>(&mut self) -> Query<'_, Q, ()> {
         self.query_filtered::<Q, ()>()
     }
 
@@ -85,21 +97,15 @@ impl<'a> SystemContext<'a> {
     ///
     /// # Panics
     /// As [`SystemContext::query`].
-    pub fn query_filtered<Q: QueryData, F: QueryFilter + 'static>(
-        &mut self,
-    ) -> SystemQuery<'_, Q, F> {
+    pub fn query_filtered<Q: QueryData, F: QueryFilter + 'static>(&mut self) -> Query<'_, Q, F> {
         if !self.caches.contains::<Q, F>() {
             // First use of this shape: check it against the declaration once.
-            self.check_query_access(&Query::<Q, F>::access());
+            self.check_query_access(&QueryState::<Q, F>::access());
         }
-        let cache = self.caches.take::<Q, F>(self.world.id());
-        let mut query = Query::from_cache(cache);
-        query.update(self.world);
-        SystemQuery {
-            world: self.world,
-            caches: self.caches,
-            query: Some(query),
-        }
+        // SAFETY: the query's access was checked against the system's
+        // declaration, the schedule runs no conflicting system meanwhile, and
+        // the query borrows `self`, so this system makes one query at a time.
+        unsafe { Query::borrowed(self.world, self.caches) }
     }
 
     fn check_query_access(&self, wanted: &crate::query::Access) {
@@ -189,18 +195,22 @@ impl<'a> SystemContext<'a> {
         unsafe { self.world.resources().get_mut_unchecked::<R>() }
     }
 
-    /// The system's command buffer, for structural changes applied at the
-    /// next sync point.
+    /// The system's commands, for structural changes applied at the next
+    /// sync point.
     ///
     /// # Panics
     /// If the system did not declare that it records commands.
-    pub fn commands(&mut self) -> &mut CommandBuffer {
+    pub fn commands(&mut self) -> Commands<'_> {
         assert!(
             self.access.commands,
             "doecs: system `{}` records commands without declaring it (use `.commands()`)",
             self.name
         );
-        self.commands
+        let ids = match &mut self.spawn {
+            SpawnSource::Pool(pool) => IdSource::Pool(pool),
+            SpawnSource::World(entities) => IdSource::World(entities),
+        };
+        Commands::new(self.commands, ids)
     }
 
     /// Records spawning `bundle`; the entity id is usable at once.
@@ -208,87 +218,6 @@ impl<'a> SystemContext<'a> {
     /// # Panics
     /// As [`SystemContext::commands`].
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
-        let world = self.world;
-        self.commands().spawn(world, bundle)
-    }
-}
-
-/// A query inside a running system. Its loops run on the system's thread, or
-/// with `par_*` across the schedule's thread pool.
-pub struct SystemQuery<'c, Q: QueryData, F: QueryFilter + 'static = ()> {
-    world: &'c World,
-    caches: &'c mut QueryCaches,
-    query: Option<Query<Q, F>>,
-}
-
-impl<Q: QueryData, F: QueryFilter + 'static> Drop for SystemQuery<'_, Q, F> {
-    fn drop(&mut self) {
-        if let Some(query) = self.query.take() {
-            self.caches.put_back::<Q, F>(query.cache);
-        }
-    }
-}
-
-impl<Q: QueryData, F: QueryFilter + 'static> SystemQuery<'_, Q, F> {
-    fn query(&mut self) -> &mut Query<Q, F> {
-        self.query.as_mut().expect("present until drop")
-    }
-
-    /// Calls `f` with every matching entity's item.
-    pub fn for_each(mut self, f: impl FnMut(Q::Item<'_>)) {
-        let world = self.world;
-        // SAFETY: the context checked the query against the system's access,
-        // and the schedule runs no conflicting system meanwhile.
-        unsafe { self.query().for_each_unchecked(world, f) }
-    }
-
-    /// Calls `f` with every matching chunk's slices.
-    pub fn for_each_chunk(mut self, f: impl FnMut(Q::Slice<'_>)) {
-        let world = self.world;
-        // SAFETY: as in `for_each`.
-        unsafe { self.query().for_each_chunk_unchecked(world, f) }
-    }
-
-    /// `for_each` split across the current thread pool.
-    pub fn par_for_each(mut self, f: impl Fn(Q::Item<'_>) + Send + Sync)
-    where
-        for<'w> Q::Item<'w>: Send,
-    {
-        let world = self.world;
-        // SAFETY: as in `for_each`; each row goes to one thread.
-        unsafe { self.query().par_for_each_unchecked(world, f) }
-    }
-
-    /// `for_each_chunk` split across the current thread pool.
-    pub fn par_for_each_chunk(mut self, f: impl Fn(Q::Slice<'_>) + Send + Sync)
-    where
-        for<'w> Q::Slice<'w>: Send,
-    {
-        let world = self.world;
-        // SAFETY: as in `for_each`; each chunk goes to one thread.
-        unsafe { self.query().par_for_each_chunk_unchecked(world, f) }
-    }
-
-    /// One entity's item.
-    pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'_>, EntityError> {
-        let world = self.world;
-        // SAFETY: as in `for_each`; the item borrows `self`.
-        unsafe { self.query().get_unchecked(world, entity) }
-    }
-
-    /// Number of matching entities.
-    pub fn count(&mut self) -> usize {
-        let world = self.world;
-        self.query().count(world)
-    }
-
-    /// An iterator over the items of a read-only query.
-    pub fn iter(&mut self) -> crate::query::QueryIter<'_, Q>
-    where
-        Q: ReadOnlyQueryData,
-    {
-        let world = self.world;
-        let query = self.query.as_mut().expect("present until drop");
-        query.iter(world)
+        self.commands().spawn(bundle)
     }
 }

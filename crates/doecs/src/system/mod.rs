@@ -16,7 +16,7 @@ pub mod builder;
 pub mod context;
 
 pub use builder::{system, SystemBuilder};
-pub use context::{SystemContext, SystemQuery};
+pub use context::SystemContext;
 
 use crate::command::CommandBuffer;
 use crate::query::{Access, AccessKey};
@@ -104,7 +104,14 @@ pub trait System: Send {
         let name = self.name().to_owned();
         let mut commands = CommandBuffer::new();
         let mut caches = context::QueryCaches::default();
-        let mut context = SystemContext::new(world, &access, &name, &mut commands, &mut caches);
+        let mut context = SystemContext::new(
+            &world.core,
+            &access,
+            &name,
+            &mut commands,
+            context::SpawnSource::World(&world.entities),
+            &mut caches,
+        );
         self.run(&mut context);
         world.apply(&mut commands);
     }

@@ -3,16 +3,18 @@
 //! Runtime-registered components have no Rust type, so tools and the resource
 //! spawner reach them through ids. Plain-bytes components (no Rust type, no
 //! drop function) can be read and written as byte slices safely. Anything else
-//! goes through the raw-pointer functions, which are `unsafe`.
+//! goes through the raw-pointer functions, which are `unsafe`. Inserts and
+//! removals take the same structural cores as the typed API, with a runtime
+//! bundle of one component.
 
-use super::moves::Graveyard;
-use super::World;
+use super::core::WorldCore;
+use super::structure::Graveyard;
 use crate::component::{ComponentId, ComponentInfo};
 use crate::entity::Entity;
 use crate::error::EntityError;
 use std::ptr::NonNull;
 
-impl World {
+impl WorldCore {
     fn info_checked(&self, id: ComponentId) -> Result<&ComponentInfo, EntityError> {
         self.components
             .get_info(id)
@@ -31,7 +33,7 @@ impl World {
         Ok(arch.slot_ptr(location.chunk, location.row, column))
     }
 
-    /// Whether `entity` is alive and has component `id`.
+    /// Whether `entity` is here and has component `id`.
     pub fn has_id(&self, entity: Entity, id: ComponentId) -> bool {
         self.get_ptr(entity, id).is_ok()
     }
@@ -102,40 +104,35 @@ impl World {
         id: ComponentId,
         value: *const u8,
     ) -> Result<(), EntityError> {
-        self.flush_reserved();
+        let location = self.location(entity)?;
+        let size = self.info_checked(id)?.layout().size();
+        let bundle = self.bundles.of_ids(&[id], &self.components)?;
+        // SAFETY: `location` is the entity's; the writer copies the caller's
+        // valid value of `id` into the one field slot.
+        unsafe {
+            self.insert_fields(entity, location, bundle, |bases, row| {
+                std::ptr::copy_nonoverlapping(value, bases[0].add(row * size), size)
+            })
+        };
+        Ok(())
+    }
+
+    /// Removes component `id` from `entity` and drops it.
+    pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<(), EntityError> {
         let location = self.location(entity)?;
         let info = self.info_checked(id)?;
         let (layout, drop_fn) = (info.layout(), info.drop_fn());
-        let source = self.archetypes.get(location.archetype);
-        if let Some(column) = source.column_of(id) {
-            let slot = source
-                .slot_ptr(location.chunk, location.row, column)
-                .as_ptr();
-            let mut graveyard = Graveyard::default();
-            // SAFETY: the slot holds an initialised value of `id`; it is parked
-            // and then overwritten with the caller's value.
-            unsafe {
-                graveyard.bury(slot, layout, drop_fn);
-                std::ptr::copy_nonoverlapping(value, slot, layout.size());
-            }
-            drop(graveyard);
-            return Ok(());
-        }
-        let target = self
-            .archetypes
-            .insert_target(location.archetype, id, &self.components);
-        // SAFETY: the only column the target adds is `id`, written just below.
-        let new = unsafe {
-            self.move_row(entity, location, target, |_, _| {
-                unreachable!("target is a superset")
+        let bundle = self.bundles.of_ids(&[id], &self.components)?;
+        let mut graveyard = Graveyard::default();
+        // SAFETY: `location` is the entity's; the value goes to the graveyard,
+        // which drops it once the world is consistent.
+        unsafe {
+            self.remove_fields(entity, location, bundle, |bases, row| {
+                graveyard.bury(bases[0].add(row * layout.size()), layout, drop_fn)
             })
-        };
-        let arch = self.archetypes.get(target);
-        let column = arch.column_of(id).expect("target has id");
-        let slot = arch.slot_ptr(new.chunk, new.row, column);
-        // SAFETY: the slot is uninitialised and holds `layout.size()` bytes; the
-        // caller vouches that `value` is a valid value of `id`.
-        unsafe { std::ptr::copy_nonoverlapping(value, slot.as_ptr(), layout.size()) };
+        }
+        .map_err(|_| EntityError::MissingComponentId { entity, id })?;
+        drop(graveyard);
         Ok(())
     }
 }

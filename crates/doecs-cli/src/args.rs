@@ -1,0 +1,210 @@
+//! Command-line checks clap cannot express: a mistyped subcommand, and the
+//! limits on `--threads`.
+//!
+//! The top-level command takes an optional LEVEL, so clap reads
+//! `doecs compil x.json` as a level named `compil` and then complains about
+//! `x.json`. [`subcommand_typo`] looks at the first positional argument
+//! before clap does: if it is not an existing file and is close to a
+//! subcommand's name (or has no file extension at all), the user meant a
+//! subcommand, and gets a suggestion instead.
+
+use clap::error::ErrorKind;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// `--threads` may be at most this many times the available cores...
+pub const THREADS_PER_CORE: usize = 4;
+/// ...and never more than this.
+pub const MAX_THREADS: usize = 1024;
+
+/// Cores available to this process.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The most worker threads accepted on a machine with `cores` cores.
+pub fn thread_limit(cores: usize) -> usize {
+    THREADS_PER_CORE.saturating_mul(cores).min(MAX_THREADS)
+}
+
+/// Checks a `--threads` value on a machine with `cores` cores; `None` means
+/// all cores.
+pub fn check_threads(threads: Option<usize>, cores: usize) -> Result<usize, String> {
+    let limit = thread_limit(cores);
+    match threads {
+        None => Ok(cores.min(limit)),
+        Some(0) => Err("--threads must be at least 1".into()),
+        Some(t) if t > limit => {
+            let why = if limit == MAX_THREADS {
+                format!("never more than {MAX_THREADS}, even with {cores} cores")
+            } else {
+                format!("{THREADS_PER_CORE} × the {cores} cores here")
+            };
+            Err(format!(
+                "--threads {t} is more than the limit of {limit} ({why})"
+            ))
+        }
+        Some(t) => Ok(t),
+    }
+}
+
+/// Edit distance (insertions, deletions, substitutions) between two strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The subcommand `word` most likely meant: within two edits, or a prefix of
+/// at least two characters.
+fn closest<'n>(word: &str, names: &[&'n str]) -> Option<&'n str> {
+    let word = word.to_lowercase();
+    names
+        .iter()
+        .map(|&n| {
+            let d = if word.len() >= 2 && n.starts_with(&word) {
+                0
+            } else {
+                edit_distance(&word, n)
+            };
+            (d, n)
+        })
+        .filter(|&(d, n)| d <= 2 && d < n.len())
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
+}
+
+/// The first positional argument of the top-level command, skipping options
+/// and their values, or `None` if there is none (or it follows `--`).
+fn first_positional(args: &[OsString], cmd: &clap::Command) -> Option<String> {
+    let takes_value = |arg: &clap::Arg| arg.get_num_args().is_some_and(|n| n.takes_values());
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        let arg = arg.to_string_lossy();
+        if arg == "--" {
+            return None;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            let known = cmd.get_arguments().find(|a| a.get_long() == Some(name));
+            if known.is_some_and(|a| takes_value(a) && !inline) {
+                rest.next();
+            }
+        } else if let Some(shorts) = arg.strip_prefix('-').filter(|s| !s.is_empty()) {
+            for (i, c) in shorts.char_indices() {
+                let known = cmd.get_arguments().find(|a| a.get_short() == Some(c));
+                if known.is_some_and(takes_value) {
+                    if i + c.len_utf8() == shorts.len() {
+                        rest.next();
+                    }
+                    break;
+                }
+            }
+        } else {
+            return Some(arg.into_owned());
+        }
+    }
+    None
+}
+
+/// A usage error if the first positional argument looks like a mistyped
+/// subcommand rather than a level file (see the module docs).
+pub fn subcommand_typo(args: &[OsString], cmd: &mut clap::Command) -> Option<clap::Error> {
+    // Resolves each argument's number of values, for `first_positional`.
+    cmd.build();
+    let word = first_positional(args, cmd)?;
+    let mut names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
+    if !names.contains(&"help") {
+        names.push("help");
+    }
+    if names.contains(&word.as_str()) || Path::new(&word).exists() {
+        return None;
+    }
+    let message = match closest(&word, &names) {
+        Some(name) => format!("unknown subcommand '{word}'; did you mean '{name}'?"),
+        None if Path::new(&word).extension().is_none() => format!(
+            "'{word}' is neither a subcommand ({}) nor an existing level file",
+            names
+                .iter()
+                .filter(|&&n| n != "help")
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => return None,
+    };
+    Some(cmd.error(ErrorKind::InvalidSubcommand, message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("compil", "compile"), 1);
+        assert_eq!(edit_distance("inspcet", "inspect"), 2);
+        assert_eq!(edit_distance("", "run"), 3);
+        assert_eq!(edit_distance("run", "run"), 0);
+    }
+
+    #[test]
+    fn suggestions() {
+        let names = ["compile", "inspect", "run", "demo-level", "help"];
+        assert_eq!(closest("compil", &names), Some("compile"));
+        assert_eq!(closest("Compile", &names), Some("compile"));
+        assert_eq!(closest("rnu", &names), Some("run"));
+        assert_eq!(closest("demo", &names), Some("demo-level"));
+        assert_eq!(closest("demo_level", &names), Some("demo-level"));
+        assert_eq!(closest("x", &names), None);
+        assert_eq!(closest("level.json", &names), None);
+    }
+
+    #[test]
+    fn first_positional_skips_options_and_their_values() {
+        use clap::CommandFactory;
+        let mut cmd = crate::Cli::command();
+        cmd.build();
+        let first = |args: &[&str]| {
+            let args: Vec<OsString> = std::iter::once("doecs")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            first_positional(&args, &cmd)
+        };
+        assert_eq!(first(&["--frames", "3", "x"]), Some("x".into()));
+        assert_eq!(first(&["--frames=3", "-q", "x"]), Some("x".into()));
+        assert_eq!(first(&["-q", "--threads", "2"]), None);
+        assert_eq!(first(&["--", "compil"]), None);
+        assert_eq!(first(&[]), None);
+    }
+
+    #[test]
+    fn thread_limits() {
+        assert_eq!(check_threads(None, 2), Ok(2));
+        assert_eq!(check_threads(Some(8), 2), Ok(8));
+        assert_eq!(
+            check_threads(Some(100_000), 2).unwrap_err(),
+            "--threads 100000 is more than the limit of 8 (4 × the 2 cores here)"
+        );
+        assert_eq!(
+            check_threads(Some(2000), 512).unwrap_err(),
+            "--threads 2000 is more than the limit of 1024 (never more than 1024, even with 512 cores)"
+        );
+        assert!(check_threads(Some(0), 2).is_err());
+    }
+}

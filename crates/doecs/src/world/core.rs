@@ -1,0 +1,302 @@
+//! The world's core: everything a world holds except its entity allocator.
+//!
+//! A [`WorldCore`] owns the component registry, the bundle registry, the
+//! archetypes and the entity index (entity → archetype, chunk, row), plus the
+//! managers and resources. It never creates or destroys entity ids: a
+//! [`World`](super::World) pairs one core with its own allocator, and a
+//! [`Universe`](crate::Universe) pairs one allocator with several cores. So a
+//! world that shares its ids cannot allocate any by mistake, and the question
+//! "is this entity here?" has one answer in every kind of world: the entity
+//! index, which records the exact generation of each row's entity
+//! ([`WorldCore::contains_entity`]).
+//!
+//! Queries, systems and the typed and untyped component API all work on a
+//! `WorldCore`; a `World` dereferences to its core, so they work on a `World`
+//! too.
+
+use crate::bundle::Bundles;
+use crate::component::{Component, ComponentDescriptor, ComponentId, Components, RegisterError};
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::location::{EntityLocations, Location};
+use crate::manager::{ComponentManager, DestroyNotice, Managers};
+use crate::resource::Resources;
+use crate::storage::Archetypes;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::WorldConfig;
+
+/// Identifies a world, so per-world state (query caches, a system's last
+/// run) kept outside it is never used on another.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorldId(u64);
+
+static NEXT_WORLD_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Entities' components, managers and resources, without an id allocator.
+/// See the module docs.
+pub struct WorldCore {
+    id: WorldId,
+    config: WorldConfig,
+    pub(crate) locations: EntityLocations,
+    pub(crate) components: Components,
+    pub(crate) bundles: Bundles,
+    pub(crate) archetypes: Archetypes,
+    pub(crate) managers: Managers,
+    resources: Resources,
+    /// Scratch for batch despawns, kept to avoid reallocating.
+    pub(crate) despawned: Vec<Entity>,
+}
+
+impl std::fmt::Debug for WorldCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorldCore")
+            .field("entities", &self.len())
+            .field("archetypes", &self.archetypes.len())
+            .field("components", &self.components.len())
+            .field("managers", &self.managers)
+            .finish()
+    }
+}
+
+impl WorldCore {
+    /// An empty core with the given settings.
+    pub(crate) fn new(config: WorldConfig) -> Self {
+        let components = Components::default();
+        WorldCore {
+            id: WorldId(NEXT_WORLD_ID.fetch_add(1, Ordering::Relaxed)),
+            config,
+            locations: EntityLocations::default(),
+            archetypes: Archetypes::new(config.chunk_bytes, &components),
+            components,
+            bundles: Bundles::default(),
+            managers: Managers::default(),
+            resources: Resources::default(),
+            despawned: Vec::new(),
+        }
+    }
+
+    /// This world's id.
+    #[inline]
+    pub fn id(&self) -> WorldId {
+        self.id
+    }
+
+    /// The settings this world was created with.
+    pub fn config(&self) -> WorldConfig {
+        self.config
+    }
+
+    /// The component registry.
+    pub fn components(&self) -> &Components {
+        &self.components
+    }
+
+    /// The bundle registry.
+    pub fn bundles(&self) -> &Bundles {
+        &self.bundles
+    }
+
+    /// The archetypes.
+    pub fn archetypes(&self) -> &Archetypes {
+        &self.archetypes
+    }
+
+    /// Number of entities with a row in this world.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.locations.len()
+    }
+
+    /// Whether no entity has a row in this world.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.locations.is_empty()
+    }
+
+    /// Whether exactly `entity` (generation included) is in this world: one
+    /// load and one compare. In a [`World`](super::World) this is the same as
+    /// being alive; in a world of a [`Universe`](crate::Universe) it says
+    /// whether the entity has entered this world.
+    #[inline]
+    pub fn contains_entity(&self, entity: Entity) -> bool {
+        self.locations.get(entity).is_some()
+    }
+
+    /// Whether `entity` is here and has component `T`.
+    pub fn contains<T: Component>(&self, entity: Entity) -> bool {
+        self.get::<T>(entity).is_ok()
+    }
+
+    /// Where `entity`'s row is, or why it has none.
+    #[inline]
+    pub fn location(&self, entity: Entity) -> Result<Location, EntityError> {
+        self.locations
+            .get(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))
+    }
+
+    /// Every entity in this world, in archetype and row order.
+    pub fn iter_entities(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.archetypes.iter().flat_map(|a| {
+            (0..a.chunk_count()).flat_map(move |c| a.chunk_entities(c).iter().copied())
+        })
+    }
+
+    /// Registers a component type described at runtime (or a Rust type under a
+    /// stable name). Names must be unique.
+    pub fn register_component(
+        &mut self,
+        descriptor: ComponentDescriptor,
+    ) -> Result<ComponentId, RegisterError> {
+        self.components.register_descriptor(descriptor)
+    }
+
+    /// The id of Rust type `T`, registering it on first use.
+    pub fn component_id<T: Component>(&mut self) -> ComponentId {
+        self.components.register::<T>()
+    }
+
+    /// A shared reference to `entity`'s `T`.
+    #[inline]
+    pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, EntityError> {
+        let ptr = self.component_ptr::<T>(entity)?;
+        // SAFETY: the slot holds an initialised `T`; `&self` prevents mutation.
+        Ok(unsafe { &*ptr })
+    }
+
+    /// A mutable reference to `entity`'s `T`.
+    #[inline]
+    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
+        let ptr = self.component_ptr::<T>(entity)?;
+        // SAFETY: the slot holds an initialised `T`; `&mut self` makes this the only access.
+        Ok(unsafe { &mut *ptr })
+    }
+
+    /// Pointer to `entity`'s `T`, valid until the next structural change.
+    #[inline]
+    pub(crate) fn component_ptr<T: Component>(
+        &self,
+        entity: Entity,
+    ) -> Result<*mut T, EntityError> {
+        let location = self.location(entity)?;
+        let missing = EntityError::MissingComponent {
+            entity,
+            component: std::any::type_name::<T>(),
+        };
+        let id = self.components.id_of::<T>().ok_or(missing)?;
+        let arch = self.archetypes.get(location.archetype);
+        let column = arch.column_of(id).ok_or(missing)?;
+        Ok(arch
+            .slot_ptr(location.chunk, location.row, column)
+            .cast::<T>()
+            .as_ptr())
+    }
+
+    /// Adds a component manager. With [`DestroyNotice::Callback`] it hears of
+    /// every despawn; with [`DestroyNotice::LazyGc`] it is swept by
+    /// `collect_garbage`. Replaces and returns a manager of the same type.
+    pub fn add_manager<M: ComponentManager>(
+        &mut self,
+        manager: M,
+        notice: DestroyNotice,
+    ) -> Option<M> {
+        self.managers.add(manager, notice)
+    }
+
+    /// The manager of type `M`.
+    pub fn manager<M: ComponentManager>(&self) -> Option<&M> {
+        self.managers.get()
+    }
+
+    /// The manager of type `M`, mutably.
+    pub fn manager_mut<M: ComponentManager>(&mut self) -> Option<&mut M> {
+        self.managers.get_mut()
+    }
+
+    /// Removes and returns the manager of type `M`.
+    pub fn remove_manager<M: ComponentManager>(&mut self) -> Option<M> {
+        self.managers.remove()
+    }
+
+    /// Stores a resource (a world-level singleton), returning the old one.
+    pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) -> Option<R> {
+        self.resources.insert(value)
+    }
+
+    /// The resource of type `R`.
+    pub fn resource<R: Send + Sync + 'static>(&self) -> Option<&R> {
+        self.resources.get()
+    }
+
+    /// The resource of type `R`, mutably.
+    pub fn resource_mut<R: Send + Sync + 'static>(&mut self) -> Option<&mut R> {
+        self.resources.get_mut()
+    }
+
+    /// Removes and returns the resource of type `R`.
+    pub fn remove_resource<R: Send + Sync + 'static>(&mut self) -> Option<R> {
+        self.resources.remove()
+    }
+
+    /// The resources map.
+    pub fn resources(&self) -> &Resources {
+        &self.resources
+    }
+
+    /// Bytes of chunk memory held by all archetypes, including chunks emptied
+    /// by despawns and kept for reuse.
+    pub fn chunk_memory_bytes(&self) -> usize {
+        self.archetypes.iter().map(|a| a.chunk_memory_bytes()).sum()
+    }
+
+    /// Returns unused chunk memory to the allocator and reports how many bytes.
+    ///
+    /// Chunks emptied by despawns and moves stay with their archetype so that
+    /// respawning never allocates; after a large despawn that will not be
+    /// followed by a respawn, this frees every block of chunks none of which
+    /// is in use.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// let es = world.spawn_batch((0..10_000u32).map(|i| (i, i as f32)));
+    /// world.despawn_batch(&es);
+    /// assert!(world.chunk_memory_bytes() > 0, "kept for reuse");
+    /// let freed = world.free_unused_chunk_memory();
+    /// assert!(freed > 0);
+    /// assert_eq!(world.chunk_memory_bytes(), 0);
+    /// ```
+    pub fn free_unused_chunk_memory(&mut self) -> usize {
+        self.archetypes
+            .iter_mut()
+            .map(|a| a.free_unused_chunk_memory())
+            .sum()
+    }
+
+    /// Verifies the storage invariants: the archetypes and their graph, and
+    /// that the entity index and the rows agree both ways. Panics on failure.
+    /// Meant for tests and debugging; it walks the whole world.
+    pub fn check_invariants(&self) {
+        self.archetypes.check_invariants();
+        let mut rows = 0usize;
+        for arch in self.archetypes.iter() {
+            for c in 0..arch.chunk_count() {
+                for (r, &e) in arch.chunk_entities(c).iter().enumerate() {
+                    let loc = self
+                        .locations
+                        .get(e)
+                        .unwrap_or_else(|| panic!("stored entity {e} has a location"));
+                    assert_eq!(
+                        (loc.archetype, loc.chunk.index(), loc.row.index()),
+                        (arch.id(), c, r),
+                        "entity index disagrees with storage for {e}"
+                    );
+                    rows += 1;
+                }
+            }
+        }
+        let located = self.locations.iter().count();
+        assert_eq!(located, rows, "every located entity has exactly one row");
+        assert_eq!(self.locations.len(), rows, "the index counts its entries");
+    }
+}

@@ -1,0 +1,533 @@
+//! Structural changes: one core per operation.
+//!
+//! Every way of changing which components an entity has goes through one of
+//! four functions here, whatever its front end (typed, untyped, command
+//! buffer, batch):
+//! - [`WorldCore::place_row`]: a new entity gets a row holding a bundle;
+//! - [`WorldCore::insert_fields`]: add or replace a bundle's components;
+//! - [`WorldCore::remove_fields`]: take a bundle's components out;
+//! - [`WorldCore::despawn_rows`]: drop entities' rows and values.
+//!
+//! Each looks its target up through the archetype graph's cached edge for
+//! (archetype, bundle), so after the first time a change costs one binary
+//! search. A move appends a row to the target archetype, copies the
+//! components both archetypes share as raw bytes (never dropping and
+//! rebuilding them), and removes the source row by moving the source's last
+//! row into the hole. Values that an operation replaces are parked in a
+//! [`Graveyard`] and dropped only once the world is consistent again, so a
+//! panicking `Drop` never leaves a half-made row behind.
+//!
+//! Callers validate first (the entity is here, the bundle is well formed)
+//! and only then call a core, so a refused call changes nothing.
+
+use super::core::WorldCore;
+use crate::bundle::{Bundle, BundleId};
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::location::{EntityLocations, Location};
+use crate::manager::Managers;
+use crate::storage::archetype::copy_value;
+use crate::storage::archetypes::{EdgeIndex, FieldTarget};
+use crate::storage::{Archetype, ArchetypeId, Archetypes, ChunkIndex, ColumnIndex};
+use std::alloc::Layout;
+
+/// Most fields whose column pointers are gathered on the stack; runtime
+/// bundles with more use the heap.
+const STACK_FIELDS: usize = 16;
+
+/// Calls `f` with each column's start in `chunk` of `arch`, in the order given.
+#[inline]
+fn with_bases<R>(
+    arch: &Archetype,
+    chunk: ChunkIndex,
+    columns: impl ExactSizeIterator<Item = ColumnIndex>,
+    f: impl FnOnce(&[*mut u8]) -> R,
+) -> R {
+    let n = columns.len();
+    if n <= STACK_FIELDS {
+        let mut bases = [std::ptr::null_mut::<u8>(); STACK_FIELDS];
+        for (base, col) in bases.iter_mut().zip(columns) {
+            *base = arch.column_ptr(chunk.index(), col).as_ptr();
+        }
+        f(&bases[..n])
+    } else {
+        let bases: Vec<*mut u8> = columns
+            .map(|col| arch.column_ptr(chunk.index(), col).as_ptr())
+            .collect();
+        f(&bases)
+    }
+}
+
+/// Column starts of one chunk, in bundle field order: on the stack for up
+/// to [`STACK_FIELDS`] fields.
+struct Bases {
+    inline: [*mut u8; STACK_FIELDS],
+    heap: Vec<*mut u8>,
+    len: usize,
+}
+
+impl Bases {
+    fn new() -> Self {
+        Bases {
+            inline: [std::ptr::null_mut(); STACK_FIELDS],
+            heap: Vec::new(),
+            len: 0,
+        }
+    }
+
+    fn fill(&mut self, arch: &Archetype, chunk: ChunkIndex, columns: &[FieldTarget]) {
+        self.len = columns.len();
+        let base = |f: &FieldTarget| arch.column_ptr(chunk.index(), f.column).as_ptr();
+        if self.len <= STACK_FIELDS {
+            for (slot, f) in self.inline.iter_mut().zip(columns) {
+                *slot = base(f);
+            }
+        } else {
+            self.heap.clear();
+            self.heap.extend(columns.iter().map(base));
+        }
+    }
+
+    fn as_slice(&self) -> &[*mut u8] {
+        if self.len <= STACK_FIELDS {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+/// Places new rows of one bundle's own archetype, remembering the current
+/// chunk's column starts so a batch computes them once per chunk.
+pub(crate) struct RowPlacer {
+    target: ArchetypeId,
+    edge: EdgeIndex,
+    chunk: Option<ChunkIndex>,
+    bases: Bases,
+}
+
+impl RowPlacer {
+    /// A placer for bundle `bundle` of `core`.
+    #[inline]
+    pub(crate) fn new(core: &mut WorldCore, bundle: BundleId) -> Self {
+        let info = core.bundles.info(bundle);
+        let edge = core
+            .archetypes
+            .insert_edge(ArchetypeId::EMPTY, bundle, info, &core.components);
+        RowPlacer {
+            target: core.archetypes.insert_edge_at(edge).target,
+            edge,
+            chunk: None,
+            bases: Bases::new(),
+        }
+    }
+
+    /// Reserves room for `additional` more rows.
+    pub(crate) fn reserve(&self, core: &mut WorldCore, additional: usize) {
+        core.archetypes.get_mut(self.target).reserve(additional);
+    }
+
+    /// Gives the new entity `entity` a row, filled by `write`.
+    ///
+    /// # Safety
+    /// As [`WorldCore::place_row`]; `core` must be the core this placer was
+    /// made for.
+    #[inline]
+    pub(crate) unsafe fn place(
+        &mut self,
+        core: &mut WorldCore,
+        entity: Entity,
+        write: impl FieldWriter,
+    ) -> Location {
+        debug_assert!(core.locations.get(entity).is_none());
+        let archetypes = &mut core.archetypes;
+        // SAFETY: every column of the bundle's own archetype is a bundle field,
+        // which `write` initialises just below (caller's contract).
+        let (chunk, row) = unsafe { archetypes.get_mut(self.target).push_uninit(entity) };
+        if self.chunk != Some(chunk) {
+            let fields = &archetypes.insert_edge_at(self.edge).fields;
+            self.bases.fill(archetypes.get(self.target), chunk, fields);
+            self.chunk = Some(chunk);
+        }
+        write(self.bases.as_slice(), row.index());
+        let location = Location {
+            archetype: self.target,
+            chunk,
+            row,
+        };
+        core.locations.set(entity, location);
+        location
+    }
+}
+
+/// Writes a bundle's fields: `write(bases, row)` gets, in field order, each
+/// field's column start in the target chunk and the row to write.
+pub(crate) trait FieldWriter: FnOnce(&[*mut u8], usize) {}
+impl<F: FnOnce(&[*mut u8], usize)> FieldWriter for F {}
+
+/// The writer of a typed bundle value.
+///
+/// # Safety
+/// The returned writer must be called with the columns of exactly `B`'s
+/// fields, in field order, at a row whose field slots are free to overwrite.
+#[inline]
+pub(crate) unsafe fn typed_writer<B: Bundle>(bundle: B) -> impl FieldWriter {
+    move |bases: &[*mut u8], row: usize| {
+        // SAFETY: the caller passes `B`'s columns in field order, and the
+        // slots at `row` are uninitialised or already parked.
+        unsafe { bundle.write_row(bases, row) }
+    }
+}
+
+impl WorldCore {
+    /// The id of bundle type `B` in this world, registering it on first use.
+    /// A malformed bundle is refused before anything is registered.
+    #[inline]
+    pub(crate) fn bundle_id<B: Bundle>(&mut self) -> Result<BundleId, EntityError> {
+        self.bundles.of::<B>(&mut self.components)
+    }
+
+    /// Gives the new entity `entity` (in no archetype yet) a row holding the
+    /// bundle `bundle`, whose fields `write` fills, and records its location.
+    ///
+    /// # Safety
+    /// `entity` must have no row in this world, and `write` must initialise
+    /// every field slot it is handed with a valid value of that field's type.
+    #[inline]
+    pub(crate) unsafe fn place_row(
+        &mut self,
+        entity: Entity,
+        bundle: BundleId,
+        write: impl FieldWriter,
+    ) -> Location {
+        let mut placer = RowPlacer::new(self, bundle);
+        // SAFETY: forwarded contract.
+        unsafe { placer.place(self, entity, write) }
+    }
+
+    /// Gives each new entity of `entities` a row of bundle `bundle`'s own
+    /// archetype, a chunk-long run at a time: `fill(bases, first_row, done,
+    /// run)` must write the fields of entities `done..done + run` into rows
+    /// `first_row..first_row + run` of the columns at `bases`.
+    ///
+    /// # Safety
+    /// No entity of `entities` may have a row here, and `fill` must initialise
+    /// every field slot of every run it is handed, without panicking.
+    pub(crate) unsafe fn place_rows(
+        &mut self,
+        entities: &[Entity],
+        bundle: BundleId,
+        mut fill: impl FnMut(&[*mut u8], usize, usize, usize),
+    ) {
+        let placer = RowPlacer::new(self, bundle);
+        placer.reserve(self, entities.len());
+        let target = placer.target;
+        let mut bases = Bases::new();
+        let mut done = 0;
+        while done < entities.len() {
+            let arch = self.archetypes.get_mut(target);
+            let cap = arch.chunk_capacity() as usize;
+            let row0 = arch.len() % cap;
+            let run = (cap - row0).min(entities.len() - done);
+            let mut chunk = ChunkIndex(0);
+            for (k, &entity) in entities[done..done + run].iter().enumerate() {
+                // SAFETY: the columns of this row are filled by `fill` below,
+                // before anything else can observe the archetype.
+                let (c, r) = unsafe { arch.push_uninit(entity) };
+                debug_assert_eq!(r.index(), row0 + k);
+                chunk = c;
+                self.locations.set(
+                    entity,
+                    Location {
+                        archetype: target,
+                        chunk,
+                        row: r,
+                    },
+                );
+            }
+            let fields = &self.archetypes.insert_edge_at(placer.edge).fields;
+            bases.fill(self.archetypes.get(target), chunk, fields);
+            fill(bases.as_slice(), row0, done, run);
+            done += run;
+        }
+    }
+
+    /// Adds the components of `bundle` to `entity`, which lives at `location`;
+    /// components it already has are replaced, and their old values drop
+    /// after the new ones are in place. Returns the new location.
+    ///
+    /// # Safety
+    /// `location` must be `entity`'s location, and `write` must initialise
+    /// every field slot it is handed with a valid value of that field's type.
+    pub(crate) unsafe fn insert_fields(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        bundle: BundleId,
+        write: impl FieldWriter,
+    ) -> Location {
+        let info = self.bundles.info(bundle);
+        let edge = self
+            .archetypes
+            .insert_edge(location.archetype, bundle, info, &self.components);
+        let target = self.archetypes.insert_edge_at(edge).target;
+        let new = if target == location.archetype {
+            location
+        } else {
+            // SAFETY: the target is a superset of the source; the columns it
+            // adds are bundle fields, written below.
+            unsafe { self.move_row(entity, location, target) }
+        };
+        let edge = self.archetypes.insert_edge_at(edge);
+        let arch = self.archetypes.get(target);
+        let info = self.bundles.info(bundle);
+        // Park the values being replaced: they now sit in the new row.
+        let mut graveyard = Graveyard::default();
+        for (f, &id) in edge.fields.iter().zip(info.ids()) {
+            if f.replaces {
+                let c = self.components.info(id);
+                let slot = arch.slot_ptr(new.chunk, new.row, f.column);
+                // SAFETY: the slot holds an initialised value of `id`, which
+                // the write below overwrites without dropping.
+                unsafe { graveyard.bury(slot.as_ptr(), c.layout(), c.drop_fn()) };
+            }
+        }
+        with_bases(
+            arch,
+            new.chunk,
+            edge.fields.iter().map(|f| f.column),
+            |bases| write(bases, new.row.index()),
+        );
+        drop(graveyard);
+        new
+    }
+
+    /// Takes the components of `bundle` out of `entity`, which lives at
+    /// `location`: `take(bases, row)` gets each field's column start in the
+    /// entity's chunk (in field order) and must move every value out. Fails,
+    /// changing nothing, if the entity lacks one of them.
+    ///
+    /// # Safety
+    /// `location` must be `entity`'s location, and `take` must take ownership
+    /// of every value it is handed (read it out or bury it) without panicking.
+    pub(crate) unsafe fn remove_fields(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        bundle: BundleId,
+        take: impl FnOnce(&[*mut u8], usize),
+    ) -> Result<Location, EntityError> {
+        let info = self.bundles.info(bundle);
+        let edge = self
+            .archetypes
+            .remove_edge(location.archetype, bundle, info, &self.components);
+        let edge = self.archetypes.remove_edge_at(edge);
+        let target = match edge.target {
+            Ok(target) => target,
+            Err(missing) => return Err(self.components.missing(entity, missing)),
+        };
+        let source = self.archetypes.get(location.archetype);
+        with_bases(
+            source,
+            location.chunk,
+            edge.fields.iter().copied(),
+            |bases| take(bases, location.row.index()),
+        );
+        // SAFETY: the target is the source minus the bundle, whose values
+        // were all moved out above.
+        Ok(unsafe { self.move_row(entity, location, target) })
+    }
+
+    /// Moves `entity` from its row at `from` to a new row in `to`, copying the
+    /// components both share. Returns the new location; the index is updated
+    /// for `entity` and for the row that filled the hole.
+    ///
+    /// # Safety
+    /// `from` must be `entity`'s location and `to != from.archetype`. Every
+    /// source component `to` lacks must already be moved out. Every column of
+    /// `to` that the source lacks is left uninitialised: the caller must write
+    /// it before anything else touches the world.
+    unsafe fn move_row(&mut self, entity: Entity, from: Location, to: ArchetypeId) -> Location {
+        let (source, target) = self.archetypes.pair_mut(from.archetype, to);
+        // SAFETY: the caller initialises the target-only columns; shared columns
+        // are copied just below.
+        let (chunk, row) = unsafe { target.push_uninit(entity) };
+        let (src_ids, dst_ids) = (source.components(), target.components());
+        let mut d = 0;
+        for (s, &id) in src_ids.iter().enumerate() {
+            while d < dst_ids.len() && dst_ids[d] < id {
+                d += 1;
+            }
+            if d < dst_ids.len() && dst_ids[d] == id {
+                let s = ColumnIndex(s as u32);
+                let src = source.slot_ptr(from.chunk, from.row, s);
+                let dst = target.slot_ptr(chunk, row, ColumnIndex(d as u32));
+                // SAFETY: two slots of the same component type in different
+                // archetypes' chunks; the source value is forgotten below.
+                unsafe { copy_value(src.as_ptr(), dst.as_ptr(), source.column_size(s)) };
+            }
+        }
+        // SAFETY: every value of the source row was copied, or moved out by
+        // the caller.
+        let moved = unsafe { source.swap_remove_forget(from.chunk, from.row) };
+        if let Some(moved) = moved {
+            self.locations.set(moved, from);
+        }
+        let new = Location {
+            archetype: to,
+            chunk,
+            row,
+        };
+        self.locations.set(entity, new);
+        new
+    }
+
+    /// Removes the rows of every entity of `entities` that is here and that
+    /// `is_dying` accepts (asked once per such entity, in order), dropping
+    /// their values, then tells callback managers about every removed
+    /// entity, even if a `Drop` panicked. Entities not removed go to
+    /// `on_missing` with their position. Returns how many rows were removed.
+    pub(crate) fn despawn_rows(
+        &mut self,
+        entities: &[Entity],
+        mut is_dying: impl FnMut(Entity) -> bool,
+        mut on_missing: impl FnMut(usize, Entity),
+    ) -> usize {
+        let notify = NotifyManagers::new(&mut self.managers, &mut self.despawned);
+        for (k, &entity) in entities.iter().enumerate() {
+            match self.locations.get(entity) {
+                Some(location) if is_dying(entity) => {
+                    notify.destroyed.push(entity);
+                    drop_row(&mut self.locations, &mut self.archetypes, entity, location);
+                }
+                _ => on_missing(k, entity),
+            }
+        }
+        notify.destroyed.len()
+    }
+
+    /// Removes entities that died in a shared id space: drops their rows (if
+    /// they had any here) and tells callback managers about all of them.
+    pub(crate) fn forget_destroyed(&mut self, destroyed: &[Entity]) {
+        let notify = NotifyManagers::new(&mut self.managers, &mut self.despawned);
+        notify.destroyed.extend_from_slice(destroyed);
+        for &entity in destroyed {
+            if let Some(location) = self.locations.get(entity) {
+                drop_row(&mut self.locations, &mut self.archetypes, entity, location);
+            }
+        }
+    }
+}
+
+/// Removes `entity`'s row at `location` and drops its values; the index
+/// forgets `entity` and follows the row that filled the hole before any value
+/// drops, so it is consistent even if a drop panics.
+fn drop_row(
+    locations: &mut EntityLocations,
+    archetypes: &mut Archetypes,
+    entity: Entity,
+    location: Location,
+) {
+    locations.clear(entity);
+    let arch = archetypes.get_mut(location.archetype);
+    // SAFETY: `location` is the live row of `entity` (index invariant).
+    unsafe {
+        arch.swap_remove_drop(location.chunk, location.row, |moved| {
+            if let Some(moved) = moved {
+                locations.set(moved, location);
+            }
+        })
+    };
+}
+
+/// Collects destroyed entities and tells callback managers about them when
+/// dropped, so they hear of every despawn even if a component's `Drop` panicked.
+struct NotifyManagers<'a> {
+    managers: &'a mut Managers,
+    destroyed: &'a mut Vec<Entity>,
+}
+
+impl<'a> NotifyManagers<'a> {
+    fn new(managers: &'a mut Managers, scratch: &'a mut Vec<Entity>) -> Self {
+        scratch.clear();
+        NotifyManagers {
+            managers,
+            destroyed: scratch,
+        }
+    }
+}
+
+impl Drop for NotifyManagers<'_> {
+    fn drop(&mut self) {
+        self.managers.notify_destroyed(self.destroyed);
+    }
+}
+
+/// Values moved out of storage, dropped when the graveyard drops (after the
+/// world is consistent). A panicking drop still lets the rest drop, and the
+/// buffers are freed either way.
+#[derive(Default)]
+pub(crate) struct Graveyard {
+    graves: Vec<Grave>,
+}
+
+/// One buried value: a heap copy and how to drop and free it.
+struct Grave {
+    drop_fn: unsafe fn(*mut u8),
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+impl Graveyard {
+    /// Moves the value at `ptr` into the graveyard. Values without a drop
+    /// function are simply forgotten.
+    ///
+    /// # Safety
+    /// `ptr` must point to an initialised value of `layout` that `drop_fn` may
+    /// drop; the caller must treat the original as moved out.
+    pub(crate) unsafe fn bury(
+        &mut self,
+        ptr: *mut u8,
+        layout: Layout,
+        drop_fn: Option<unsafe fn(*mut u8)>,
+    ) {
+        let Some(drop_fn) = drop_fn else { return };
+        let copy = if layout.size() == 0 {
+            std::ptr::without_provenance_mut::<u8>(layout.align())
+        } else {
+            // SAFETY: `layout` has non-zero size.
+            let p = unsafe { std::alloc::alloc(layout) };
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            // SAFETY: `p` is fresh and `layout.size()` bytes long; `ptr` is a valid value.
+            unsafe { std::ptr::copy_nonoverlapping(ptr, p, layout.size()) };
+            p
+        };
+        self.graves.push(Grave {
+            drop_fn,
+            ptr: copy,
+            layout,
+        });
+    }
+}
+
+impl Drop for Graveyard {
+    fn drop(&mut self) {
+        struct FreeAll<'a>(&'a [Grave]);
+        impl Drop for FreeAll<'_> {
+            fn drop(&mut self) {
+                for grave in self.0 {
+                    if grave.layout.size() != 0 {
+                        // SAFETY: allocated in `bury` with this layout.
+                        unsafe { std::alloc::dealloc(grave.ptr, grave.layout) };
+                    }
+                }
+            }
+        }
+        let _free = FreeAll(&self.graves);
+        let values = self.graves.iter().map(|g| (g.drop_fn, g.ptr));
+        // SAFETY: each buried copy is an initialised value, dropped once here.
+        unsafe { crate::storage::archetype::drop_each(values) };
+    }
+}
