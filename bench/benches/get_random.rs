@@ -20,6 +20,17 @@ fn get_random(c: &mut Criterion) {
         })
     });
 
+    // The type looked up once, outside the loop: a held query's `get`.
+    let mut query = doecs::QueryState::<&Position>::new(&world);
+    g.bench_function("doecs_held_query", |b| {
+        b.iter(|| {
+            order
+                .iter()
+                .map(|&e| query.get(&world, e).unwrap().0.x)
+                .sum::<f32>()
+        })
+    });
+
     let mut world = hecs::World::new();
     let order = shuffled(world.spawn_batch((0..n).map(|_| bundle())).collect());
     g.bench_function("hecs", |b| {

@@ -34,7 +34,8 @@
 
 use crate::bundle::Bundle;
 use crate::component::Component;
-use crate::entity::{Entities, Entity};
+use crate::entities::Entities;
+use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::schedule::ids::SpawnIds;
 use crate::world::World;
@@ -251,7 +252,7 @@ impl CommandBuffer {
     /// reserved in `world`.
     pub fn discard(&mut self, world: &mut World) {
         self.clear();
-        self.cancel_reserved(&mut world.entities);
+        self.cancel_reserved(&mut world.core.entities);
     }
 
     /// Cancels every reservation of this buffer whose spawn did not happen.
@@ -277,7 +278,7 @@ impl CommandBuffer {
     /// when a payload panics). Use [`World::apply`].
     fn apply_to(&mut self, world: &mut World) -> ApplyReport {
         let outcome = catch_unwind(AssertUnwindSafe(|| self.run_commands(world)));
-        self.cancel_reserved(&mut world.entities);
+        self.cancel_reserved(&mut world.core.entities);
         match outcome {
             Ok(report) => report,
             Err(payload) => resume_unwind(payload),

@@ -5,6 +5,7 @@
 pub mod bundle;
 pub mod command;
 pub mod component;
+pub mod entities;
 pub mod entity;
 pub mod error;
 pub mod location;
@@ -24,7 +25,8 @@ pub use component::{
     name_hash, Component, ComponentDescriptor, ComponentId, ComponentInfo, Components,
     RegisterError,
 };
-pub use entity::{Entities, Entity, MIN_FREE_INDICES};
+pub use entities::{Entities, SlotState};
+pub use entity::{Entity, MIN_FREE_INDICES};
 pub use error::EntityError;
 pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
@@ -32,7 +34,7 @@ pub use query::{
     Access, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, With, Without,
 };
 pub use schedule::{Plan, RunReport, Schedule, ScheduleError};
-pub use storage::ArchetypeId;
+pub use storage::{ArchetypeId, Row};
 pub use system::builder::SystemDesc;
 pub use system::{system, Conflict, System, SystemAccess, SystemBuilder, SystemContext};
 pub use type_index::{TypeIdHasher, TypeIdMap};

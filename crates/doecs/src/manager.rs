@@ -16,7 +16,8 @@
 //!   stops after four live ones in a row, so it costs almost nothing when nothing
 //!   died.
 
-use crate::entity::{Entities, Entity};
+use crate::entities::Entities;
+use crate::entity::Entity;
 use std::any::Any;
 
 /// How a manager hears about destroyed entities.

@@ -3,9 +3,9 @@
 //! Bitsquid lets the same entity live in a "game" world and an "inventory"
 //! world at once: one entity manager hands out the ids, and each world keeps
 //! its own component storage and managers. A [`Universe`] is that entity
-//! manager: it owns the only allocator, and its worlds are [`WorldCore`]s,
-//! which have no allocator at all, so no call on a world can hand out an id
-//! of its own. Destroying an entity through the universe removes its row from
+//! manager: it owns the only allocating entity table, and its worlds are
+//! [`WorldCore`]s, whose tables are only indices and which offer no way to
+//! allocate, so no call on a world can hand out an id of its own. Destroying an entity through the universe removes its row from
 //! every world and tells every world's callback managers, so no world can
 //! keep a stale entity.
 //!
@@ -16,7 +16,8 @@
 
 use crate::bundle::Bundle;
 use crate::component::Component;
-use crate::entity::{Entities, Entity};
+use crate::entities::Entities;
+use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::query::{Query, QueryCaches, QueryData, QueryFilter};
 use crate::world::{WorldConfig, WorldCore};
@@ -166,6 +167,7 @@ impl Universe {
         self.entities.check_invariants();
         for world in &self.worlds {
             world.core.check_invariants();
+            world.core.entities.check_index_invariants();
             for e in world.core.iter_entities() {
                 assert!(self.entities.alive(e), "world keeps dead entity {e}");
             }

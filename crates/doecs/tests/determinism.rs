@@ -29,9 +29,9 @@ struct Scale {
 fn scale() -> Scale {
     if cfg!(miri) {
         Scale {
-            first: 70,
-            each: 3,
-            frames: 3,
+            first: 40,
+            each: 2,
+            frames: 2,
         }
     } else {
         Scale {
@@ -146,7 +146,7 @@ fn run(threads: usize) -> (u64, usize) {
 fn entity_ids_and_values_are_the_same_at_1_2_4_and_8_threads() {
     let one = run(1);
     assert!(one.1 > 0);
-    let others: &[usize] = if cfg!(miri) { &[2, 8] } else { &[2, 4, 8] };
+    let others: &[usize] = if cfg!(miri) { &[4] } else { &[2, 4, 8] };
     for &threads in others {
         assert_eq!(run(threads), one, "{threads} threads");
     }
@@ -155,7 +155,7 @@ fn entity_ids_and_values_are_the_same_at_1_2_4_and_8_threads() {
 #[test]
 fn repeated_runs_at_4_threads_agree() {
     let first = run(4);
-    for _ in 0..if cfg!(miri) { 1 } else { 3 } {
+    for _ in 0..if cfg!(miri) { 0 } else { 3 } {
         assert_eq!(run(4), first);
     }
 }
@@ -163,7 +163,7 @@ fn repeated_runs_at_4_threads_agree() {
 #[test]
 fn two_spawning_systems_get_the_same_ids_whichever_runs_first() {
     // The original report: two non-conflicting systems, 20,000 spawns each.
-    let n = if cfg!(miri) { 70 } else { 20_000 };
+    let n = if cfg!(miri) { 40 } else { 20_000 };
     let ids = |threads| {
         let mut world = World::new();
         let mut s = Schedule::with_threads(threads);

@@ -166,6 +166,6 @@ fn swap_remove_keeps_rows_dense_and_index_right() {
         }
     }
     let a = world.archetypes().get(arch);
-    let cap = a.chunk_capacity() as usize;
+    let cap = a.chunk_rows();
     assert_eq!(a.chunk_count(), a.len().div_ceil(cap));
 }

@@ -204,7 +204,7 @@ fn rows_larger_than_a_chunk() {
         .collect();
     let id = world.location(es[0]).unwrap().archetype;
     let arch = world.archetypes().get(id);
-    assert_eq!(arch.chunk_capacity(), 1);
+    assert_eq!(arch.chunk_rows(), 1);
     assert_eq!(arch.chunk_count(), 6);
     world.despawn(es[2]).unwrap();
     world.insert_one(es[3], Align64(3)).unwrap();

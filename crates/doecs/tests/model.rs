@@ -584,19 +584,14 @@ impl Harness {
                 assert_eq!(got, expect);
             }
             Op::QueryChunks => {
-                let cap_rows = self
-                    .world
-                    .archetypes()
-                    .iter()
-                    .map(|a| a.chunk_capacity())
-                    .max();
+                let cap_rows = self.world.archetypes().iter().map(|a| a.chunk_rows()).max();
                 let mut seen = Vec::new();
                 self.world
                     .query_mut::<(Entity, &mut A)>()
                     .for_each_chunk(|(es, as_)| {
                         assert_eq!(es.len(), as_.len());
                         assert!(!es.is_empty(), "chunks in use are never empty");
-                        assert!(es.len() <= cap_rows.unwrap() as usize);
+                        assert!(es.len() <= cap_rows.unwrap());
                         for (e, a) in es.iter().zip(as_.iter_mut()) {
                             a.0 = a.0.wrapping_mul(3);
                             seen.push(*e);

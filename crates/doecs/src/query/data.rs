@@ -2,9 +2,9 @@
 //!
 //! A [`QueryData`] type (`&T`, `&mut T`, `Option<&T>`, `Option<&mut T>`,
 //! [`Entity`], or a tuple of these) describes three things: whether an
-//! archetype matches (and which columns it uses there), a per-chunk `Fetch` of
-//! raw column pointers, and how to turn a fetch into one row's item or into
-//! the whole chunk's slices. The chunk form is seed 002's
+//! archetype matches (and which columns it uses there), a per-archetype
+//! `Fetch` of raw column pointers, and how to turn a fetch into one row's
+//! item or into one chunk's slices. The chunk form is seed 002's
 //! `Execute(entityCount, components)`: plain slices the compiler can vectorize.
 
 use super::access::{Access, AccessKey};
@@ -18,14 +18,14 @@ use std::ptr::NonNull;
 /// # Safety
 /// `access` must record every component `fetch` reads (as a read) or hands out
 /// mutably (as a write). `fetch`, `item` and `slice` must only touch the columns
-/// found by `match_archetype` for that archetype, and `slice(fetch, len)` must
-/// cover exactly rows `0..len`.
+/// found by `match_archetype` for that archetype, and `slice(fetch, start,
+/// len)` must cover exactly rows `start..start + len`.
 pub unsafe trait QueryData {
     /// One entity's item.
     type Item<'w>;
     /// One chunk's slices.
     type Slice<'w>;
-    /// Raw pointers into one chunk.
+    /// Raw pointers into one archetype's columns.
     type Fetch: Copy;
     /// What matching found in one archetype (its columns).
     type State: Copy + Send + Sync + 'static;
@@ -39,32 +39,25 @@ pub unsafe trait QueryData {
     /// The archetype's state if it matches, else `None`.
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State>;
 
-    /// Pointers into chunk `chunk` of a matching archetype.
+    /// Pointers to row 0 of the columns of a matching archetype.
     ///
     /// # Safety
-    /// `state` must come from `match_archetype` on this archetype, and `chunk`
-    /// must be a chunk in use.
-    unsafe fn fetch(archetype: &Archetype, state: Self::State, chunk: usize) -> Self::Fetch;
+    /// `state` must come from `match_archetype` on this archetype.
+    unsafe fn fetch(archetype: &Archetype, state: Self::State) -> Self::Fetch;
 
-    /// Row `row` of a fetched chunk.
+    /// Row `row` of a fetched archetype.
     ///
     /// # Safety
-    /// `row` must be a live row of the fetched chunk; the caller must hold the
-    /// access `access` describes for `'w`, and hand out each row's mutable
+    /// `row` must be a live row of the fetched archetype; the caller must hold
+    /// the access `access` describes for `'w`, and hand out each row's mutable
     /// parts at most once at a time.
     unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> Self::Item<'w>;
 
-    /// Hints the CPU to start loading the first rows of a fetched chunk. The
-    /// loops call it for the next chunk before walking the current one, so the
-    /// short column runs of 16 KiB chunks do not each start with cache misses.
-    #[inline]
-    fn prefetch(_fetch: Self::Fetch) {}
-
-    /// Rows `0..len` of a fetched chunk as slices.
+    /// Rows `start..start + len` of a fetched archetype as slices.
     ///
     /// # Safety
-    /// `len` must be the chunk's length; access as for [`QueryData::item`].
-    unsafe fn slice<'w>(fetch: Self::Fetch, len: usize) -> Self::Slice<'w>;
+    /// The rows must be live; access as for [`QueryData::item`].
+    unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> Self::Slice<'w>;
 }
 
 /// Query data that only reads, so it can run on a shared `&World`.
@@ -78,27 +71,10 @@ pub struct Read<T>(std::marker::PhantomData<fn() -> T>);
 /// Cache key marking a write of `T`.
 pub struct Write<T>(std::marker::PhantomData<fn() -> T>);
 
-/// Prefetches the first four cache lines at `ptr`. A hint only: it never
-/// faults and never reads memory, whatever the address (and it is compiled out
-/// under Miri and off x86_64).
-#[inline(always)]
-fn prefetch_lines(ptr: *const i8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    for line in 0..4 {
-        // SAFETY: `_mm_prefetch` is a cache hint with no memory access, valid
-        // for any address; `wrapping_add` keeps the arithmetic defined.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                ptr.wrapping_add(line * 64),
-            )
-        };
-    }
-    let _ = ptr;
-}
-
-/// Pointer to column `column` of `chunk`, typed.
-fn column<T>(archetype: &Archetype, column: ColumnIndex, chunk: usize) -> NonNull<T> {
-    archetype.column_ptr(chunk, column).cast()
+/// Pointer to row 0 of column `column`, typed.
+#[inline]
+fn column<T>(archetype: &Archetype, column: ColumnIndex) -> NonNull<T> {
+    archetype.column_ptr(column).cast()
 }
 
 // SAFETY: reads exactly the column matched for `T`, recorded as a read.
@@ -108,11 +84,6 @@ unsafe impl<T: Component> QueryData for &T {
     type Fetch = NonNull<T>;
     type State = ColumnIndex;
     type Key = Read<T>;
-    #[inline]
-    fn prefetch(fetch: NonNull<T>) {
-        prefetch_lines(fetch.as_ptr().cast());
-    }
-
     fn access(access: &mut Access) {
         access.add_read(AccessKey::of::<T>());
     }
@@ -120,8 +91,8 @@ unsafe impl<T: Component> QueryData for &T {
         archetype.column_of(components.id_of::<T>()?)
     }
     #[inline]
-    unsafe fn fetch(archetype: &Archetype, state: ColumnIndex, chunk: usize) -> NonNull<T> {
-        column(archetype, state, chunk)
+    unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> NonNull<T> {
+        column(archetype, state)
     }
     #[inline]
     unsafe fn item<'w>(fetch: NonNull<T>, row: usize) -> &'w T {
@@ -129,9 +100,9 @@ unsafe impl<T: Component> QueryData for &T {
         unsafe { fetch.add(row).as_ref() }
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: NonNull<T>, len: usize) -> &'w [T] {
-        // SAFETY: rows `0..len` are live and contiguous in the column.
-        unsafe { std::slice::from_raw_parts(fetch.as_ptr(), len) }
+    unsafe fn slice<'w>(fetch: NonNull<T>, start: usize, len: usize) -> &'w [T] {
+        // SAFETY: the rows are live and contiguous in the column.
+        unsafe { std::slice::from_raw_parts(fetch.as_ptr().add(start), len) }
     }
 }
 // SAFETY: `&T` only reads.
@@ -144,11 +115,6 @@ unsafe impl<T: Component> QueryData for &mut T {
     type Fetch = NonNull<T>;
     type State = ColumnIndex;
     type Key = Write<T>;
-    #[inline]
-    fn prefetch(fetch: NonNull<T>) {
-        prefetch_lines(fetch.as_ptr().cast());
-    }
-
     fn access(access: &mut Access) {
         access.add_write(AccessKey::of::<T>());
     }
@@ -156,8 +122,8 @@ unsafe impl<T: Component> QueryData for &mut T {
         archetype.column_of(components.id_of::<T>()?)
     }
     #[inline]
-    unsafe fn fetch(archetype: &Archetype, state: ColumnIndex, chunk: usize) -> NonNull<T> {
-        column(archetype, state, chunk)
+    unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> NonNull<T> {
+        column(archetype, state)
     }
     #[inline]
     unsafe fn item<'w>(fetch: NonNull<T>, row: usize) -> &'w mut T {
@@ -165,9 +131,9 @@ unsafe impl<T: Component> QueryData for &mut T {
         unsafe { fetch.add(row).as_mut() }
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: NonNull<T>, len: usize) -> &'w mut [T] {
-        // SAFETY: rows `0..len` are live, contiguous, and exclusively ours.
-        unsafe { std::slice::from_raw_parts_mut(fetch.as_ptr(), len) }
+    unsafe fn slice<'w>(fetch: NonNull<T>, start: usize, len: usize) -> &'w mut [T] {
+        // SAFETY: the rows are live, contiguous, and exclusively ours.
+        unsafe { std::slice::from_raw_parts_mut(fetch.as_ptr().add(start), len) }
     }
 }
 
@@ -193,12 +159,8 @@ unsafe impl<T: Component> QueryData for Option<&T> {
         )
     }
     #[inline]
-    unsafe fn fetch(
-        archetype: &Archetype,
-        state: Option<ColumnIndex>,
-        chunk: usize,
-    ) -> Option<NonNull<T>> {
-        state.map(|c| column(archetype, c, chunk))
+    unsafe fn fetch(archetype: &Archetype, state: Option<ColumnIndex>) -> Option<NonNull<T>> {
+        state.map(|c| column(archetype, c))
     }
     #[inline]
     unsafe fn item<'w>(fetch: Option<NonNull<T>>, row: usize) -> Option<&'w T> {
@@ -206,9 +168,9 @@ unsafe impl<T: Component> QueryData for Option<&T> {
         fetch.map(|p| unsafe { p.add(row).as_ref() })
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: Option<NonNull<T>>, len: usize) -> Option<&'w [T]> {
+    unsafe fn slice<'w>(fetch: Option<NonNull<T>>, start: usize, len: usize) -> Option<&'w [T]> {
         // SAFETY: as for `&T`.
-        fetch.map(|p| unsafe { std::slice::from_raw_parts(p.as_ptr(), len) })
+        fetch.map(|p| unsafe { std::slice::from_raw_parts(p.as_ptr().add(start), len) })
     }
 }
 // SAFETY: only reads.
@@ -236,12 +198,8 @@ unsafe impl<T: Component> QueryData for Option<&mut T> {
         )
     }
     #[inline]
-    unsafe fn fetch(
-        archetype: &Archetype,
-        state: Option<ColumnIndex>,
-        chunk: usize,
-    ) -> Option<NonNull<T>> {
-        state.map(|c| column(archetype, c, chunk))
+    unsafe fn fetch(archetype: &Archetype, state: Option<ColumnIndex>) -> Option<NonNull<T>> {
+        state.map(|c| column(archetype, c))
     }
     #[inline]
     unsafe fn item<'w>(fetch: Option<NonNull<T>>, row: usize) -> Option<&'w mut T> {
@@ -249,9 +207,13 @@ unsafe impl<T: Component> QueryData for Option<&mut T> {
         fetch.map(|p| unsafe { p.add(row).as_mut() })
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: Option<NonNull<T>>, len: usize) -> Option<&'w mut [T]> {
+    unsafe fn slice<'w>(
+        fetch: Option<NonNull<T>>,
+        start: usize,
+        len: usize,
+    ) -> Option<&'w mut [T]> {
         // SAFETY: as for `&mut T`.
-        fetch.map(|p| unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), len) })
+        fetch.map(|p| unsafe { std::slice::from_raw_parts_mut(p.as_ptr().add(start), len) })
     }
 }
 
@@ -268,8 +230,8 @@ unsafe impl QueryData for Entity {
         Some(())
     }
     #[inline]
-    unsafe fn fetch(archetype: &Archetype, _: (), chunk: usize) -> NonNull<Entity> {
-        archetype.entities_ptr(chunk)
+    unsafe fn fetch(archetype: &Archetype, _: ()) -> NonNull<Entity> {
+        archetype.entities_ptr()
     }
     #[inline]
     unsafe fn item<'w>(fetch: NonNull<Entity>, row: usize) -> Self::Item<'w> {
@@ -277,9 +239,9 @@ unsafe impl QueryData for Entity {
         unsafe { fetch.add(row).read() }
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: NonNull<Entity>, len: usize) -> &'w [Entity] {
-        // SAFETY: rows `0..len` are live.
-        unsafe { std::slice::from_raw_parts(fetch.as_ptr(), len) }
+    unsafe fn slice<'w>(fetch: NonNull<Entity>, start: usize, len: usize) -> &'w [Entity] {
+        // SAFETY: the rows are live.
+        unsafe { std::slice::from_raw_parts(fetch.as_ptr().add(start), len) }
     }
 }
 // SAFETY: only reads.
@@ -304,13 +266,9 @@ macro_rules! tuple_query {
                 Some(($($name::match_archetype(archetype, components)?,)*))
             }
             #[inline]
-            unsafe fn fetch(archetype: &Archetype, state: Self::State, chunk: usize) -> Self::Fetch {
+            unsafe fn fetch(archetype: &Archetype, state: Self::State) -> Self::Fetch {
                 // SAFETY: forwarded contract.
-                ($(unsafe { $name::fetch(archetype, state.$index, chunk) },)*)
-            }
-            #[inline]
-            fn prefetch(fetch: Self::Fetch) {
-                $($name::prefetch(fetch.$index);)*
+                ($(unsafe { $name::fetch(archetype, state.$index) },)*)
             }
             #[inline]
             unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> Self::Item<'w> {
@@ -318,9 +276,9 @@ macro_rules! tuple_query {
                 ($(unsafe { $name::item(fetch.$index, row) },)*)
             }
             #[inline]
-            unsafe fn slice<'w>(fetch: Self::Fetch, len: usize) -> Self::Slice<'w> {
+            unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> Self::Slice<'w> {
                 // SAFETY: forwarded contract.
-                ($(unsafe { $name::slice(fetch.$index, len) },)*)
+                ($(unsafe { $name::slice(fetch.$index, start, len) },)*)
             }
         }
         // SAFETY: every element only reads.

@@ -6,11 +6,11 @@
 //! one. A per-archetype slot table makes `get(entity)` O(1). The cache
 //! belongs to one world; used with another, it starts over for that world.
 //!
-//! Every loop walks matched archetypes, then their chunks, fetching column
-//! pointers once per chunk. `for_each_chunk` hands the chunk's slices to the
-//! closure, which is what lets per-component loops vectorize; `for_each` runs
-//! the per-row loop over the same pointers. `par_for_each*` splits the work
-//! list of (archetype, chunk) pairs across the current rayon pool.
+//! Every loop walks matched archetypes, fetching column pointers once per
+//! archetype. `for_each` runs one loop down each archetype's columns;
+//! `for_each_chunk` hands each chunk's slices to the closure, which is what
+//! lets per-component loops vectorize. `par_for_each*` splits the work list
+//! of chunks (or pieces of chunks) across the current rayon pool.
 
 use super::access::Access;
 use super::data::{QueryData, ReadOnlyQueryData};
@@ -254,21 +254,31 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         unsafe { self.for_each_unchecked(world, f) }
     }
 
-    /// `for_each` through a shared world.
+    /// `for_each` through a shared world: one loop over each matched
+    /// archetype's rows, straight down its columns.
     ///
     /// # Safety
     /// No other access to the components this query writes (or reads, if it
     /// writes them elsewhere) may happen during the call: the caller must hold
     /// the query's [`Access`], as the schedule does.
+    #[inline]
     pub unsafe fn for_each_unchecked(&mut self, world: &WorldCore, mut f: impl FnMut(Q::Item<'_>)) {
-        // SAFETY: forwarded contract (the caller holds the access).
-        unsafe {
-            self.for_each_fetched_chunk(world, |fetch, len| {
+        self.update(world);
+        let archetypes = world.archetypes();
+        for &(id, state) in &self.cache.matched {
+            let arch = archetypes.get(id);
+            let len = arch.len();
+            if len == 0 {
+                continue;
+            }
+            // SAFETY: `state` was matched on `arch`; rows `0..len` are live and
+            // each is handed out once; the caller holds the access.
+            unsafe {
+                let fetch = Q::fetch(arch, state);
                 for row in 0..len {
-                    // SAFETY: `row < len` is live; each row is handed out once.
                     f(Q::item(fetch, row));
                 }
-            })
+            }
         }
     }
 
@@ -276,45 +286,27 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ///
     /// # Safety
     /// As [`QueryState::for_each_unchecked`].
+    #[inline]
     pub unsafe fn for_each_chunk_unchecked(
         &mut self,
         world: &WorldCore,
         mut f: impl FnMut(Q::Slice<'_>),
     ) {
-        // SAFETY: forwarded contract; the slices cover exactly the live rows.
-        unsafe { self.for_each_fetched_chunk(world, |fetch, len| f(Q::slice(fetch, len))) }
-    }
-
-    /// The walk both loop forms share: every matched chunk's fetch and length,
-    /// in order. Each fetch is made once, one chunk ahead, so it also starts
-    /// the prefetch of the chunk that comes next.
-    ///
-    /// # Safety
-    /// As [`QueryState::for_each_unchecked`]; `f` receives fetches of live chunks
-    /// with their lengths and must hand out each row at most once.
-    #[inline(always)]
-    unsafe fn for_each_fetched_chunk(
-        &mut self,
-        world: &WorldCore,
-        mut f: impl FnMut(Q::Fetch, usize),
-    ) {
         self.update(world);
+        let archetypes = world.archetypes();
         for &(id, state) in &self.cache.matched {
-            let arch = world.archetypes().get(id);
-            let chunks = arch.chunk_count();
-            if chunks == 0 {
+            let arch = archetypes.get(id);
+            if arch.is_empty() {
                 continue;
             }
-            // SAFETY: `state` was matched on `arch` and chunk 0 is in use.
-            let mut next = unsafe { Q::fetch(arch, state, 0) };
-            for chunk in 0..chunks {
-                let fetch = next;
-                if chunk + 1 < chunks {
-                    // SAFETY: as above, for the next chunk, which is in use.
-                    next = unsafe { Q::fetch(arch, state, chunk + 1) };
-                    Q::prefetch(next);
+            // SAFETY: `state` was matched on `arch`; each chunk's rows are
+            // live and handed out once; the caller holds the access.
+            unsafe {
+                let fetch = Q::fetch(arch, state);
+                for chunk in 0..arch.chunk_count() {
+                    let (start, len) = arch.chunk_rows_of(chunk);
+                    f(Q::slice(fetch, start, len));
                 }
-                f(fetch, arch.chunk_len(chunk));
             }
         }
     }
@@ -362,12 +354,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         let (id, state) = self.cache.matched[k as usize];
         let arch = world.archetypes().get(id);
         // SAFETY: `state` matches `arch`; the location's row is live.
-        Ok(unsafe {
-            Q::item(
-                Q::fetch(arch, state, location.chunk.index()),
-                location.row.index(),
-            )
-        })
+        Ok(unsafe { Q::item(Q::fetch(arch, state), location.row.index()) })
     }
 
     /// Like [`QueryState::for_each`], split by chunk across the current rayon pool.
@@ -418,32 +405,31 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         let piece = total
             .div_ceil(rayon::current_num_threads() * 8)
             .max(PAR_MIN_ROWS);
-        let mut work: Vec<(ArchetypeId, Q::State, u32, u32, u32)> = Vec::new();
+        let mut work: Vec<(ArchetypeId, Q::State, u32, u32)> = Vec::new();
         for &(id, state) in &self.cache.matched {
             let arch = archetypes.get(id);
-            for chunk in 0..arch.chunk_count() {
-                let len = arch.chunk_len(chunk);
-                let mut start = 0;
-                while start < len {
-                    let end = (start + piece).min(len);
-                    work.push((id, state, chunk as u32, start as u32, end as u32));
-                    start = end;
-                }
+            // Pieces never cross a chunk: each is at most one chunk long.
+            let piece = piece.min(arch.chunk_rows());
+            let len = arch.len();
+            let mut start = 0;
+            while start < len {
+                let end = (start + piece).min(len);
+                work.push((id, state, start as u32, end as u32));
+                start = end;
             }
         }
-        work.into_par_iter()
-            .for_each(|(id, state, chunk, start, end)| {
-                let arch = archetypes.get(id);
-                // SAFETY: `state` was matched on `arch` and the chunk is in use;
-                // the pieces are disjoint, so each live row's item is created
-                // on exactly one thread; the caller holds the access.
-                unsafe {
-                    let fetch = Q::fetch(arch, state, chunk as usize);
-                    for row in start as usize..end as usize {
-                        f(Q::item(fetch, row));
-                    }
+        work.into_par_iter().for_each(|(id, state, start, end)| {
+            let arch = archetypes.get(id);
+            // SAFETY: `state` was matched on `arch`; the pieces are disjoint,
+            // so each live row's item is created on exactly one thread; the
+            // caller holds the access.
+            unsafe {
+                let fetch = Q::fetch(arch, state);
+                for row in start as usize..end as usize {
+                    f(Q::item(fetch, row));
                 }
-            });
+            }
+        });
     }
 
     /// `par_for_each_chunk` through a shared world.
@@ -460,10 +446,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         // SAFETY: forwarded; each chunk's slices are created on exactly one thread.
         unsafe {
             self.par_for_each_chunk_raw(world, |arch, state, chunk| {
-                f(Q::slice(
-                    Q::fetch(arch, state, chunk),
-                    arch.chunk_len(chunk),
-                ))
+                let (start, len) = arch.chunk_rows_of(chunk);
+                f(Q::slice(Q::fetch(arch, state), start, len))
             })
         }
     }
@@ -496,8 +480,6 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
 pub struct QueryIter<'w, Q: QueryData> {
     world: &'w WorldCore,
     matched: std::slice::Iter<'w, (ArchetypeId, Q::State)>,
-    current: Option<(&'w Archetype, Q::State)>,
-    chunk: usize,
     fetch: Option<Q::Fetch>,
     row: usize,
     len: usize,
@@ -508,8 +490,6 @@ impl<'w, Q: QueryData> QueryIter<'w, Q> {
         QueryIter {
             world,
             matched: matched.iter(),
-            current: None,
-            chunk: 0,
             fetch: None,
             row: 0,
             len: 0,
@@ -531,30 +511,12 @@ impl<'w, Q: QueryData> Iterator for QueryIter<'w, Q> {
                 // iterator's constructor held the access for `'w`.
                 return Some(unsafe { Q::item(fetch, row) });
             }
-            match self.current {
-                Some((arch, state)) if self.chunk + 1 < arch.chunk_count() => {
-                    self.chunk += 1;
-                    // SAFETY: `state` matches `arch`; the chunk is in use.
-                    self.fetch = Some(unsafe { Q::fetch(arch, state, self.chunk) });
-                    self.row = 0;
-                    self.len = arch.chunk_len(self.chunk);
-                }
-                _ => {
-                    let &(id, state) = self.matched.next()?;
-                    let arch = self.world.archetypes().get(id);
-                    self.current = Some((arch, state));
-                    self.row = 0;
-                    self.len = 0;
-                    if arch.chunk_count() > 0 {
-                        self.chunk = 0;
-                        // SAFETY: as above.
-                        self.fetch = Some(unsafe { Q::fetch(arch, state, 0) });
-                        self.len = arch.chunk_len(0);
-                    } else {
-                        self.chunk = usize::MAX - 1;
-                    }
-                }
-            }
+            let &(id, state) = self.matched.next()?;
+            let arch = self.world.archetypes().get(id);
+            // SAFETY: `state` was matched on `arch`.
+            self.fetch = Some(unsafe { Q::fetch(arch, state) });
+            self.row = 0;
+            self.len = arch.len();
         }
     }
 }

@@ -23,7 +23,8 @@
 //! handed to a spawn that never happened are cancelled. Each pool's next size
 //! is twice what the system last spawned, so lanes are rare in a steady state.
 
-use crate::entity::{Entities, Entity};
+use crate::entities::Entities;
+use crate::entity::Entity;
 
 /// Ids in a level-0 lane slab.
 const SLAB: u64 = 64;

@@ -342,11 +342,11 @@ impl Schedule {
                 }
                 Segment::Parallel(graph) => {
                     with_pools(&self.slots, graph, |pools| {
-                        ids::reserve_pools(&mut world.entities, pools)
+                        ids::reserve_pools(&mut world.core.entities, pools)
                     });
                     let panics = run_graph(graph, &self.slots, &world.core, pool, self.threads);
                     with_pools(&self.slots, graph, |pools| {
-                        ids::materialize_lanes(&mut world.entities, pools)
+                        ids::materialize_lanes(&mut world.core.entities, pools)
                     });
                     let failed = if panics.is_empty() {
                         for &i in &graph.systems {
@@ -360,7 +360,7 @@ impl Schedule {
                         Some(error)
                     };
                     with_pools(&self.slots, graph, |pools| {
-                        ids::settle_pools(&mut world.entities, pools)
+                        ids::settle_pools(&mut world.core.entities, pools)
                     });
                     if let Some(error) = failed {
                         return Err(error);

@@ -1,9 +1,12 @@
 //! One archetype: every entity with exactly one sorted set of components.
 //!
-//! Rows live in fixed-capacity chunks ([`ChunkLayout`]). Rows are dense: every
-//! chunk but the last is full, and removing a row moves the archetype's last row
-//! into the hole (seed 001's swap-remove). So a row is addressed by
-//! `(ChunkIndex, ChunkRow)`, and iteration walks whole chunks as slices.
+//! Rows are dense: rows `0..len` are live, and removing a row moves the
+//! archetype's last row into the hole (seed 001's swap-remove). Each component
+//! lives in its own [`Column`], one contiguous array per component, and the
+//! entity ids in one more; all columns share the archetype's capacity, which
+//! grows geometrically (and starts small, so the many small archetypes of a
+//! fragmented world cost little). Systems see the rows in chunks of
+//! [`ChunkShape::rows`] rows, seed 002's 16 KiB unit (see [`super::layout`]).
 //!
 //! This layer knows nothing of the entity index. Operations that move an entity
 //! into a row report which entity moved, and the world fixes its location. The
@@ -11,17 +14,14 @@
 //! the caller to write, and removing a row either forgets its values (the caller
 //! moved them out) or drops them. Drops run after the archetype is consistent
 //! again, and a panicking drop still lets the other values of the row drop.
-//!
-//! Chunk memory comes from the archetype's [`ChunkPool`]: chunks carved in order
-//! from large blocks, an emptied chunk kept for the next push, so churn at a
-//! chunk boundary does not allocate on every spawn.
 
-use super::layout::ChunkLayout;
-use super::pool::{ChunkPool, ChunkPtr};
-use super::{ArchetypeId, ChunkIndex, ChunkRow};
+use super::column::Column;
+use super::layout::ChunkShape;
+use super::{ArchetypeId, Row};
 use crate::bundle::BundleId;
-use crate::component::{ComponentId, ComponentInfo, Components};
+use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
+use std::alloc::Layout;
 use std::ptr::NonNull;
 
 /// A column's index within its archetype (the position of its component in the sorted set).
@@ -36,36 +36,29 @@ impl ColumnIndex {
     }
 }
 
-/// What an archetype needs to know per column.
-#[derive(Copy, Clone, Debug)]
-struct Column {
-    size: usize,
-    drop_fn: Option<unsafe fn(*mut u8)>,
-}
+/// Capacity of an archetype's first allocation, in rows.
+const FIRST_CAPACITY: usize = 4;
 
 /// One archetype. See the module docs.
 ///
 /// # Invariants
-/// - `components` is sorted and has no duplicates; column `i` stores `components[i]`.
-/// - `chunks.len() == len.div_ceil(capacity)`: every chunk but the last is full
-///   and the last holds at least one row.
-/// - For every row `r < len`, the entity slot and every column slot of `r` hold
-///   an initialised value (between `push_uninit` and the caller's writes, the new
-///   row's columns are the only exception, which the caller must close).
-/// - Every chunk in `chunks` is a slot `pool` handed out and not released;
-///   `pool` holds no live value in any other slot.
+/// - `components` is sorted and has no duplicates; `columns[i]` stores
+///   `components[i]`.
+/// - `len <= capacity`, and every column (and `entities`) has capacity
+///   `capacity`.
+/// - For every row `r < len`, the entity slot and every column slot of `r`
+///   hold an initialised value (between `push_uninit` and the caller's writes,
+///   the new row's columns are the only exception, which the caller must
+///   close). Slots `len..capacity` hold nothing.
 /// - `insert_edges` and `remove_edges` are sorted by bundle id.
 pub struct Archetype {
     id: ArchetypeId,
     components: Box<[ComponentId]>,
     columns: Box<[Column]>,
-    layout: ChunkLayout,
-    chunks: Vec<ChunkPtr>,
-    pool: ChunkPool,
-    len: u32,
-    /// Rows in the last chunk (0 iff there are no chunks); kept so the hot
-    /// paths never divide by the capacity.
-    last_len: u32,
+    entities: Column,
+    shape: ChunkShape,
+    len: usize,
+    capacity: usize,
     /// The graph's cached edges from here, by bundle: indices into the
     /// [`super::Archetypes`] edge arenas.
     pub(super) insert_edges: Vec<(BundleId, u32)>,
@@ -78,8 +71,8 @@ impl std::fmt::Debug for Archetype {
             .field("id", &self.id)
             .field("components", &self.components)
             .field("len", &self.len)
-            .field("chunks", &self.chunks.len())
-            .field("capacity", &self.layout.capacity())
+            .field("capacity", &self.capacity)
+            .field("chunk_rows", &self.shape.rows())
             .finish()
     }
 }
@@ -92,25 +85,22 @@ impl Archetype {
         chunk_bytes: usize,
     ) -> Self {
         debug_assert!(components.windows(2).all(|w| w[0] < w[1]));
-        let infos: Vec<&ComponentInfo> = components.iter().map(|&c| registry.info(c)).collect();
-        let layouts: Vec<_> = infos.iter().map(|i| i.layout()).collect();
-        let columns = infos
+        let columns: Box<[Column]> = components
             .iter()
-            .map(|i| Column {
-                size: i.layout().size(),
-                drop_fn: i.drop_fn(),
+            .map(|&c| {
+                let info = registry.info(c);
+                Column::new(info.layout(), info.drop_fn())
             })
             .collect();
-        let layout = ChunkLayout::new(chunk_bytes, &layouts);
+        let layouts: Vec<Layout> = columns.iter().map(Column::item).collect();
         Archetype {
             id,
             components,
+            shape: ChunkShape::new(chunk_bytes, &layouts),
             columns,
-            pool: ChunkPool::new(&layout),
-            layout,
-            chunks: Vec::new(),
+            entities: Column::new(Layout::new::<Entity>(), None),
             len: 0,
-            last_len: 0,
+            capacity: 0,
             insert_edges: Vec::new(),
             remove_edges: Vec::new(),
         }
@@ -131,7 +121,7 @@ impl Archetype {
     /// Number of rows (entities).
     #[inline]
     pub fn len(&self) -> usize {
-        self.len as usize
+        self.len
     }
 
     /// Whether the archetype holds no entity.
@@ -140,31 +130,35 @@ impl Archetype {
         self.len == 0
     }
 
+    /// Rows the columns have room for.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The chunk shape: rows per chunk.
+    #[inline]
+    pub fn shape(&self) -> ChunkShape {
+        self.shape
+    }
+
     /// Rows per chunk.
     #[inline]
-    pub fn chunk_capacity(&self) -> u32 {
-        self.layout.capacity()
+    pub fn chunk_rows(&self) -> usize {
+        self.shape.rows()
     }
 
-    /// The chunk layout.
-    pub fn layout(&self) -> &ChunkLayout {
-        &self.layout
-    }
-
-    /// Number of chunks in use.
+    /// Number of chunks the rows span.
     #[inline]
     pub fn chunk_count(&self) -> usize {
-        self.chunks.len()
+        self.shape.chunks(self.len)
     }
 
-    /// Rows in chunk `chunk` (`capacity` for all but the last).
+    /// The rows of chunk `chunk`: its first row and its length.
     #[inline]
-    pub fn chunk_len(&self, chunk: usize) -> usize {
-        if chunk + 1 == self.chunks.len() {
-            self.last_len as usize
-        } else {
-            self.layout.capacity() as usize
-        }
+    pub fn chunk_rows_of(&self, chunk: usize) -> (usize, usize) {
+        let start = chunk * self.shape.rows();
+        (start, self.shape.rows().min(self.len - start))
     }
 
     /// The column storing `component`, if this archetype has it.
@@ -182,148 +176,154 @@ impl Archetype {
         self.column_of(component).is_some()
     }
 
-    /// Start of the entity array of `chunk`.
-    ///
-    /// # Panics
-    /// If `chunk` is not a chunk in use.
+    /// Start of the entity array (row 0).
     #[inline]
-    pub fn entities_ptr(&self, chunk: usize) -> NonNull<Entity> {
-        self.chunks[chunk].ptr().cast()
+    pub fn entities_ptr(&self) -> NonNull<Entity> {
+        self.entities.ptr().cast()
     }
 
-    /// The entities of chunk `chunk`.
+    /// The entities of every row, in row order.
     #[inline]
-    pub fn chunk_entities(&self, chunk: usize) -> &[Entity] {
-        let len = self.chunk_len(chunk);
-        // SAFETY: rows `0..len` of a chunk in use hold initialised entities (type
-        // invariant), and the shared borrow of `self` keeps them unchanged.
-        unsafe { std::slice::from_raw_parts(self.entities_ptr(chunk).as_ptr(), len) }
+    pub fn entities(&self) -> &[Entity] {
+        // SAFETY: rows `0..len` hold initialised entities (type invariant), and
+        // the shared borrow of `self` keeps them unchanged.
+        unsafe { std::slice::from_raw_parts(self.entities_ptr().as_ptr(), self.len) }
     }
 
     /// The entity in a row.
-    #[inline]
-    pub fn entity_at(&self, chunk: ChunkIndex, row: ChunkRow) -> Entity {
-        self.chunk_entities(chunk.index())[row.index()]
-    }
-
-    /// Start of column `column` in chunk `chunk`: `capacity` slots of the component.
     ///
     /// # Panics
-    /// If `chunk` or `column` is out of range.
+    /// If `row` is not live.
     #[inline]
-    pub fn column_ptr(&self, chunk: usize, column: ColumnIndex) -> NonNull<u8> {
-        let base = self.chunks[chunk].ptr();
-        // SAFETY: the column offset lies inside the chunk allocation (ChunkLayout invariant).
-        unsafe { base.add(self.layout.column_offset(column.index())) }
+    pub fn entity_at(&self, row: Row) -> Entity {
+        self.entities()[row.index()]
+    }
+
+    /// Start of column `column`: row 0 of the component.
+    ///
+    /// # Panics
+    /// If `column` is out of range.
+    #[inline]
+    pub fn column_ptr(&self, column: ColumnIndex) -> NonNull<u8> {
+        self.columns[column.index()].ptr()
     }
 
     /// Pointer to one component slot.
     ///
     /// # Panics
-    /// If `chunk` or `column` is out of range. `row` is only debug-checked.
+    /// If `column` is out of range. `row` is only debug-checked.
     #[inline]
-    pub fn slot_ptr(&self, chunk: ChunkIndex, row: ChunkRow, column: ColumnIndex) -> NonNull<u8> {
-        debug_assert!(row.0 < self.layout.capacity());
-        let size = self.columns[column.index()].size;
-        // SAFETY: `row < capacity`, so the slot lies inside the column's array.
-        unsafe {
-            self.column_ptr(chunk.index(), column)
-                .add(row.index() * size)
-        }
-    }
-
-    /// Appends a row for `entity` and returns its position. Only the entity slot
-    /// is written.
-    ///
-    /// # Safety
-    /// Before any other method of this archetype runs (or a panic can occur), the
-    /// caller must write a valid value into every column of the returned row.
-    #[inline(always)]
-    pub(crate) unsafe fn push_uninit(&mut self, entity: Entity) -> (ChunkIndex, ChunkRow) {
-        if self.last_len == self.layout.capacity() || self.chunks.is_empty() {
-            self.last_len = 0;
-            let chunk = self.pool.acquire();
-            self.chunks.push(chunk);
-        }
-        let chunk = self.chunks.len() - 1;
-        let row = self.last_len;
-        // SAFETY: `row < capacity` and the entity array holds `capacity` entries.
-        unsafe {
-            self.entities_ptr(chunk)
-                .as_ptr()
-                .add(row as usize)
-                .write(entity)
-        };
-        self.len += 1;
-        self.last_len += 1;
-        (ChunkIndex(chunk as u32), ChunkRow(row))
-    }
-
-    /// Reserves room for `additional` more rows: chunk memory in one block
-    /// where the pool has none to spare, so a batch's chunks sit back to back.
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        let cap = self.layout.capacity() as usize;
-        let room_in_last = if self.chunks.is_empty() {
-            0
-        } else {
-            cap - self.last_len as usize
-        };
-        let more = additional.saturating_sub(room_in_last).div_ceil(cap);
-        self.chunks.reserve(more);
-        self.pool.reserve(more);
-    }
-
-    /// Removes a row whose component values the caller has already moved out or
-    /// dropped, by moving the last row into it. Returns the entity that moved
-    /// into `(chunk, row)`, if any; the caller must update its location.
-    ///
-    /// # Safety
-    /// `(chunk, row)` must be a live row, and the caller must treat its component
-    /// values as moved out (they are overwritten without being dropped).
-    #[inline(always)]
-    pub(crate) unsafe fn swap_remove_forget(
-        &mut self,
-        chunk: ChunkIndex,
-        row: ChunkRow,
-    ) -> Option<Entity> {
-        let (last_chunk, last_row) = self.last_position();
-        let moved = if (chunk, row) != (last_chunk, last_row) {
-            let src_base = self.chunks[last_chunk.index()].ptr().as_ptr();
-            let dst_base = self.chunks[chunk.index()].ptr().as_ptr();
-            // SAFETY: the last row is live, so its entity slot is initialised.
-            let entity = unsafe { src_base.cast::<Entity>().add(last_row.index()).read() };
-            for (col, &offset) in self.columns.iter().zip(self.layout.column_offsets()) {
-                // SAFETY: both slots are live rows of this column (inside their
-                // chunks by the layout invariant) and distinct; the destination's
-                // value was moved out by the caller.
-                unsafe {
-                    copy_value(
-                        src_base.add(offset + last_row.index() * col.size),
-                        dst_base.add(offset + row.index() * col.size),
-                        col.size,
-                    )
-                };
-            }
-            // SAFETY: `row` is a live row of `chunk`.
-            unsafe { dst_base.cast::<Entity>().add(row.index()).write(entity) };
-            Some(entity)
-        } else {
-            None
-        };
-        self.pop_last_row();
-        if last_row.0 == 0 {
-            let emptied = self.chunks.pop().expect("the last row's chunk");
-            // SAFETY: the chunk came from the pool, holds no live value now, and
-            // is no longer in `chunks`.
-            unsafe { self.pool.release(emptied) };
-        }
-        moved
+    pub fn slot_ptr(&self, row: Row, column: ColumnIndex) -> NonNull<u8> {
+        debug_assert!(row.index() < self.capacity);
+        self.columns[column.index()].slot(row.index())
     }
 
     /// Size in bytes of one value of column `column`.
     #[inline]
     pub fn column_size(&self, column: ColumnIndex) -> usize {
-        self.columns[column.index()].size
+        self.columns[column.index()].size()
+    }
+
+    /// Bytes the columns hold, in use or not.
+    pub fn memory_bytes(&self) -> usize {
+        let row: usize =
+            self.entities.size() + self.columns.iter().map(Column::size).sum::<usize>();
+        row * self.capacity
+    }
+
+    /// Makes room for `additional` more rows without further growth.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        let needed = self
+            .len
+            .checked_add(additional)
+            .expect("doecs: archetype row count overflows");
+        if needed > self.capacity {
+            self.set_capacity(needed);
+        }
+    }
+
+    /// Grows for at least one more row: double, or the first small allocation.
+    #[cold]
+    fn grow_one(&mut self) {
+        let doubled = self.capacity.saturating_mul(2).max(FIRST_CAPACITY);
+        self.set_capacity(doubled);
+    }
+
+    /// Resizes every column to `capacity` rows.
+    fn set_capacity(&mut self, capacity: usize) {
+        assert!(capacity >= self.len, "live rows stay");
+        assert!(
+            capacity <= u32::MAX as usize,
+            "doecs: an archetype holds at most 2^32 - 1 rows"
+        );
+        let old = self.capacity;
+        for column in self
+            .columns
+            .iter_mut()
+            .chain(std::iter::once(&mut self.entities))
+        {
+            // SAFETY: every column has capacity `old` (type invariant); rows
+            // `len..` hold nothing, and `capacity >= len`.
+            unsafe { column.resize(old, capacity) };
+        }
+        self.capacity = capacity;
+    }
+
+    /// Appends a row for `entity` and returns it. Only the entity slot is
+    /// written.
+    ///
+    /// # Safety
+    /// Before any other method of this archetype runs (or a panic can occur), the
+    /// caller must write a valid value into every column of the returned row.
+    #[inline(always)]
+    pub(crate) unsafe fn push_uninit(&mut self, entity: Entity) -> Row {
+        if self.len == self.capacity {
+            self.grow_one();
+        }
+        let row = self.len;
+        // SAFETY: `row < capacity`, so the slot lies inside the entity array.
+        unsafe {
+            self.entities
+                .slot(row)
+                .cast::<Entity>()
+                .as_ptr()
+                .write(entity)
+        };
+        self.len += 1;
+        Row(row as u32)
+    }
+
+    /// Removes a row whose component values the caller has already moved out or
+    /// dropped, by moving the last row into it. Returns the entity that moved
+    /// into `row`, if any; the caller must update its location.
+    ///
+    /// # Safety
+    /// `row` must be a live row, and the caller must treat its component
+    /// values as moved out (they are overwritten without being dropped).
+    #[inline(always)]
+    pub(crate) unsafe fn swap_remove_forget(&mut self, row: Row) -> Option<Entity> {
+        let last = self.len - 1;
+        let row = row.index();
+        debug_assert!(row <= last, "live row");
+        let moved = if row != last {
+            for column in self.columns.iter().chain(std::iter::once(&self.entities)) {
+                // SAFETY: both slots are live rows of this column and distinct;
+                // the destination's value was moved out by the caller.
+                unsafe {
+                    copy_value(
+                        column.slot(last).as_ptr(),
+                        column.slot(row).as_ptr(),
+                        column.size(),
+                    )
+                };
+            }
+            // SAFETY: `row` now holds the moved row's (initialised) entity.
+            Some(unsafe { self.entities.slot(row).cast::<Entity>().as_ptr().read() })
+        } else {
+            None
+        };
+        self.len = last;
+        moved
     }
 
     /// Removes a row and drops its values. The last row moves into the hole
@@ -333,148 +333,85 @@ impl Archetype {
     /// drops panics (a second panic while unwinding aborts, as in `Vec`).
     ///
     /// # Safety
-    /// `(chunk, row)` must be a live row.
+    /// `row` must be a live row.
     pub(crate) unsafe fn swap_remove_drop(
         &mut self,
-        chunk: ChunkIndex,
-        row: ChunkRow,
+        row: Row,
         relocated: impl FnOnce(Option<Entity>),
     ) {
-        let (last_chunk, last_row) = self.last_position();
-        let moved = if (chunk, row) != (last_chunk, last_row) {
-            let entity = self.entity_at(last_chunk, last_row);
-            for c in 0..self.columns.len() {
-                let c = ColumnIndex(c as u32);
-                let size = self.columns[c.index()].size;
-                let a = self.slot_ptr(last_chunk, last_row, c);
-                let b = self.slot_ptr(chunk, row, c);
+        let last = self.len - 1;
+        let row = row.index();
+        debug_assert!(row <= last, "live row");
+        let moved = if row != last {
+            for column in self.columns.iter().chain(std::iter::once(&self.entities)) {
                 // SAFETY: two distinct live slots of one column, each `size` bytes.
-                unsafe { std::ptr::swap_nonoverlapping(a.as_ptr(), b.as_ptr(), size) };
+                unsafe {
+                    std::ptr::swap_nonoverlapping(
+                        column.slot(last).as_ptr(),
+                        column.slot(row).as_ptr(),
+                        column.size(),
+                    )
+                };
             }
-            // SAFETY: `row` is a live row of `chunk`.
-            unsafe {
-                self.entities_ptr(chunk.index())
-                    .as_ptr()
-                    .add(row.index())
-                    .write(entity)
-            };
-            Some(entity)
+            // SAFETY: `row` now holds the moved row's (initialised) entity.
+            Some(unsafe { self.entities.slot(row).cast::<Entity>().as_ptr().read() })
         } else {
             None
         };
-        // The doomed values now sit in the last row. Pop it; an emptied chunk
-        // goes back to the pool, whose memory stays allocated while we drop.
-        self.pop_last_row();
-        let base = self.chunks[last_chunk.index()].ptr();
-        if last_row.0 == 0 {
-            let emptied = self.chunks.pop().expect("the last row's chunk");
-            // SAFETY: the chunk came from the pool and is no longer in `chunks`;
-            // the values still in it are dropped below, before any push can
-            // hand the slot out again (a release never frees memory).
-            unsafe { self.pool.release(emptied) };
-        }
+        // The doomed values now sit in the last row; count it out first, so
+        // the archetype is consistent while they drop.
+        self.len = last;
         relocated(moved);
-        let layout = &self.layout;
-        let doomed = self.columns.iter().enumerate().filter_map(|(i, col)| {
-            let drop_fn = col.drop_fn?;
-            // SAFETY: the slot lies in the chunk at `base` (ChunkLayout invariant).
-            let ptr = unsafe {
-                base.as_ptr()
-                    .add(layout.column_offset(i) + last_row.index() * col.size)
-            };
-            Some((drop_fn, ptr))
-        });
+        let doomed = self
+            .columns
+            .iter()
+            .filter_map(|c| Some((c.drop_fn()?, c.slot(last).as_ptr())));
         // SAFETY: each pointer addresses one initialised value of the popped row,
         // which no longer belongs to any live row; each is dropped once.
         unsafe { drop_each(doomed) };
     }
 
-    #[inline]
-    fn last_position(&self) -> (ChunkIndex, ChunkRow) {
-        debug_assert!(self.len > 0 && self.last_len > 0, "no rows");
-        (
-            ChunkIndex(self.chunks.len() as u32 - 1),
-            ChunkRow(self.last_len - 1),
-        )
-    }
-
-    /// Counts the last row out. When that empties the last chunk, the caller
-    /// pops the chunk; `last_len` then describes the chunk before it, which is full.
-    #[inline]
-    fn pop_last_row(&mut self) {
-        self.len -= 1;
-        self.last_len -= 1;
-        if self.last_len == 0 && self.chunks.len() > 1 {
-            self.last_len = self.layout.capacity();
+    /// Returns the columns' unused capacity to the allocator (down to the
+    /// rows in use) and reports the bytes freed.
+    pub(crate) fn shrink_to_fit(&mut self) -> usize {
+        let before = self.memory_bytes();
+        if self.capacity != self.len {
+            self.set_capacity(self.len);
         }
+        before - self.memory_bytes()
     }
 
-    /// Bytes of chunk memory the archetype holds: its chunks in use and the
-    /// emptied ones it keeps for reuse.
-    pub fn chunk_memory_bytes(&self) -> usize {
-        self.pool.reserved_bytes()
-    }
-
-    /// Returns to the allocator every block of chunk memory none of whose
-    /// chunks is in use, and reports the bytes freed.
-    pub(crate) fn free_unused_chunk_memory(&mut self) -> usize {
-        let before = self.pool.reserved_bytes();
-        self.pool.trim();
-        before - self.pool.reserved_bytes()
-    }
-
-    /// Drops every value and returns the chunk memory to the allocator.
-    pub(crate) fn clear(&mut self) {
-        let len = self.len as usize;
-        let cap = self.layout.capacity() as usize;
-        // Forget the rows first, so a panicking drop leaves an empty archetype.
+    /// Drops every value, forgetting the rows first, so a panicking drop
+    /// leaves an empty (and consistent) archetype. The columns keep their
+    /// memory.
+    fn drop_all_values(&mut self) {
+        let len = self.len;
         self.len = 0;
-        self.last_len = 0;
-        let chunks = std::mem::take(&mut self.chunks);
-        for &chunk in &chunks {
-            // SAFETY: each chunk came from the pool and left `chunks` above; its
-            // values are dropped below, and a release never frees memory, so
-            // they stay readable until the `trim` after the drops.
-            unsafe { self.pool.release(chunk) };
-        }
-        let columns = &self.columns;
-        let layout = &self.layout;
-        let doomed = chunks.iter().enumerate().flat_map(|(ci, chunk)| {
-            let rows = (len - ci * cap).min(cap);
-            columns.iter().enumerate().flat_map(move |(i, col)| {
-                let drop_fn = col.drop_fn;
-                (0..rows).filter_map(move |r| {
-                    // SAFETY: slot `r` of column `i` lies inside this chunk.
-                    let ptr = unsafe {
-                        chunk
-                            .ptr()
-                            .as_ptr()
-                            .add(layout.column_offset(i) + r * col.size)
-                    };
-                    drop_fn.map(|f| (f, ptr))
-                })
-            })
-        });
+        let doomed = self
+            .columns
+            .iter()
+            .filter_map(|c| Some((c.drop_fn()?, c)))
+            .flat_map(|(drop_fn, c)| (0..len).map(move |r| (drop_fn, c.slot(r).as_ptr())));
         // SAFETY: every pointer is a distinct initialised value of a row that was
-        // live and is now forgotten; the pool keeps the memory until `trim`.
+        // live and is now forgotten; the memory stays allocated meanwhile.
         unsafe { drop_each(doomed) };
-        // Reached only if no drop panicked; otherwise the blocks stay allocated
-        // (still consistent, reused by later pushes) until the pool drops.
-        self.pool.trim();
     }
 
     /// Verifies the archetype's structural invariants. Panics on failure.
     pub fn check_invariants(&self) {
-        let cap = self.layout.capacity() as usize;
-        assert_eq!(
-            self.chunks.len(),
-            (self.len as usize).div_ceil(cap),
-            "{:?}: chunk count",
+        assert!(
+            self.len <= self.capacity,
+            "{:?}: len within capacity",
             self.id
         );
         assert!(
             self.components.windows(2).all(|w| w[0] < w[1]),
             "components sorted"
+        );
+        assert_eq!(
+            self.columns.len(),
+            self.components.len(),
+            "one column per component"
         );
         assert!(
             self.insert_edges.windows(2).all(|w| w[0].0 < w[1].0),
@@ -484,16 +421,42 @@ impl Archetype {
             self.remove_edges.windows(2).all(|w| w[0].0 < w[1].0),
             "remove edges sorted"
         );
-        self.pool.check_invariants(&self.chunks);
-        for c in 0..self.chunks.len() {
-            assert!(
-                self.chunk_len(c) >= 1 && self.chunk_len(c) <= cap,
-                "chunk fill"
+        for column in self.columns.iter().chain(std::iter::once(&self.entities)) {
+            assert_eq!(
+                column.ptr().as_ptr().addr() % column.item().align(),
+                0,
+                "column aligned"
             );
-            if c + 1 < self.chunks.len() {
-                assert_eq!(self.chunk_len(c), cap, "every chunk but the last is full");
+        }
+        assert!(self.shape.rows().is_power_of_two(), "chunk rows");
+    }
+}
+
+impl Drop for Archetype {
+    fn drop(&mut self) {
+        /// Frees the columns when dropped: after the values, or while a
+        /// panicking value drop unwinds.
+        struct FreeColumns<'a>(&'a mut Archetype);
+        impl Drop for FreeColumns<'_> {
+            fn drop(&mut self) {
+                let arch = &mut *self.0;
+                let capacity = arch.capacity;
+                for column in arch
+                    .columns
+                    .iter_mut()
+                    .chain(std::iter::once(&mut arch.entities))
+                {
+                    // SAFETY: every column has capacity `capacity`. This runs
+                    // after `drop_all_values` returned or unwound, and
+                    // `drop_each` drops every value before its unwinding
+                    // leaves it, so no live value remains.
+                    unsafe { column.free(capacity) };
+                }
+                arch.capacity = 0;
             }
         }
+        let guard = FreeColumns(self);
+        guard.0.drop_all_values();
     }
 }
 
@@ -541,12 +504,6 @@ pub(crate) unsafe fn drop_each(mut values: impl Iterator<Item = (unsafe fn(*mut 
     }
 }
 
-impl Drop for Archetype {
-    fn drop(&mut self) {
-        self.clear();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -567,138 +524,116 @@ mod tests {
         DROPS.with(|d| d.get())
     }
 
-    /// An archetype of (u32, Counted) with `cap`-row chunks.
-    fn archetype(chunk_bytes: usize) -> (Archetype, ComponentId, ComponentId) {
+    /// An archetype of (u32, Counted) with chunks of about `chunk_bytes`.
+    fn archetype(chunk_bytes: usize) -> Archetype {
         let mut registry = Components::default();
         let a = registry.register::<u32>();
         let c = registry.register::<Counted>();
-        let arch = Archetype::new(
+        Archetype::new(
             ArchetypeId::from_index(1),
             [a, c].into(),
             &registry,
             chunk_bytes,
-        );
-        (arch, a, c)
+        )
     }
 
-    fn push(arch: &mut Archetype, i: u32) -> (ChunkIndex, ChunkRow) {
+    fn push(arch: &mut Archetype, i: u32) -> Row {
         let e = Entity::from_parts(i, 0);
         // SAFETY: both columns of the new row are written just below.
-        let (chunk, row) = unsafe { arch.push_uninit(e) };
+        let row = unsafe { arch.push_uninit(e) };
         // SAFETY: column 0 is u32 and column 1 is Counted; the row is fresh.
         unsafe {
-            arch.slot_ptr(chunk, row, ColumnIndex(0))
+            arch.slot_ptr(row, ColumnIndex(0))
                 .cast::<u32>()
                 .as_ptr()
                 .write(i);
-            arch.slot_ptr(chunk, row, ColumnIndex(1))
+            arch.slot_ptr(row, ColumnIndex(1))
                 .cast::<Counted>()
                 .as_ptr()
                 .write(Counted(i));
         }
-        (chunk, row)
+        row
     }
 
-    fn value(arch: &Archetype, chunk: usize, row: usize) -> u32 {
+    fn value(arch: &Archetype, row: usize) -> u32 {
         // SAFETY: callers pass live rows; column 0 is u32.
         unsafe {
-            arch.slot_ptr(
-                ChunkIndex(chunk as u32),
-                ChunkRow(row as u32),
-                ColumnIndex(0),
-            )
-            .cast::<u32>()
-            .as_ptr()
-            .read()
+            arch.slot_ptr(Row(row as u32), ColumnIndex(0))
+                .cast::<u32>()
+                .as_ptr()
+                .read()
         }
     }
 
     #[test]
-    fn rows_fill_chunks_in_order() {
-        let (mut arch, _, _) = archetype(200);
-        let cap = arch.chunk_capacity() as usize;
-        assert!(cap >= 2, "test needs several rows per chunk");
-        for i in 0..(2 * cap + 1) as u32 {
-            let (chunk, row) = push(&mut arch, i);
-            assert_eq!(chunk.index() * cap + row.index(), i as usize);
+    fn rows_fill_in_order_and_chunks_are_views() {
+        let mut arch = archetype(64);
+        let rows = arch.chunk_rows();
+        assert_eq!(rows, 4, "64 bytes / 16-byte rows");
+        for i in 0..(2 * rows + 1) as u32 {
+            assert_eq!(push(&mut arch, i).index(), i as usize);
             arch.check_invariants();
         }
         assert_eq!(arch.chunk_count(), 3);
-        assert_eq!(arch.chunk_len(0), cap);
-        assert_eq!(arch.chunk_len(2), 1);
-        assert_eq!(arch.chunk_entities(1)[0], Entity::from_parts(cap as u32, 0));
-        assert_eq!(value(&arch, 2, 0), 2 * cap as u32);
+        assert_eq!(arch.chunk_rows_of(0), (0, rows));
+        assert_eq!(arch.chunk_rows_of(2), (2 * rows, 1));
+        assert_eq!(arch.entities()[rows], Entity::from_parts(rows as u32, 0));
+        assert_eq!(value(&arch, 2 * rows), 2 * rows as u32);
+        assert!(arch.capacity() >= arch.len());
     }
 
     #[test]
-    fn swap_remove_moves_the_last_row_and_keeps_the_emptied_chunk() {
-        let (mut arch, _, _) = archetype(200);
-        let cap = arch.chunk_capacity() as usize;
-        let n = cap + 1;
-        for i in 0..n as u32 {
+    fn swap_remove_moves_the_last_row_and_drops_once() {
+        let mut arch = archetype(64);
+        let n = 6u32;
+        for i in 0..n {
             push(&mut arch, i);
         }
         let before = drops();
-        // Forget row 0's values (we "moved them out" by hand), last row fills it.
-        // SAFETY: row (0, 0) is live; read out its Counted so it is owned here.
+        // Forget row 0's values (we "moved them out" by hand); the last row fills it.
+        // SAFETY: row 0 is live; read out its Counted so it is owned here.
         let taken = unsafe {
-            arch.slot_ptr(ChunkIndex(0), ChunkRow(0), ColumnIndex(1))
+            arch.slot_ptr(Row(0), ColumnIndex(1))
                 .cast::<Counted>()
                 .as_ptr()
                 .read()
         };
-        // SAFETY: row (0, 0) is live and its values were moved out above.
-        let moved = unsafe { arch.swap_remove_forget(ChunkIndex(0), ChunkRow(0)) };
-        assert_eq!(moved, Some(Entity::from_parts(n as u32 - 1, 0)));
-        assert_eq!(value(&arch, 0, 0), n as u32 - 1);
-        assert_eq!(arch.chunk_count(), 1, "the emptied last chunk is popped");
-        assert_eq!(arch.pool.free_count(), 1, "and kept by the pool");
-        let emptied = arch.pool.acquire();
-        // SAFETY: just acquired, holds nothing; handed straight back.
-        unsafe { arch.pool.release(emptied) };
+        // SAFETY: row 0 is live and its values were moved out above.
+        let moved = unsafe { arch.swap_remove_forget(Row(0)) };
+        assert_eq!(moved, Some(Entity::from_parts(n - 1, 0)));
+        assert_eq!(value(&arch, 0), n - 1);
         assert_eq!(drops(), before, "forget drops nothing");
         drop(taken);
         arch.check_invariants();
-        // Growing again reuses the emptied chunk instead of allocating.
-        push(&mut arch, 99);
-        assert_eq!(arch.pool.free_count(), 0);
-        assert_eq!(arch.chunk_count(), 2);
-        assert_eq!(arch.chunks[1], emptied, "the same slot");
         // swap_remove_drop: relocation is reported before the drop.
         let mut relocated = None;
-        // SAFETY: (0, 1) is a live row.
+        // SAFETY: row 1 is live.
         unsafe {
-            arch.swap_remove_drop(ChunkIndex(0), ChunkRow(1), |m| {
+            arch.swap_remove_drop(Row(1), |m| {
                 relocated = Some((m, drops()));
             })
         };
         assert_eq!(
             relocated,
-            Some((Some(Entity::from_parts(99, 0)), before + 1))
+            Some((Some(Entity::from_parts(4, 0)), before + 1))
         );
         assert_eq!(
             drops(),
             before + 2,
             "exactly the removed row's value dropped"
         );
-        assert_eq!(value(&arch, 0, 1), 99);
-        arch.check_invariants();
+        assert_eq!(value(&arch, 1), 4);
         // Removing the last row itself moves nothing.
-        let last = (
-            arch.chunk_count() - 1,
-            arch.chunk_len(arch.chunk_count() - 1) - 1,
-        );
         let mut relocated = Some(None);
+        let last = Row(arch.len() as u32 - 1);
         // SAFETY: `last` is the last live row.
-        unsafe {
-            arch.swap_remove_drop(ChunkIndex(last.0 as u32), ChunkRow(last.1 as u32), |m| {
-                relocated = Some(m)
-            })
-        };
+        unsafe { arch.swap_remove_drop(last, |m| relocated = Some(m)) };
         assert_eq!(relocated, Some(None));
-        assert_eq!(arch.len(), n - 2);
+        assert_eq!(arch.len(), n as usize - 3);
         arch.check_invariants();
         let left = arch.len();
+        assert!(arch.shrink_to_fit() > 0);
+        assert_eq!(arch.capacity(), left);
         drop(arch);
         assert_eq!(drops(), before + 3 + left, "drop clears every row once");
     }

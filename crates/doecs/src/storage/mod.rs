@@ -1,42 +1,42 @@
-//! Archetype storage, in three small layers, each with a narrow unsafe API:
+//! Archetype storage, in small layers, each with a narrow unsafe API:
 //!
-//! 1. [`layout`]: where each array sits inside one chunk ([`ChunkLayout`]), and
-//!    [`pool`]: where the chunks themselves sit, carved in order from large
-//!    blocks ([`ChunkPool`]).
-//! 2. [`archetype`]: one archetype's rows, spread over fixed-size chunks, kept
+//! 1. [`column`]: one growable raw array of one component's values, and
+//!    [`layout`]: how many rows make one chunk, the unit systems see.
+//! 2. [`archetype`]: one archetype's rows, one column per component, kept
 //!    dense by swap-remove ([`Archetype`]).
 //! 3. [`archetypes`]: the registry of archetypes, the type index from sorted
-//!    component sets to archetypes, and the add/remove graph ([`Archetypes`]).
+//!    component sets to archetypes, and the insert/remove graph
+//!    ([`Archetypes`]).
 //!
 //! The entity index, which maps an entity to its row, lives one layer up in
 //! [`crate::location`].
 //!
 //! # The aliasing rule
-//! Chunk memory is raw allocation owned by the archetype, never reached
+//! Column memory is raw allocation owned by the archetype, never reached
 //! through Rust references to component values. The layer hands out raw
 //! pointers (`column_ptr`, `slot_ptr`, `entities_ptr`) from `&Archetype`;
-//! the only reference it makes itself is `chunk_entities`, a shared slice of
-//! the entity ids, which nothing writes while an `&Archetype` exists.
+//! the only reference it makes itself is `entities`, a shared slice of the
+//! entity ids, which nothing writes while an `&Archetype` exists.
 //! - Through a pointer from `&Archetype`, anyone may **read** a live slot.
 //! - Only a caller that holds exclusive access to a slot may **write** it or
 //!   make a `&mut` to it: `&mut` to the world, or a schedule-granted write of
 //!   that component, which the schedule never grants twice at once. Queries
 //!   rely on this to hand out `&mut T` from a shared `&World`.
-//! - Structural changes (`push_uninit`, `swap_remove_*`, `reserve`, `clear`)
-//!   take `&mut Archetype`; they move rows and may move chunk memory, so every
-//!   pointer obtained before them is invalid afterwards.
+//! - Structural changes (`push_uninit`, `swap_remove_*`, `reserve`,
+//!   `shrink_to_fit`) take `&mut Archetype`; they move rows and may move the
+//!   columns, so every pointer obtained before them is invalid afterwards.
 //!
 //! Only the world's structural core (`world::structure`) calls the
 //! structural functions; they are `pub(crate)`.
 
 pub mod archetype;
 pub mod archetypes;
+pub(crate) mod column;
 pub mod layout;
-pub(crate) mod pool;
 
 pub use archetype::{Archetype, ColumnIndex};
 pub use archetypes::Archetypes;
-pub use layout::{ChunkLayout, DEFAULT_CHUNK_BYTES};
+pub use layout::{ChunkShape, DEFAULT_CHUNK_BYTES};
 
 /// An archetype's index in its world's [`Archetypes`]. Id 0 is the empty archetype.
 ///
@@ -69,23 +69,11 @@ impl ArchetypeId {
     }
 }
 
-/// A chunk's index within its archetype.
+/// A row of an archetype: rows `0..len` are live.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ChunkIndex(pub u32);
+pub struct Row(pub u32);
 
-impl ChunkIndex {
-    /// The index as `usize`.
-    #[inline]
-    pub const fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// A row within one chunk.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ChunkRow(pub u32);
-
-impl ChunkRow {
+impl Row {
     /// The row as `usize`.
     #[inline]
     pub const fn index(self) -> usize {

@@ -109,7 +109,7 @@ pub trait System: Send {
             &access,
             &name,
             &mut commands,
-            context::SpawnSource::World(&world.entities),
+            context::SpawnSource::World(&world.core.entities),
             &mut caches,
         );
         self.run(&mut context);

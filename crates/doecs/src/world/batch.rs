@@ -1,10 +1,9 @@
 //! Batch paths: "where there is one, there are many" (seed 001).
 //!
-//! `spawn_batch` fills whole chunks at a time: a [`RowPlacer`] computes each
-//! chunk's column starts once and then writes rows with typed stores.
-//! `spawn_columns_raw` spawns many entities of one archetype from
-//! per-component arrays with one `memcpy` per column per chunk, which is how
-//! compiled levels load at close to memcpy speed. Both place rows through the
+//! `spawn_batch` reserves room for the whole batch, then a [`RowPlacer`]
+//! writes rows with typed stores into the columns. `spawn_columns_raw` spawns
+//! many entities of one archetype from per-component arrays with one `memcpy`
+//! per column, which is how compiled levels load at close to memcpy speed. Both place rows through the
 //! same structural core as a single spawn.
 
 use super::structure::{typed_writer, RowPlacer};
@@ -15,13 +14,12 @@ use crate::entity::Entity;
 use crate::error::EntityError;
 
 impl World {
-    /// Spawns one entity per item, filling whole chunks at a time, and returns
-    /// the new entities in order.
+    /// Spawns one entity per item and returns the new entities in order.
     ///
     /// ```
     /// let mut world = doecs::World::new();
-    /// let es = world.spawn_batch((0..1000u32).map(|i| (i, i as f32)));
-    /// assert_eq!(es.len(), 1000);
+    /// let es = world.spawn_batch((0..100u32).map(|i| (i, i as f32)));
+    /// assert_eq!(es.len(), 100);
     /// assert_eq!(world.get::<f32>(es[7]), Ok(&7.0));
     /// ```
     ///
@@ -54,22 +52,47 @@ impl World {
         bundles: I,
         out: &mut Vec<Entity>,
     ) -> Result<(), EntityError> {
-        let id = self.core.bundle_id::<B>()?;
         let bundles = bundles.into_iter();
+        out.reserve(bundles.size_hint().0);
+        self.spawn_each(bundles, |e| out.push(e))
+    }
+
+    /// Spawns one entity per bundle without collecting the ids (the batch
+    /// path, minus the `Vec` of ids `spawn_batch` returns).
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// world.extend((0..100u32).map(|i| (i,)));
+    /// assert_eq!(world.len(), 100);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`World::spawn_batch`].
+    pub fn extend<B: Bundle, I: IntoIterator<Item = B>>(&mut self, bundles: I) {
+        if let Err(e) = self.spawn_each(bundles.into_iter(), |_| {}) {
+            panic!("doecs: {e}");
+        }
+    }
+
+    /// The batch core: spawns one entity per bundle, telling `spawned` each id.
+    fn spawn_each<B: Bundle>(
+        &mut self,
+        bundles: impl Iterator<Item = B>,
+        mut spawned: impl FnMut(Entity),
+    ) -> Result<(), EntityError> {
+        let id = self.core.bundle_id::<B>()?;
         let hint = bundles.size_hint().0;
         let mut placer = RowPlacer::new(&mut self.core, id);
         placer.reserve(&mut self.core, hint);
-        self.core
-            .locations
-            .reserve_slots(self.entities.slot_count() + hint);
-        out.reserve(hint);
+        let slots = self.core.entities.slot_count() + hint;
+        self.core.entities.reserve_slots(slots);
         for bundle in bundles {
             // User code (the iterator) has run; from here to the end of the body
             // nothing can panic before the row is complete.
-            let entity = self.entities.alloc();
+            let entity = self.core.entities.alloc();
             // SAFETY: the entity is new; the writer fills exactly `B`'s fields.
             unsafe { placer.place(&mut self.core, entity, typed_writer(bundle)) };
-            out.push(entity);
+            spawned(entity);
         }
         Ok(())
     }
@@ -77,20 +100,20 @@ impl World {
     /// Spawns `count` entities with no components and returns them.
     pub fn spawn_empty_batch(&mut self, count: usize) -> Vec<Entity> {
         let mut out = Vec::with_capacity(count);
-        self.entities.alloc_many(count, &mut out);
+        self.core.entities.alloc_many(count, &mut out);
         let id = self
             .core
             .bundle_id::<()>()
             .expect("the empty bundle is valid");
         // SAFETY: the entities are new; the empty bundle has no fields to fill.
-        unsafe { self.core.place_rows(&out, id, |_, _, _, _| {}) };
+        unsafe { self.core.place_rows(&out, id, |_, _| {}) };
         out
     }
 
     /// Spawns `count` entities whose components are `ids` (any order, no
     /// duplicates), copying each component's values from `sources[i]`, which
     /// holds `count` packed values of component `ids[i]`. One `memcpy` per
-    /// column per chunk. Returns the new entities in order.
+    /// column. Returns the new entities in order.
     ///
     /// # Safety
     /// Each `sources[i]` must point to `count` valid, initialised values of
@@ -109,22 +132,16 @@ impl World {
             .map(|&id| self.core.components.info(id).layout().size())
             .collect();
         let mut out = Vec::with_capacity(count);
-        self.entities.alloc_many(count, &mut out);
-        // SAFETY: the entities are new. Each run copies `run` values of every
-        // field from its source (which holds `count` of them, caller's
-        // contract) into rows `row0..row0 + run` of the field's column, which
-        // lie inside the chunk.
+        self.core.entities.alloc_many(count, &mut out);
+        // SAFETY: the entities are new. Each column gets one copy of the
+        // `count` values of its source (caller's contract) into the new rows
+        // `first..first + count`, which lie inside its capacity.
         unsafe {
-            self.core
-                .place_rows(&out, bundle, |bases, row0, done, run| {
-                    for ((&base, &size), &src) in bases.iter().zip(&sizes).zip(sources) {
-                        std::ptr::copy_nonoverlapping(
-                            src.add(done * size),
-                            base.add(row0 * size),
-                            run * size,
-                        )
-                    }
-                })
+            self.core.place_rows(&out, bundle, |bases, first| {
+                for ((&base, &size), &src) in bases.iter().zip(&sizes).zip(sources) {
+                    std::ptr::copy_nonoverlapping(src, base.add(first * size), count * size)
+                }
+            })
         };
         Ok(out)
     }

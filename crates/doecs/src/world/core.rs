@@ -1,14 +1,15 @@
 //! The world's core: everything a world holds except its entity allocator.
 //!
 //! A [`WorldCore`] owns the component registry, the bundle registry, the
-//! archetypes and the entity index (entity → archetype, chunk, row), plus the
-//! managers and resources. It never creates or destroys entity ids: a
-//! [`World`](super::World) pairs one core with its own allocator, and a
-//! [`Universe`](crate::Universe) pairs one allocator with several cores. So a
-//! world that shares its ids cannot allocate any by mistake, and the question
-//! "is this entity here?" has one answer in every kind of world: the entity
-//! index, which records the exact generation of each row's entity
-//! ([`WorldCore::contains_entity`]).
+//! archetypes and the entity table (entity → archetype and row, see
+//! [`crate::entities`]), plus the managers and resources. It never creates or
+//! destroys entity ids and offers no way to reach its table: a
+//! [`World`](super::World) is a core whose table also allocates ids, and a
+//! [`Universe`](crate::Universe) pairs one allocating table with several
+//! cores whose tables are only indices. So a world that shares its ids cannot
+//! allocate any by mistake, and the question "is this entity here?" has one
+//! answer in every kind of world: the table, which records the exact
+//! generation of each row's entity ([`WorldCore::contains_entity`]).
 //!
 //! Queries, systems and the typed and untyped component API all work on a
 //! `WorldCore`; a `World` dereferences to its core, so they work on a `World`
@@ -16,9 +17,10 @@
 
 use crate::bundle::Bundles;
 use crate::component::{Component, ComponentDescriptor, ComponentId, Components, RegisterError};
+use crate::entities::Entities;
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::location::{EntityLocations, Location};
+use crate::location::Location;
 use crate::manager::{ComponentManager, DestroyNotice, Managers};
 use crate::resource::Resources;
 use crate::storage::Archetypes;
@@ -38,7 +40,9 @@ static NEXT_WORLD_ID: AtomicU64 = AtomicU64::new(0);
 pub struct WorldCore {
     id: WorldId,
     config: WorldConfig,
-    pub(crate) locations: EntityLocations,
+    /// The entity table: in a `World` the allocator and the index, in a
+    /// universe's world only the index.
+    pub(crate) entities: Entities,
     pub(crate) components: Components,
     pub(crate) bundles: Bundles,
     pub(crate) archetypes: Archetypes,
@@ -66,7 +70,7 @@ impl WorldCore {
         WorldCore {
             id: WorldId(NEXT_WORLD_ID.fetch_add(1, Ordering::Relaxed)),
             config,
-            locations: EntityLocations::default(),
+            entities: Entities::with_min_free_indices(config.min_free_indices),
             archetypes: Archetypes::new(config.chunk_bytes, &components),
             components,
             bundles: Bundles::default(),
@@ -105,13 +109,13 @@ impl WorldCore {
     /// Number of entities with a row in this world.
     #[inline]
     pub fn len(&self) -> usize {
-        self.locations.len()
+        self.entities.located_count()
     }
 
     /// Whether no entity has a row in this world.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.locations.is_empty()
+        self.len() == 0
     }
 
     /// Whether exactly `entity` (generation included) is in this world: one
@@ -120,7 +124,7 @@ impl WorldCore {
     /// whether the entity has entered this world.
     #[inline]
     pub fn contains_entity(&self, entity: Entity) -> bool {
-        self.locations.get(entity).is_some()
+        self.entities.location(entity).is_some()
     }
 
     /// Whether `entity` is here and has component `T`.
@@ -131,16 +135,16 @@ impl WorldCore {
     /// Where `entity`'s row is, or why it has none.
     #[inline]
     pub fn location(&self, entity: Entity) -> Result<Location, EntityError> {
-        self.locations
-            .get(entity)
+        self.entities
+            .location(entity)
             .ok_or(EntityError::NoSuchEntity(entity))
     }
 
     /// Every entity in this world, in archetype and row order.
     pub fn iter_entities(&self) -> impl Iterator<Item = Entity> + '_ {
-        self.archetypes.iter().flat_map(|a| {
-            (0..a.chunk_count()).flat_map(move |c| a.chunk_entities(c).iter().copied())
-        })
+        self.archetypes
+            .iter()
+            .flat_map(|a| a.entities().iter().copied())
     }
 
     /// Registers a component type described at runtime (or a Rust type under a
@@ -187,10 +191,7 @@ impl WorldCore {
         let id = self.components.id_of::<T>().ok_or(missing)?;
         let arch = self.archetypes.get(location.archetype);
         let column = arch.column_of(id).ok_or(missing)?;
-        Ok(arch
-            .slot_ptr(location.chunk, location.row, column)
-            .cast::<T>()
-            .as_ptr())
+        Ok(arch.slot_ptr(location.row, column).cast::<T>().as_ptr())
     }
 
     /// Adds a component manager. With [`DestroyNotice::Callback`] it hears of
@@ -244,22 +245,22 @@ impl WorldCore {
         &self.resources
     }
 
-    /// Bytes of chunk memory held by all archetypes, including chunks emptied
-    /// by despawns and kept for reuse.
+    /// Bytes of column memory held by all archetypes, including room kept
+    /// for rows that despawns emptied.
     pub fn chunk_memory_bytes(&self) -> usize {
-        self.archetypes.iter().map(|a| a.chunk_memory_bytes()).sum()
+        self.archetypes.iter().map(|a| a.memory_bytes()).sum()
     }
 
-    /// Returns unused chunk memory to the allocator and reports how many bytes.
+    /// Returns unused column memory to the allocator and reports how many bytes.
     ///
-    /// Chunks emptied by despawns and moves stay with their archetype so that
+    /// Room emptied by despawns and moves stays with its archetype so that
     /// respawning never allocates; after a large despawn that will not be
-    /// followed by a respawn, this frees every block of chunks none of which
-    /// is in use.
+    /// followed by a respawn, this shrinks every archetype's columns to the
+    /// rows in use.
     ///
     /// ```
     /// let mut world = doecs::World::new();
-    /// let es = world.spawn_batch((0..10_000u32).map(|i| (i, i as f32)));
+    /// let es = world.spawn_batch((0..100u32).map(|i| (i, i as f32)));
     /// world.despawn_batch(&es);
     /// assert!(world.chunk_memory_bytes() > 0, "kept for reuse");
     /// let freed = world.free_unused_chunk_memory();
@@ -267,36 +268,38 @@ impl WorldCore {
     /// assert_eq!(world.chunk_memory_bytes(), 0);
     /// ```
     pub fn free_unused_chunk_memory(&mut self) -> usize {
-        self.archetypes
-            .iter_mut()
-            .map(|a| a.free_unused_chunk_memory())
-            .sum()
+        self.archetypes.iter_mut().map(|a| a.shrink_to_fit()).sum()
     }
 
     /// Verifies the storage invariants: the archetypes and their graph, and
-    /// that the entity index and the rows agree both ways. Panics on failure.
+    /// that the entity table and the rows agree both ways. Panics on failure.
     /// Meant for tests and debugging; it walks the whole world.
     pub fn check_invariants(&self) {
         self.archetypes.check_invariants();
         let mut rows = 0usize;
         for arch in self.archetypes.iter() {
-            for c in 0..arch.chunk_count() {
-                for (r, &e) in arch.chunk_entities(c).iter().enumerate() {
-                    let loc = self
-                        .locations
-                        .get(e)
-                        .unwrap_or_else(|| panic!("stored entity {e} has a location"));
-                    assert_eq!(
-                        (loc.archetype, loc.chunk.index(), loc.row.index()),
-                        (arch.id(), c, r),
-                        "entity index disagrees with storage for {e}"
-                    );
-                    rows += 1;
-                }
+            for (r, &e) in arch.entities().iter().enumerate() {
+                let loc = self
+                    .entities
+                    .location(e)
+                    .unwrap_or_else(|| panic!("stored entity {e} has a location"));
+                assert_eq!(
+                    (loc.archetype, loc.row.index()),
+                    (arch.id(), r),
+                    "entity index disagrees with storage for {e}"
+                );
+                rows += 1;
             }
         }
-        let located = self.locations.iter().count();
-        assert_eq!(located, rows, "every located entity has exactly one row");
-        assert_eq!(self.locations.len(), rows, "the index counts its entries");
+        assert_eq!(
+            self.entities.iter_located().count(),
+            rows,
+            "every located entity has exactly one row"
+        );
+        assert_eq!(
+            self.entities.located_count(),
+            rows,
+            "the table counts its rows"
+        );
     }
 }

@@ -1,13 +1,14 @@
 //! The world: entities, their archetype storage, managers and resources.
 //!
-//! A [`World`] is a [`WorldCore`] (components, archetypes, the entity index,
-//! managers and resources) plus its own entity allocator ([`Entities`]). The
-//! core does everything that needs no new ids: lookups, queries, inserts and
-//! removals. The `World` adds what does: spawning, despawning, reserving ids
-//! for command buffers. It dereferences to its core, so every core method is
-//! a world method too. A [`Universe`](crate::Universe) instead pairs one
-//! allocator with several cores; those cores have no allocator of their own,
-//! so they cannot hand out ids by mistake.
+//! A [`World`] is a [`WorldCore`] (components, archetypes, the entity table,
+//! managers and resources) whose entity table ([`Entities`]) also allocates
+//! ids. The core does everything that needs no new ids: lookups, queries,
+//! inserts and removals. The `World` adds what does: spawning, despawning,
+//! reserving ids for command buffers. It dereferences to its core, so every
+//! core method is a world method too. A [`Universe`](crate::Universe) instead
+//! pairs one allocating table with several cores whose tables are only
+//! indices; a core offers no way to allocate, so those worlds cannot hand out
+//! ids by mistake.
 //!
 //! Every operation that names an entity first finds it in the entity index
 //! (one load, which also checks the generation), so stale handles are refused
@@ -33,7 +34,8 @@ mod untyped;
 pub use self::core::{WorldCore, WorldId};
 
 use crate::bundle::Bundle;
-use crate::entity::{Entities, Entity, MIN_FREE_INDICES};
+use crate::entities::Entities;
+use crate::entity::{Entity, MIN_FREE_INDICES};
 use crate::error::EntityError;
 use crate::query::QueryCaches;
 use crate::storage::DEFAULT_CHUNK_BYTES;
@@ -70,7 +72,6 @@ impl Default for WorldConfig {
 /// assert_eq!(world.get::<Position>(e).unwrap(), &Position(2.0));
 /// ```
 pub struct World {
-    pub(crate) entities: Entities,
     pub(crate) core: WorldCore,
     /// Matched-archetype caches of `query_mut` calls, keyed by query shape.
     pub(crate) query_caches: QueryCaches,
@@ -84,10 +85,7 @@ impl Default for World {
 
 impl std::fmt::Debug for World {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("World")
-            .field("entities", &self.entities)
-            .field("core", &self.core)
-            .finish()
+        f.debug_struct("World").field("core", &self.core).finish()
     }
 }
 
@@ -115,15 +113,14 @@ impl World {
     /// An empty world with the given settings.
     pub fn with_config(config: WorldConfig) -> Self {
         World {
-            entities: Entities::with_min_free_indices(config.min_free_indices),
             core: WorldCore::new(config),
             query_caches: QueryCaches::default(),
         }
     }
 
-    /// The entity allocator.
+    /// The entity table: the allocator and the index.
     pub fn entities(&self) -> &Entities {
-        &self.entities
+        &self.core.entities
     }
 
     /// Whether `entity` is alive: one load and one compare. Every live entity
@@ -137,7 +134,7 @@ impl World {
     /// applied later (see [`Entities::reserve`]). The id is not alive until
     /// its spawn is applied.
     pub fn reserve_entity(&self) -> Entity {
-        self.entities.reserve()
+        self.core.entities.reserve()
     }
 
     /// Spawns an entity with the components of `bundle`.
@@ -170,7 +167,7 @@ impl World {
     #[inline]
     pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EntityError> {
         let id = self.core.bundle_id::<B>()?;
-        let entity = self.entities.alloc();
+        let entity = self.core.entities.alloc();
         // SAFETY: the entity is new, and the writer fills exactly `B`'s fields.
         unsafe {
             self.core
@@ -190,11 +187,11 @@ impl World {
         let id = match self.core.bundle_id::<B>() {
             Ok(id) => id,
             Err(e) => {
-                self.entities.cancel_reserved(entity);
+                self.core.entities.cancel_reserved(entity);
                 return Err(e);
             }
         };
-        if !self.entities.spawn_reserved(entity) {
+        if !self.core.entities.spawn_reserved(entity) {
             return Err(EntityError::NoSuchEntity(entity));
         }
         // SAFETY: the entity was only reserved, so it has no row; the writer
@@ -208,17 +205,11 @@ impl World {
 
     /// Despawns `entity`, dropping its components and telling callback managers.
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
-        let mut result = Err(EntityError::NoSuchEntity(entity));
-        let entities = &mut self.entities;
-        self.core.despawn_rows(
-            std::slice::from_ref(&entity),
-            |e| {
-                result = Ok(());
-                entities.free(e)
-            },
-            |_, _| {},
-        );
-        result
+        if self.despawn_each(std::slice::from_ref(&entity), |_, _| {}) == 1 {
+            Ok(())
+        } else {
+            Err(EntityError::NoSuchEntity(entity))
+        }
     }
 
     /// Despawns every live entity in `entities` (dead ones are skipped) and
@@ -234,9 +225,7 @@ impl World {
         entities: &[Entity],
         on_dead: impl FnMut(usize, Entity),
     ) -> usize {
-        let allocator = &mut self.entities;
-        self.core
-            .despawn_rows(entities, |e| allocator.free(e), on_dead)
+        self.core.despawn_rows(entities, true, on_dead)
     }
 
     /// Despawns every entity.
@@ -248,44 +237,41 @@ impl World {
     /// Runs lazy garbage collection on every `LazyGc` manager; returns how many
     /// instances were destroyed.
     pub fn collect_garbage(&mut self) -> usize {
-        self.core.managers.collect_garbage(&self.entities)
+        let core = &mut self.core;
+        core.managers.collect_garbage(&core.entities)
     }
 
     /// Test hook: gives the live `entity` generation `generation` everywhere the
-    /// world records it (allocator, index and row), so generation wrap-around
-    /// can be tested without four billion despawns. Returns the renamed
-    /// handle, or `None` if `entity` is not alive.
+    /// world records it (table and row), so generation wrap-around can be
+    /// tested without four billion despawns. Returns the renamed handle, or
+    /// `None` if `entity` is not alive.
     #[doc(hidden)]
     pub fn debug_set_generation(&mut self, entity: Entity, generation: u32) -> Option<Entity> {
         let location = self.core.location(entity).ok()?;
-        let renamed = self.entities.debug_set_generation(entity, generation)?;
         let core = &mut self.core;
+        let renamed = core.entities.debug_set_generation(entity, generation)?;
+        core.entities.set_location(renamed, location);
         let arch = core.archetypes.get_mut(location.archetype);
         // SAFETY: `location` is `entity`'s live row, so its entity slot is in
         // bounds and initialised; `&mut self` makes the write exclusive.
         unsafe {
-            arch.entities_ptr(location.chunk.index())
+            arch.entities_ptr()
                 .as_ptr()
                 .add(location.row.index())
                 .write(renamed)
         };
-        core.locations.clear(entity);
-        core.locations.set(renamed, location);
         Some(renamed)
     }
 
-    /// Verifies every invariant: allocator, archetypes and graph, the entity
+    /// Verifies every invariant: the entity table, archetypes and graph, the
     /// index against the rows, and that exactly the live entities have rows.
     /// Panics on failure. Meant for tests and debugging; it walks the whole world.
     pub fn check_invariants(&self) {
-        self.entities.check_invariants();
+        self.core.entities.check_invariants();
         self.core.check_invariants();
-        for e in self.core.iter_entities() {
-            assert!(self.entities.alive(e), "dead entity {e} has a row");
-        }
         assert_eq!(
             self.core.len(),
-            self.entities.len(),
+            self.core.entities.len(),
             "every live entity has a row"
         );
     }

@@ -22,24 +22,24 @@
 
 use super::core::WorldCore;
 use crate::bundle::{Bundle, BundleId};
+use crate::entities::Entities;
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::location::{EntityLocations, Location};
+use crate::location::Location;
 use crate::manager::Managers;
 use crate::storage::archetype::copy_value;
 use crate::storage::archetypes::{EdgeIndex, FieldTarget};
-use crate::storage::{Archetype, ArchetypeId, Archetypes, ChunkIndex, ColumnIndex};
+use crate::storage::{Archetype, ArchetypeId, Archetypes, ColumnIndex};
 use std::alloc::Layout;
 
 /// Most fields whose column pointers are gathered on the stack; runtime
 /// bundles with more use the heap.
 const STACK_FIELDS: usize = 16;
 
-/// Calls `f` with each column's start in `chunk` of `arch`, in the order given.
+/// Calls `f` with each column's start in `arch`, in the order given.
 #[inline]
 fn with_bases<R>(
     arch: &Archetype,
-    chunk: ChunkIndex,
     columns: impl ExactSizeIterator<Item = ColumnIndex>,
     f: impl FnOnce(&[*mut u8]) -> R,
 ) -> R {
@@ -47,19 +47,17 @@ fn with_bases<R>(
     if n <= STACK_FIELDS {
         let mut bases = [std::ptr::null_mut::<u8>(); STACK_FIELDS];
         for (base, col) in bases.iter_mut().zip(columns) {
-            *base = arch.column_ptr(chunk.index(), col).as_ptr();
+            *base = arch.column_ptr(col).as_ptr();
         }
         f(&bases[..n])
     } else {
-        let bases: Vec<*mut u8> = columns
-            .map(|col| arch.column_ptr(chunk.index(), col).as_ptr())
-            .collect();
+        let bases: Vec<*mut u8> = columns.map(|col| arch.column_ptr(col).as_ptr()).collect();
         f(&bases)
     }
 }
 
-/// Column starts of one chunk, in bundle field order: on the stack for up
-/// to [`STACK_FIELDS`] fields.
+/// Column starts of one archetype, in bundle field order: on the stack for
+/// up to [`STACK_FIELDS`] fields.
 struct Bases {
     inline: [*mut u8; STACK_FIELDS],
     heap: Vec<*mut u8>,
@@ -75,9 +73,9 @@ impl Bases {
         }
     }
 
-    fn fill(&mut self, arch: &Archetype, chunk: ChunkIndex, columns: &[FieldTarget]) {
+    fn fill(&mut self, arch: &Archetype, columns: &[FieldTarget]) {
         self.len = columns.len();
-        let base = |f: &FieldTarget| arch.column_ptr(chunk.index(), f.column).as_ptr();
+        let base = |f: &FieldTarget| arch.column_ptr(f.column).as_ptr();
         if self.len <= STACK_FIELDS {
             for (slot, f) in self.inline.iter_mut().zip(columns) {
                 *slot = base(f);
@@ -97,12 +95,13 @@ impl Bases {
     }
 }
 
-/// Places new rows of one bundle's own archetype, remembering the current
-/// chunk's column starts so a batch computes them once per chunk.
+/// Places new rows of one bundle's own archetype, remembering the column
+/// starts so a batch computes them again only when the columns grow.
 pub(crate) struct RowPlacer {
     target: ArchetypeId,
     edge: EdgeIndex,
-    chunk: Option<ChunkIndex>,
+    /// The capacity the bases were computed for.
+    capacity: Option<usize>,
     bases: Bases,
 }
 
@@ -117,7 +116,7 @@ impl RowPlacer {
         RowPlacer {
             target: core.archetypes.insert_edge_at(edge).target,
             edge,
-            chunk: None,
+            capacity: None,
             bases: Bases::new(),
         }
     }
@@ -139,29 +138,29 @@ impl RowPlacer {
         entity: Entity,
         write: impl FieldWriter,
     ) -> Location {
-        debug_assert!(core.locations.get(entity).is_none());
+        debug_assert!(core.entities.location(entity).is_none());
         let archetypes = &mut core.archetypes;
         // SAFETY: every column of the bundle's own archetype is a bundle field,
         // which `write` initialises just below (caller's contract).
-        let (chunk, row) = unsafe { archetypes.get_mut(self.target).push_uninit(entity) };
-        if self.chunk != Some(chunk) {
+        let row = unsafe { archetypes.get_mut(self.target).push_uninit(entity) };
+        let arch = archetypes.get(self.target);
+        if self.capacity != Some(arch.capacity()) {
             let fields = &archetypes.insert_edge_at(self.edge).fields;
-            self.bases.fill(archetypes.get(self.target), chunk, fields);
-            self.chunk = Some(chunk);
+            self.bases.fill(arch, fields);
+            self.capacity = Some(arch.capacity());
         }
         write(self.bases.as_slice(), row.index());
         let location = Location {
             archetype: self.target,
-            chunk,
             row,
         };
-        core.locations.set(entity, location);
+        core.entities.set_location(entity, location);
         location
     }
 }
 
 /// Writes a bundle's fields: `write(bases, row)` gets, in field order, each
-/// field's column start in the target chunk and the row to write.
+/// field's column start in the target archetype and the row to write.
 pub(crate) trait FieldWriter: FnOnce(&[*mut u8], usize) {}
 impl<F: FnOnce(&[*mut u8], usize)> FieldWriter for F {}
 
@@ -206,50 +205,40 @@ impl WorldCore {
     }
 
     /// Gives each new entity of `entities` a row of bundle `bundle`'s own
-    /// archetype, a chunk-long run at a time: `fill(bases, first_row, done,
-    /// run)` must write the fields of entities `done..done + run` into rows
-    /// `first_row..first_row + run` of the columns at `bases`.
+    /// archetype, then calls `fill(bases, first_row)` once to write the
+    /// fields of entity `k` into row `first_row + k` of the columns at `bases`.
     ///
     /// # Safety
     /// No entity of `entities` may have a row here, and `fill` must initialise
-    /// every field slot of every run it is handed, without panicking.
+    /// every field slot of every new row, without panicking.
     pub(crate) unsafe fn place_rows(
         &mut self,
         entities: &[Entity],
         bundle: BundleId,
-        mut fill: impl FnMut(&[*mut u8], usize, usize, usize),
+        fill: impl FnOnce(&[*mut u8], usize),
     ) {
         let placer = RowPlacer::new(self, bundle);
         placer.reserve(self, entities.len());
         let target = placer.target;
-        let mut bases = Bases::new();
-        let mut done = 0;
-        while done < entities.len() {
-            let arch = self.archetypes.get_mut(target);
-            let cap = arch.chunk_capacity() as usize;
-            let row0 = arch.len() % cap;
-            let run = (cap - row0).min(entities.len() - done);
-            let mut chunk = ChunkIndex(0);
-            for (k, &entity) in entities[done..done + run].iter().enumerate() {
-                // SAFETY: the columns of this row are filled by `fill` below,
-                // before anything else can observe the archetype.
-                let (c, r) = unsafe { arch.push_uninit(entity) };
-                debug_assert_eq!(r.index(), row0 + k);
-                chunk = c;
-                self.locations.set(
-                    entity,
-                    Location {
-                        archetype: target,
-                        chunk,
-                        row: r,
-                    },
-                );
-            }
-            let fields = &self.archetypes.insert_edge_at(placer.edge).fields;
-            bases.fill(self.archetypes.get(target), chunk, fields);
-            fill(bases.as_slice(), row0, done, run);
-            done += run;
+        let arch = self.archetypes.get_mut(target);
+        let first = arch.len();
+        for &entity in entities {
+            // SAFETY: the columns of these rows are filled by `fill` below,
+            // before anything else can observe the archetype; `reserve` made
+            // room, so the columns do not move meanwhile.
+            let row = unsafe { arch.push_uninit(entity) };
+            self.entities.set_location(
+                entity,
+                Location {
+                    archetype: target,
+                    row,
+                },
+            );
         }
+        let mut bases = Bases::new();
+        let fields = &self.archetypes.insert_edge_at(placer.edge).fields;
+        bases.fill(self.archetypes.get(target), fields);
+        fill(bases.as_slice(), first);
     }
 
     /// Adds the components of `bundle` to `entity`, which lives at `location`;
@@ -286,25 +275,22 @@ impl WorldCore {
         for (f, &id) in edge.fields.iter().zip(info.ids()) {
             if f.replaces {
                 let c = self.components.info(id);
-                let slot = arch.slot_ptr(new.chunk, new.row, f.column);
+                let slot = arch.slot_ptr(new.row, f.column);
                 // SAFETY: the slot holds an initialised value of `id`, which
                 // the write below overwrites without dropping.
                 unsafe { graveyard.bury(slot.as_ptr(), c.layout(), c.drop_fn()) };
             }
         }
-        with_bases(
-            arch,
-            new.chunk,
-            edge.fields.iter().map(|f| f.column),
-            |bases| write(bases, new.row.index()),
-        );
+        with_bases(arch, edge.fields.iter().map(|f| f.column), |bases| {
+            write(bases, new.row.index())
+        });
         drop(graveyard);
         new
     }
 
     /// Takes the components of `bundle` out of `entity`, which lives at
     /// `location`: `take(bases, row)` gets each field's column start in the
-    /// entity's chunk (in field order) and must move every value out. Fails,
+    /// entity's archetype (in field order) and must move every value out. Fails,
     /// changing nothing, if the entity lacks one of them.
     ///
     /// # Safety
@@ -327,12 +313,9 @@ impl WorldCore {
             Err(missing) => return Err(self.components.missing(entity, missing)),
         };
         let source = self.archetypes.get(location.archetype);
-        with_bases(
-            source,
-            location.chunk,
-            edge.fields.iter().copied(),
-            |bases| take(bases, location.row.index()),
-        );
+        with_bases(source, edge.fields.iter().copied(), |bases| {
+            take(bases, location.row.index())
+        });
         // SAFETY: the target is the source minus the bundle, whose values
         // were all moved out above.
         Ok(unsafe { self.move_row(entity, location, target) })
@@ -351,7 +334,7 @@ impl WorldCore {
         let (source, target) = self.archetypes.pair_mut(from.archetype, to);
         // SAFETY: the caller initialises the target-only columns; shared columns
         // are copied just below.
-        let (chunk, row) = unsafe { target.push_uninit(entity) };
+        let row = unsafe { target.push_uninit(entity) };
         let (src_ids, dst_ids) = (source.components(), target.components());
         let mut d = 0;
         for (s, &id) in src_ids.iter().enumerate() {
@@ -360,47 +343,49 @@ impl WorldCore {
             }
             if d < dst_ids.len() && dst_ids[d] == id {
                 let s = ColumnIndex(s as u32);
-                let src = source.slot_ptr(from.chunk, from.row, s);
-                let dst = target.slot_ptr(chunk, row, ColumnIndex(d as u32));
+                let src = source.slot_ptr(from.row, s);
+                let dst = target.slot_ptr(row, ColumnIndex(d as u32));
                 // SAFETY: two slots of the same component type in different
-                // archetypes' chunks; the source value is forgotten below.
+                // archetypes' columns; the source value is forgotten below.
                 unsafe { copy_value(src.as_ptr(), dst.as_ptr(), source.column_size(s)) };
             }
         }
         // SAFETY: every value of the source row was copied, or moved out by
         // the caller.
-        let moved = unsafe { source.swap_remove_forget(from.chunk, from.row) };
+        let moved = unsafe { source.swap_remove_forget(from.row) };
         if let Some(moved) = moved {
-            self.locations.set(moved, from);
+            self.entities.set_location(moved, from);
         }
-        let new = Location {
-            archetype: to,
-            chunk,
-            row,
-        };
-        self.locations.set(entity, new);
+        let new = Location { archetype: to, row };
+        self.entities.set_location(entity, new);
         new
     }
 
-    /// Removes the rows of every entity of `entities` that is here and that
-    /// `is_dying` accepts (asked once per such entity, in order), dropping
-    /// their values, then tells callback managers about every removed
-    /// entity, even if a `Drop` panicked. Entities not removed go to
+    /// Removes the rows of every entity of `entities` that is here, dropping
+    /// their values, and with `free_ids` also frees their ids (a `World`'s
+    /// table allocates them), then tells callback managers about every
+    /// removed entity, even if a `Drop` panicked. Entities not here go to
     /// `on_missing` with their position. Returns how many rows were removed.
     pub(crate) fn despawn_rows(
         &mut self,
         entities: &[Entity],
-        mut is_dying: impl FnMut(Entity) -> bool,
+        free_ids: bool,
         mut on_missing: impl FnMut(usize, Entity),
     ) -> usize {
         let notify = NotifyManagers::new(&mut self.managers, &mut self.despawned);
         for (k, &entity) in entities.iter().enumerate() {
-            match self.locations.get(entity) {
-                Some(location) if is_dying(entity) => {
+            match self.entities.location(entity) {
+                Some(location) => {
                     notify.destroyed.push(entity);
-                    drop_row(&mut self.locations, &mut self.archetypes, entity, location);
+                    drop_row(
+                        &mut self.entities,
+                        &mut self.archetypes,
+                        entity,
+                        location,
+                        free_ids,
+                    );
                 }
-                _ => on_missing(k, entity),
+                None => on_missing(k, entity),
             }
         }
         notify.destroyed.len()
@@ -412,29 +397,40 @@ impl WorldCore {
         let notify = NotifyManagers::new(&mut self.managers, &mut self.despawned);
         notify.destroyed.extend_from_slice(destroyed);
         for &entity in destroyed {
-            if let Some(location) = self.locations.get(entity) {
-                drop_row(&mut self.locations, &mut self.archetypes, entity, location);
+            if let Some(location) = self.entities.location(entity) {
+                drop_row(
+                    &mut self.entities,
+                    &mut self.archetypes,
+                    entity,
+                    location,
+                    false,
+                );
             }
         }
     }
 }
 
-/// Removes `entity`'s row at `location` and drops its values; the index
-/// forgets `entity` and follows the row that filled the hole before any value
-/// drops, so it is consistent even if a drop panics.
+/// Removes `entity`'s row at `location` and drops its values. The table
+/// forgets `entity` (and with `free_id` frees its id) and follows the row
+/// that filled the hole before any value drops, so it is consistent even if
+/// a drop panics.
 fn drop_row(
-    locations: &mut EntityLocations,
+    entities: &mut Entities,
     archetypes: &mut Archetypes,
     entity: Entity,
     location: Location,
+    free_id: bool,
 ) {
-    locations.clear(entity);
+    entities.clear_location(entity);
+    if free_id {
+        entities.free(entity);
+    }
     let arch = archetypes.get_mut(location.archetype);
     // SAFETY: `location` is the live row of `entity` (index invariant).
     unsafe {
-        arch.swap_remove_drop(location.chunk, location.row, |moved| {
+        arch.swap_remove_drop(location.row, |moved| {
             if let Some(moved) = moved {
-                locations.set(moved, location);
+                entities.set_location(moved, location);
             }
         })
     };

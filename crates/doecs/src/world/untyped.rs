@@ -30,7 +30,7 @@ impl WorldCore {
         let column = arch
             .column_of(id)
             .ok_or(EntityError::MissingComponentId { entity, id })?;
-        Ok(arch.slot_ptr(location.chunk, location.row, column))
+        Ok(arch.slot_ptr(location.row, column))
     }
 
     /// Whether `entity` is here and has component `id`.
