@@ -43,6 +43,10 @@ fn frag_iter(c: &mut Criterion) {
     g.bench_function("doecs", |b| {
         b.iter(|| world.query_mut::<(&mut Data,)>().for_each(|(d,)| double(d)))
     });
+    let mut query = doecs::QueryState::<&mut Data>::new(&world);
+    g.bench_function("doecs_held_query", |b| {
+        b.iter(|| query.for_each(&mut world, double))
+    });
 
     let mut world = hecs::World::new();
     spawn_hecs(&mut world);

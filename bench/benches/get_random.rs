@@ -31,6 +31,17 @@ fn get_random(c: &mut Criterion) {
         })
     });
 
+    // A view: the type resolved once per pass, like shipyard's `View`.
+    g.bench_function("doecs_view", |b| {
+        b.iter(|| {
+            let positions = world.view::<Position>();
+            order
+                .iter()
+                .map(|&e| positions.get(e).unwrap().0.x)
+                .sum::<f32>()
+        })
+    });
+
     let mut world = hecs::World::new();
     let order = shuffled(world.spawn_batch((0..n).map(|_| bundle())).collect());
     g.bench_function("hecs", |b| {

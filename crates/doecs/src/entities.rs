@@ -209,6 +209,18 @@ impl Entities {
         }
     }
 
+    /// Where exactly `entity` has its row, as (archetype index, row): the
+    /// lookup of [`Entities::location`] with nothing to decode, for hot
+    /// loops of lookups.
+    #[inline(always)]
+    pub(crate) fn locate(&self, entity: Entity) -> Option<(usize, usize)> {
+        let slot = self.slots.get(entity.index() as usize)?;
+        if slot.generation != entity.generation() || slot.code < LOCATED {
+            return None;
+        }
+        Some(((slot.code - LOCATED) as usize, slot.row as usize))
+    }
+
     /// What slot `index` holds, and its generation.
     pub fn slot_state(&self, index: u32) -> Option<(u32, SlotState)> {
         let slot = self.slots.get(index as usize)?;

@@ -31,7 +31,8 @@ pub use error::EntityError;
 pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, With, Without,
+    Access, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, View, ViewMut,
+    With, Without,
 };
 pub use schedule::{Plan, RunReport, Schedule, ScheduleError};
 pub use storage::{ArchetypeId, Row};

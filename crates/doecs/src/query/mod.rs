@@ -4,6 +4,7 @@
 //! - [`filter`]: `With<T>` / `Without<T>`.
 //! - [`access`]: read/write sets, used for aliasing checks and by the schedule.
 //! - [`state`]: [`QueryState`], the cached matching and every loop form.
+//! - [`view`]: [`View`], one component type by entity, resolved once.
 //!
 //! A [`Query`] is a query borrowing its world: what `world.query_mut()`,
 //! `world.query()` and a system's `ctx.query()` return. It reuses a
@@ -15,11 +16,13 @@ pub mod access;
 pub mod data;
 pub mod filter;
 pub mod state;
+pub mod view;
 
 pub use access::{Access, AccessKey};
 pub use data::{QueryData, ReadOnlyQueryData};
 pub use filter::{QueryFilter, With, Without};
 pub use state::{QueryCaches, QueryIter, QueryState};
+pub use view::{View, ViewMut};
 
 use crate::entity::Entity;
 use crate::error::EntityError;
@@ -35,7 +38,7 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter + 'static = ()> {
     world: &'w WorldCore,
     state: QueryState<Q, F>,
     /// Where the cache goes back when the query is dropped, if anywhere.
-    home: Option<&'w mut QueryCaches>,
+    home: Option<(&'w mut QueryCaches, state::CacheSlot)>,
 }
 
 impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
@@ -45,13 +48,15 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     /// # Safety
     /// For `'w`, nothing else may access what `Q` writes, nor write what it
     /// reads.
+    #[inline]
     pub(crate) unsafe fn borrowed(world: &'w WorldCore, home: &'w mut QueryCaches) -> Self {
-        let mut state = QueryState::from_cache(home.take::<Q, F>(world.id()));
+        let (slot, cache) = home.take::<Q, F>(world.id());
+        let mut state = QueryState::from_cache(cache);
         state.update(world);
         Query {
             world,
             state,
-            home: Some(home),
+            home: Some((home, slot)),
         }
     }
 
@@ -123,13 +128,14 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
 }
 
 impl<Q: QueryData, F: QueryFilter + 'static> Drop for Query<'_, Q, F> {
+    #[inline]
     fn drop(&mut self) {
-        if let Some(home) = self.home.take() {
+        if let Some((home, slot)) = self.home.take() {
             let cache = std::mem::replace(
                 &mut self.state.cache,
                 state::QueryCache::new(self.world.id()),
             );
-            home.put_back::<Q, F>(cache);
+            home.put_back(slot, cache);
         }
     }
 }

@@ -18,7 +18,7 @@ use super::filter::QueryFilter;
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::storage::{Archetype, ArchetypeId};
-use crate::type_index::TypeIdMap;
+use crate::type_index::TypeIndex;
 use crate::world::{WorldCore, WorldId};
 use rayon::prelude::*;
 use std::any::{Any, TypeId};
@@ -52,24 +52,30 @@ impl<S> QueryCache<S> {
 /// slot. A [`Query`](super::Query) borrows its cache out of the slot (leaving
 /// an empty cache, which allocates nothing) and puts it back when done, so a
 /// query built per call (`World::query_mut`, a system's `ctx.query`) costs
-/// two map lookups and no allocation.
+/// one cached type lookup and no allocation.
 #[derive(Default)]
 pub struct QueryCaches {
-    caches: TypeIdMap<Box<dyn Any + Send + Sync>>,
+    /// Query shape to its slot.
+    index: TypeIndex<u32>,
+    slots: Vec<Box<dyn Any + Send + Sync>>,
 }
 
 impl std::fmt::Debug for QueryCaches {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("QueryCaches")
-            .field("shapes", &self.caches.len())
+            .field("shapes", &self.slots.len())
             .finish()
     }
 }
 
+/// A cache's slot in its [`QueryCaches`].
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct CacheSlot(u32);
+
 impl QueryCaches {
     /// Whether shape `(Q, F)` has been used here before.
     pub(crate) fn contains<Q: QueryData, F: QueryFilter + 'static>(&self) -> bool {
-        self.caches.contains_key(&TypeId::of::<(Q::Key, F)>())
+        self.index.get(TypeId::of::<(Q::Key, F)>()).is_some()
     }
 
     /// Moves the cache of shape `(Q, F)` out of its slot, making the slot on
@@ -77,35 +83,40 @@ impl QueryCaches {
     ///
     /// # Panics
     /// As [`QueryState::new`], on first use.
+    #[inline]
     pub(crate) fn take<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
         world: WorldId,
-    ) -> QueryCache<Q::State> {
-        let slot = self
-            .caches
-            .entry(TypeId::of::<(Q::Key, F)>())
-            .or_insert_with(|| Box::new(QueryState::<Q, F>::new_cache(world)));
-        let cache = slot
+    ) -> (CacheSlot, QueryCache<Q::State>) {
+        let key = TypeId::of::<(Q::Key, F)>();
+        let slot = match self.index.get(key) {
+            Some(slot) => slot,
+            None => {
+                let slot = self.slots.len() as u32;
+                self.slots
+                    .push(Box::new(QueryState::<Q, F>::new_cache(world)));
+                self.index.insert(key, slot);
+                slot
+            }
+        };
+        let cache = self.slots[slot as usize]
             .downcast_mut::<QueryCache<Q::State>>()
             .expect("keyed by query shape");
-        std::mem::replace(cache, QueryCache::new(world))
+        (
+            CacheSlot(slot),
+            std::mem::replace(cache, QueryCache::new(world)),
+        )
     }
 
     /// Puts a cache taken by [`QueryCaches::take`] back into its slot.
-    pub(crate) fn put_back<Q: QueryData, F: QueryFilter + 'static>(
+    #[inline]
+    pub(crate) fn put_back<S: Send + Sync + 'static>(
         &mut self,
-        cache: QueryCache<Q::State>,
+        slot: CacheSlot,
+        cache: QueryCache<S>,
     ) {
-        let key = TypeId::of::<(Q::Key, F)>();
-        match self
-            .caches
-            .get_mut(&key)
-            .and_then(|slot| slot.downcast_mut::<QueryCache<Q::State>>())
-        {
-            Some(slot) => *slot = cache,
-            None => {
-                self.caches.insert(key, Box::new(cache));
-            }
+        if let Some(home) = self.slots[slot.0 as usize].downcast_mut::<QueryCache<S>>() {
+            *home = cache;
         }
     }
 }
@@ -344,17 +355,20 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         entity: Entity,
     ) -> Result<Q::Item<'w>, EntityError> {
         self.update(world);
-        let location = world.location(entity)?;
-        let k = self.cache.slot_of[location.archetype.index()].ok_or(
-            EntityError::MissingComponent {
+        let (archetype, row) = world
+            .entities
+            .locate(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
+        let Some(&Some(k)) = self.cache.slot_of.get(archetype) else {
+            return Err(EntityError::MissingComponent {
                 entity,
                 component: std::any::type_name::<Q>(),
-            },
-        )?;
+            });
+        };
         let (id, state) = self.cache.matched[k as usize];
         let arch = world.archetypes().get(id);
-        // SAFETY: `state` matches `arch`; the location's row is live.
-        Ok(unsafe { Q::item(Q::fetch(arch, state), location.row.index()) })
+        // SAFETY: `state` matches `arch`; the located row is live.
+        Ok(unsafe { Q::item(Q::fetch(arch, state), row) })
     }
 
     /// Like [`QueryState::for_each`], split by chunk across the current rayon pool.
@@ -393,43 +407,44 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         for<'w> Q::Item<'w>: Send,
     {
         self.update(world);
-        let archetypes = world.archetypes();
-        let total: usize = self
-            .cache
-            .matched
-            .iter()
-            .map(|&(id, _)| archetypes.get(id).len())
-            .sum();
-        // About eight pieces per worker, but never pieces so small that the
-        // task overhead shows.
-        let piece = total
-            .div_ceil(rayon::current_num_threads() * 8)
-            .max(PAR_MIN_ROWS);
-        let mut work: Vec<(ArchetypeId, Q::State, u32, u32)> = Vec::new();
-        for &(id, state) in &self.cache.matched {
-            let arch = archetypes.get(id);
-            // Pieces never cross a chunk: each is at most one chunk long.
-            let piece = piece.min(arch.chunk_rows());
-            let len = arch.len();
-            let mut start = 0;
-            while start < len {
-                let end = (start + piece).min(len);
-                work.push((id, state, start as u32, end as u32));
-                start = end;
-            }
-        }
-        work.into_par_iter().for_each(|(id, state, start, end)| {
-            let arch = archetypes.get(id);
-            // SAFETY: `state` was matched on `arch`; the pieces are disjoint,
-            // so each live row's item is created on exactly one thread; the
-            // caller holds the access.
-            unsafe {
-                let fetch = Q::fetch(arch, state);
-                for row in start as usize..end as usize {
-                    f(Q::item(fetch, row));
+        let matched = &self.cache.matched;
+        crate::schedule::on_schedule_pool(|| {
+            let archetypes = world.archetypes();
+            let total: usize = matched
+                .iter()
+                .map(|&(id, _)| archetypes.get(id).len())
+                .sum();
+            // About eight pieces per worker, but never pieces so small that the
+            // task overhead shows.
+            let piece = total
+                .div_ceil(rayon::current_num_threads() * 8)
+                .max(PAR_MIN_ROWS);
+            let mut work: Vec<(ArchetypeId, Q::State, u32, u32)> = Vec::new();
+            for &(id, state) in matched {
+                let arch = archetypes.get(id);
+                // Pieces never cross a chunk: each is at most one chunk long.
+                let piece = piece.min(arch.chunk_rows());
+                let len = arch.len();
+                let mut start = 0;
+                while start < len {
+                    let end = (start + piece).min(len);
+                    work.push((id, state, start as u32, end as u32));
+                    start = end;
                 }
             }
-        });
+            work.into_par_iter().for_each(|(id, state, start, end)| {
+                let arch = archetypes.get(id);
+                // SAFETY: `state` was matched on `arch`; the pieces are
+                // disjoint, so each live row's item is created on exactly one
+                // thread; the caller holds the access.
+                unsafe {
+                    let fetch = Q::fetch(arch, state);
+                    for row in start as usize..end as usize {
+                        f(Q::item(fetch, row));
+                    }
+                }
+            });
+        })
     }
 
     /// `par_for_each_chunk` through a shared world.
@@ -471,8 +486,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             })
             .collect();
         let archetypes = world.archetypes();
-        work.into_par_iter()
-            .for_each(|(id, state, chunk)| body(archetypes.get(id), state, chunk));
+        crate::schedule::on_schedule_pool(|| {
+            work.into_par_iter()
+                .for_each(|(id, state, chunk)| body(archetypes.get(id), state, chunk))
+        });
     }
 }
 

@@ -40,6 +40,7 @@ use crate::system::{System, SystemAccess};
 use crate::world::{World, WorldId};
 use ids::SpawnIds;
 use plan::{Graph, Segment, Step, SystemFacts};
+pub(crate) use runner::on_schedule_pool;
 use runner::{run_graph, WorkerPool};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
@@ -114,7 +115,8 @@ struct Slot {
     worlds: Vec<(WorldId, PerWorld)>,
     /// Index into `worlds` of the world of the current run.
     current: usize,
-    last_time: Duration,
+    /// How long the system took in its last run; `None` before its first.
+    last_time: Option<Duration>,
     /// Whether the system ran in the current run (false: skipped).
     ran: bool,
 }
@@ -176,6 +178,8 @@ impl Slot {
 /// ```
 pub struct Schedule {
     slots: Vec<Mutex<Slot>>,
+    /// Per system: whether it records commands (fixed when added).
+    records_commands: Vec<bool>,
     steps: Vec<Step>,
     plan: Option<Plan>,
     threads: usize,
@@ -213,6 +217,7 @@ impl Schedule {
         };
         Schedule {
             slots: Vec::new(),
+            records_commands: Vec::new(),
             steps: Vec::new(),
             plan: None,
             threads,
@@ -230,6 +235,7 @@ impl Schedule {
         let access = desc.system.access().clone();
         let name = desc.system.name().to_owned();
         self.steps.push(Step::System(self.slots.len()));
+        self.records_commands.push(access.commands);
         self.slots.push(Mutex::new(Slot {
             system: desc.system,
             access,
@@ -239,7 +245,7 @@ impl Schedule {
             commands: CommandBuffer::new(),
             worlds: Vec::new(),
             current: 0,
-            last_time: Duration::ZERO,
+            last_time: None,
             ran: false,
         }));
         self.plan = None;
@@ -299,7 +305,7 @@ impl Schedule {
             .iter_mut()
             .map(|m| {
                 let slot = m.get_mut().unwrap_or_else(PoisonError::into_inner);
-                (slot.name.clone(), slot.last_time)
+                (slot.name.clone(), slot.last_time.unwrap_or_default())
             })
             .collect()
     }
@@ -316,22 +322,45 @@ impl Schedule {
         for slot in &mut self.slots {
             lock_mut(slot).enter(world.id());
         }
-        let plan = self.plan.as_ref().expect("built");
+        let run = PlanRun {
+            plan: self.plan.as_ref().expect("built"),
+            slots: &self.slots,
+            records_commands: &self.records_commands,
+            pool,
+            threads,
+        };
+        // Systems that run on this thread (exclusive ones, tiny segments) send
+        // their parallel loops to the schedule's pool.
+        runner::with_pool(pool, || run.run(world))
+    }
+}
+
+/// One run of a built plan.
+struct PlanRun<'a> {
+    plan: &'a Plan,
+    slots: &'a [Mutex<Slot>],
+    records_commands: &'a [bool],
+    pool: &'a rayon::ThreadPool,
+    threads: usize,
+}
+
+impl PlanRun<'_> {
+    /// Runs every segment in order; see [`Schedule::run`].
+    fn run(&self, world: &mut World) -> Result<RunReport, ScheduleError> {
+        let (plan, slots) = (self.plan, self.slots);
         let mut report = RunReport::default();
         for segment in &plan.segments {
             match segment {
                 Segment::Exclusive(i) => {
-                    let mut slot = lock(&self.slots[*i]);
+                    let mut slot = lock(&slots[*i]);
                     let system = &mut slot.system;
                     let start = Instant::now();
-                    let outcome = catch_unwind(AssertUnwindSafe(|| {
-                        pool.install(|| system.run_exclusive(world))
-                    }));
-                    slot.last_time = start.elapsed();
+                    let outcome = catch_unwind(AssertUnwindSafe(|| system.run_exclusive(world)));
+                    slot.last_time = Some(start.elapsed());
                     if let Err(payload) = outcome {
                         let message = panic_message(payload.as_ref());
                         drop(slot);
-                        discard_commands(&self.slots, world);
+                        discard_commands(slots, world);
                         return Err(ScheduleError::SystemPanicked {
                             system: plan.name(*i).to_owned(),
                             message,
@@ -341,25 +370,35 @@ impl Schedule {
                     }
                 }
                 Segment::Parallel(graph) => {
-                    with_pools(&self.slots, graph, |pools| {
+                    self.with_pools(graph, |pools| {
                         ids::reserve_pools(&mut world.core.entities, pools)
                     });
-                    let panics = run_graph(graph, &self.slots, &world.core, pool, self.threads);
-                    with_pools(&self.slots, graph, |pools| {
+                    // Tiny segments (by the last run's times) run on one thread.
+                    let last: Option<Duration> = graph
+                        .systems
+                        .iter()
+                        .map(|&i| lock(&slots[i]).last_time)
+                        .sum();
+                    let inline = last.is_some_and(|t| t < runner::INLINE_BELOW);
+                    let panics =
+                        run_graph(graph, slots, &world.core, self.pool, self.threads, inline);
+                    self.with_pools(graph, |pools| {
                         ids::materialize_lanes(&mut world.core.entities, pools)
                     });
                     let failed = if panics.is_empty() {
                         for &i in &graph.systems {
-                            let mut slot = lock(&self.slots[i]);
-                            report.commands.absorb(world.apply(&mut slot.commands));
+                            let mut slot = lock(&slots[i]);
+                            if !slot.commands.is_empty() {
+                                report.commands.absorb(world.apply(&mut slot.commands));
+                            }
                         }
                         None
                     } else {
-                        let error = panic_error(plan, graph, &self.slots, panics);
-                        discard_commands(&self.slots, world);
+                        let error = panic_error(plan, graph, slots, panics);
+                        discard_commands(slots, world);
                         Some(error)
                     };
-                    with_pools(&self.slots, graph, |pools| {
+                    self.with_pools(graph, |pools| {
                         ids::settle_pools(&mut world.core.entities, pools)
                     });
                     if let Some(error) = failed {
@@ -370,20 +409,23 @@ impl Schedule {
         }
         Ok(report)
     }
-}
 
-/// Calls `f` with the current world's spawn-id pools of the segment's
-/// systems that record commands, in system order.
-fn with_pools(slots: &[Mutex<Slot>], graph: &Graph, f: impl FnOnce(&mut [&mut SpawnIds])) {
-    let mut guards: Vec<_> = graph
-        .systems
-        .iter()
-        .map(|&i| lock(&slots[i]))
-        .filter(|slot| slot.access.commands)
-        .collect();
-    let mut pools: Vec<&mut SpawnIds> =
-        guards.iter_mut().map(|g| &mut g.here().spawn_ids).collect();
-    f(&mut pools);
+    /// Calls `f` with the current world's spawn-id pools of the segment's
+    /// systems that record commands, in system order (not at all if none do).
+    fn with_pools(&self, graph: &Graph, f: impl FnOnce(&mut [&mut SpawnIds])) {
+        if !graph.systems.iter().any(|&i| self.records_commands[i]) {
+            return;
+        }
+        let mut guards: Vec<_> = graph
+            .systems
+            .iter()
+            .filter(|&&i| self.records_commands[i])
+            .map(|&i| lock(&self.slots[i]))
+            .collect();
+        let mut pools: Vec<&mut SpawnIds> =
+            guards.iter_mut().map(|g| &mut g.here().spawn_ids).collect();
+        f(&mut pools);
+    }
 }
 
 /// A slot through `&mut`, without locking.

@@ -3,16 +3,24 @@
 //! Each system of the segment has a counter of unfinished dependencies (seed
 //! 002's task scheduler). The systems at zero are spawned onto the pool; a
 //! finishing system decrements its dependents' counters, continues with one
-//! newly ready dependent on its own thread and spawns the others. The thread
-//! that runs the schedule waits until no job is in flight.
+//! newly ready dependent on its own thread and spawns the others. The
+//! schedule's own thread, moved onto a pool worker, waits until no job is in
+//! flight, running pool jobs (systems, or pieces of their parallel loops)
+//! while it waits instead of sleeping.
 //!
-//! The jobs share their state through an `Arc`: the last thing a job does is
-//! count itself out and, if it was the last, wake the waiting thread, under
-//! a mutex the `Arc` keeps alive. Nothing a job borrows from the schedule (the
+//! The jobs share their state through an `Arc`: the last thing a job does
+//! with it is count itself out. Nothing a job borrows from the schedule (the
 //! plan, the systems, the world) is touched after that, so the waiting thread
-//! may return and end those borrows at once. (`rayon::scope` would do the
-//! same bookkeeping, but Miri's Tree Borrows reports its scope being freed
-//! while a job still holds a protected reference into it.)
+//! may return and end those borrows as soon as the count reaches zero.
+//! (`rayon::scope` would do the same bookkeeping, but Miri's Tree Borrows
+//! reports its scope being freed while a job still holds a protected
+//! reference into it.)
+//!
+//! A segment whose systems together took less than [`INLINE_BELOW`] in the
+//! previous run runs on the waiting thread alone, in plan order: for tiny
+//! systems, handing work to other threads costs more than it saves. (A first
+//! run, with nothing measured yet, is parallel.) Which thread runs a system
+//! never changes the result.
 
 use super::plan::Graph;
 use super::{lock, panic_message, Panicked, Slot};
@@ -22,7 +30,49 @@ use crate::world::WorldCore;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// Segments whose systems took less than this, all together, in the previous
+/// run, run on one thread.
+pub(crate) const INLINE_BELOW: Duration = Duration::from_micros(20);
+
+thread_local! {
+    /// The pool of the schedule running on this thread, while a schedule
+    /// runs systems on its caller's thread (see [`with_pool`]).
+    static SCHEDULE_POOL: std::cell::Cell<*const rayon::ThreadPool> =
+        const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with `pool` recorded as this thread's schedule pool, so that
+/// parallel loops `f` starts ([`on_schedule_pool`]) use it.
+pub(crate) fn with_pool<R>(pool: &rayon::ThreadPool, f: impl FnOnce() -> R) -> R {
+    struct Restore(*const rayon::ThreadPool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCHEDULE_POOL.with(|p| p.set(self.0));
+        }
+    }
+    let _restore = Restore(SCHEDULE_POOL.with(|p| p.replace(pool)));
+    f()
+}
+
+/// Runs the parallel loop `f` on the pool of the schedule running on this
+/// thread, if a schedule runs systems here outside its pool; else on the
+/// current rayon pool.
+pub(crate) fn on_schedule_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let pool = SCHEDULE_POOL.with(|p| p.get());
+    if pool.is_null() {
+        return f();
+    }
+    // SAFETY: a non-null pointer was set by `with_pool`, whose borrow of the
+    // pool lasts until it restores the old value, after `f` returns.
+    let pool = unsafe { &*pool };
+    if pool.current_thread_index().is_some() {
+        f()
+    } else {
+        pool.install(f)
+    }
+}
 
 /// A rayon pool whose threads are joined when it is dropped, so dropping a
 /// schedule leaves no worker thread behind.
@@ -100,7 +150,7 @@ impl Run<'_> {
             );
             slot.system.run(&mut context);
         }));
-        slot.last_time = start.elapsed();
+        slot.last_time = Some(start.elapsed());
         slot.ran = true;
         match outcome {
             Ok(()) => true,
@@ -147,48 +197,43 @@ impl Run<'_> {
 /// before counting itself out.
 struct Shared {
     run: *const Run<'static>,
-    pool: *const rayon::ThreadPool,
     /// Jobs spawned and not yet finished.
     in_flight: AtomicUsize,
-    finished: Mutex<bool>,
-    wake: Condvar,
 }
 
-// SAFETY: `run` and `pool` are only dereferenced while the owner waits (type
-// invariant), and what they point at is `Sync` (`Run` holds shared references
-// and atomics; `ThreadPool` is `Sync`); the other fields are `Send + Sync`.
+// SAFETY: `run` is only dereferenced while the owner waits (type invariant),
+// and `Run` is `Sync` (shared references, atomics and a mutex); the count is
+// an atomic.
 unsafe impl Send for Shared {}
 // SAFETY: as above.
 unsafe impl Sync for Shared {}
 
-/// Spawns a job running `node` (and the dependents it makes ready).
+/// Spawns a job running `node` (and the dependents it makes ready) onto the
+/// current pool (the caller runs inside the schedule's pool).
 fn spawn_job(shared: &Arc<Shared>, node: u32) {
     shared.in_flight.fetch_add(1, Ordering::AcqRel);
     let job = Arc::clone(shared);
-    // SAFETY: the pool outlives every job (the owner waits; type invariant).
-    let pool = unsafe { &*shared.pool };
-    pool.spawn(move || {
+    rayon::spawn(move || {
         {
             // SAFETY: this job has not counted itself out yet, so the owner
             // is still waiting and `run` is alive (type invariant).
             let run = unsafe { &*job.run };
             run.run_from(node, |d| spawn_job(&job, d));
         }
-        if job.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let mut finished = job.finished.lock().unwrap_or_else(PoisonError::into_inner);
-            *finished = true;
-            job.wake.notify_all();
-        }
+        job.in_flight.fetch_sub(1, Ordering::AcqRel);
     });
 }
 
-/// Runs one parallel segment; returns the panics.
+/// Runs one parallel segment (on one thread when `inline`); returns the
+/// panics.
+/// Inline, the segment runs on the calling thread; otherwise on `pool`.
 pub(crate) fn run_graph(
     graph: &Graph,
     slots: &[Mutex<Slot>],
     world: &WorldCore,
     pool: &rayon::ThreadPool,
     threads: usize,
+    inline: bool,
 ) -> Vec<Panicked> {
     for &i in &graph.systems {
         lock(&slots[i]).ran = false;
@@ -200,47 +245,35 @@ pub(crate) fn run_graph(
         waiting_on: graph.in_degree.iter().map(|&d| AtomicU32::new(d)).collect(),
         panics: Mutex::new(Vec::new()),
     };
-    if threads == 1 || graph.systems.len() == 1 {
-        // One worker: the topological order, no task overhead.
-        pool.install(|| {
-            let mut failed = vec![false; graph.systems.len()];
-            for &node in &graph.order {
-                let blocked = graph
-                    .edges
-                    .iter()
-                    .any(|e| e.to == node && failed[e.from as usize]);
-                failed[node as usize] = blocked || !run.run_system(node);
-            }
-        });
+    if inline || threads == 1 {
+        // One thread, the caller's: the plan's order, no task overhead.
+        let mut failed = vec![false; graph.systems.len()];
+        for &node in &graph.order {
+            let blocked = graph
+                .edges
+                .iter()
+                .any(|e| e.to == node && failed[e.from as usize]);
+            failed[node as usize] = blocked || !run.run_system(node);
+        }
     } else {
-        let shared = Arc::new(Shared {
-            run: (&raw const run).cast::<Run<'static>>(),
-            pool,
-            in_flight: AtomicUsize::new(0),
-            finished: Mutex::new(false),
-            wake: Condvar::new(),
-        });
-        let roots: Vec<u32> = (0..graph.systems.len() as u32)
-            .filter(|&n| graph.in_degree[n as usize] == 0)
-            .collect();
-        // Count every root in before any can finish, so `in_flight` only
-        // reaches zero once all work is done.
-        shared.in_flight.fetch_add(1, Ordering::AcqRel);
-        for node in roots {
-            spawn_job(&shared, node);
-        }
-        let mut finished = shared
-            .finished
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if shared.in_flight.fetch_sub(1, Ordering::AcqRel) != 1 {
-            while !*finished {
-                finished = shared
-                    .wake
-                    .wait(finished)
-                    .unwrap_or_else(PoisonError::into_inner);
+        pool.install(|| {
+            let shared = Arc::new(Shared {
+                run: (&raw const run).cast::<Run<'static>>(),
+                in_flight: AtomicUsize::new(0),
+            });
+            for node in 0..graph.systems.len() as u32 {
+                if graph.in_degree[node as usize] == 0 {
+                    spawn_job(&shared, node);
+                }
             }
-        }
+            // Run jobs while waiting; a job spawns its dependents before it
+            // counts itself out, so zero means every job has finished.
+            while shared.in_flight.load(Ordering::Acquire) != 0 {
+                if !matches!(rayon::yield_now(), Some(rayon::Yield::Executed)) {
+                    std::hint::spin_loop();
+                }
+            }
+        });
     }
     run.panics
         .into_inner()

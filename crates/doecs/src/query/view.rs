@@ -1,0 +1,145 @@
+//! Views: one component type, looked up by entity, with the type resolved
+//! once.
+//!
+//! `world.get::<T>(e)` finds `T`'s column in `e`'s archetype on every call.
+//! A [`View`] resolves `T` once, when it is made: it records, for every
+//! archetype, where `T`'s column starts (or that it has none). A lookup is
+//! then one load of the entity's slot (which checks the generation and names
+//! the archetype and row), one load of the column start, and the value: the
+//! fast path for random access by entity, as in shipyard's views or bevy's
+//! `Query::get`. A view borrows the world, so the columns cannot move while
+//! it lives.
+
+use crate::component::Component;
+use crate::entities::Entities;
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::world::WorldCore;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// Read access to one component type by entity. See the module docs.
+///
+/// ```
+/// let mut world = doecs::World::new();
+/// let a = world.spawn((1u32, 2.0f32));
+/// let b = world.spawn((3u32,));
+/// let view = world.view::<u32>();
+/// assert_eq!(view.get(a), Ok(&1));
+/// assert_eq!(view.get(b), Ok(&3));
+/// assert!(world.view::<f32>().get(b).is_err());
+/// ```
+pub struct View<'w, T> {
+    entities: &'w Entities,
+    /// Per archetype index: row 0 of `T`'s column, if the archetype has `T`.
+    columns: Vec<Option<NonNull<T>>>,
+    _world: PhantomData<&'w T>,
+}
+
+/// Mutable access to one component type by entity.
+///
+/// ```
+/// let mut world = doecs::World::new();
+/// let a = world.spawn((1u32,));
+/// let mut view = world.view_mut::<u32>();
+/// *view.get_mut(a).unwrap() += 1;
+/// assert_eq!(world.get::<u32>(a), Ok(&2));
+/// ```
+pub struct ViewMut<'w, T> {
+    view: View<'w, T>,
+}
+
+// SAFETY: a view hands out `&T` (or, through `&mut ViewMut`, `&mut T`) of a
+// `Send + Sync` component, like a shared (or unique) borrow of the world.
+unsafe impl<T: Component> Send for View<'_, T> {}
+// SAFETY: as above; shared use of a `View` only reads.
+unsafe impl<T: Component> Sync for View<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Component> Send for ViewMut<'_, T> {}
+// SAFETY: `&ViewMut` only reads (through `get`).
+unsafe impl<T: Component> Sync for ViewMut<'_, T> {}
+
+impl<'w, T: Component> View<'w, T> {
+    fn new(world: &'w WorldCore) -> Self {
+        let id = world.components().id_of::<T>();
+        let columns = world
+            .archetypes()
+            .iter()
+            .map(|a| {
+                let column = a.column_of(id?)?;
+                Some(a.column_ptr(column).cast::<T>())
+            })
+            .collect();
+        View {
+            entities: &world.entities,
+            columns,
+            _world: PhantomData,
+        }
+    }
+
+    /// Row 0 of the entity's column and its row.
+    #[inline(always)]
+    fn slot(&self, entity: Entity) -> Result<NonNull<T>, EntityError> {
+        let (archetype, row) = self
+            .entities
+            .locate(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
+        match self.columns.get(archetype) {
+            // SAFETY: the column holds the archetype's live rows, `row` among them.
+            Some(Some(base)) => Ok(unsafe { base.add(row) }),
+            _ => Err(EntityError::MissingComponent {
+                entity,
+                component: std::any::type_name::<T>(),
+            }),
+        }
+    }
+
+    /// `entity`'s `T`.
+    #[inline]
+    pub fn get(&self, entity: Entity) -> Result<&'w T, EntityError> {
+        let ptr = self.slot(entity)?;
+        // SAFETY: the slot holds a live `T`; the view borrows the world for
+        // `'w`, shared, so nothing writes it meanwhile.
+        Ok(unsafe { ptr.as_ref() })
+    }
+
+    /// Whether `entity` is here and has `T`.
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.slot(entity).is_ok()
+    }
+}
+
+impl<'w, T: Component> ViewMut<'w, T> {
+    /// `entity`'s `T`.
+    #[inline]
+    pub fn get(&self, entity: Entity) -> Result<&T, EntityError> {
+        let ptr = self.view.slot(entity)?;
+        // SAFETY: the slot holds a live `T`; the view borrows the world
+        // uniquely, and `&self` excludes `get_mut` while the result lives.
+        Ok(unsafe { ptr.as_ref() })
+    }
+
+    /// `entity`'s `T`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
+        let mut ptr = self.view.slot(entity)?;
+        // SAFETY: the slot holds a live `T`; the view borrows the world
+        // uniquely, and `&mut self` makes this the only reference from it.
+        Ok(unsafe { ptr.as_mut() })
+    }
+}
+
+impl WorldCore {
+    /// A view of component `T`: lookups by entity with the type resolved
+    /// once. See [`View`].
+    pub fn view<T: Component>(&self) -> View<'_, T> {
+        View::new(self)
+    }
+
+    /// A mutable view of component `T`. See [`ViewMut`].
+    pub fn view_mut<T: Component>(&mut self) -> ViewMut<'_, T> {
+        ViewMut {
+            view: View::new(self),
+        }
+    }
+}
