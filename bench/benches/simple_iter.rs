@@ -37,17 +37,6 @@ fn simple_iter(c: &mut Criterion) {
         b.iter(|| integrate_chunks(&mut query, &mut world))
     });
 
-    // The same loop in a world configured for 64 KiB chunks: longer column runs.
-    let mut world = doecs::World::with_config(doecs::WorldConfig {
-        chunk_bytes: 64 * 1024,
-        ..Default::default()
-    });
-    world.spawn_batch((0..n).map(|_| bundle()));
-    let mut query = doecs::QueryState::<(&mut Position, &Velocity)>::new(&world);
-    g.bench_function("doecs_for_each_chunk_64k", |b| {
-        b.iter(|| integrate_chunks(&mut query, &mut world))
-    });
-
     let mut world = hecs::World::new();
     world.spawn_batch((0..n).map(|_| bundle()));
     g.bench_function("hecs", |b| {

@@ -67,9 +67,14 @@ pub const LIBRARIES: [&str; 6] = [
 ];
 
 /// The workloads, in report order: criterion group names.
-pub const WORKLOADS: [&str; 10] = [
+pub const WORKLOADS: [&str; 15] = [
     "simple_insert",
     "simple_iter",
+    "simple_iter_1k",
+    "simple_iter_10k",
+    "simple_iter_100k",
+    "simple_iter_1m",
+    "simple_iter_4m",
     "frag_iter",
     "heavy_compute",
     "schedule",
@@ -125,7 +130,23 @@ pub const NOTES: &[(&str, &str)] = &[
     ),
     (
         "simple_iter",
-        "`soa_16k_chunks` is the baseline's hand-written loop over the same data laid out the way doecs stores it (16 KiB chunks of 151 rows: an entity array, then one array per component): it separates what the chunk layout costs from what the ECS adds. `doecs_for_each_chunk_64k` is doecs's chunk loop in a world configured with 64 KiB chunks (`WorldConfig::chunk_bytes`): four times longer column runs.",
+        "`doecs_for_each_chunk` is a held `QueryState` handing out one 16 KiB chunk's slices at a time. `soa_16k_chunks` is the baseline's hand-written loop over the layout doecs used before its columns became contiguous (separate 16 KiB chunks of 151 rows: an entity array, then one array per component): what that layout cost, for comparison.",
+    ),
+    (
+        "simple_iter_1k",
+        "The same `pos += vel` at 1,000 entities (in L1/L2); see the curve in `bench/scaling.svg`.",
+    ),
+    (
+        "simple_iter_1m",
+        "One million entities: the columns (12 bytes per component per entity) stream from DRAM.",
+    ),
+    (
+        "simple_iter_4m",
+        "Four million entities, 400 MB of component data.",
+    ),
+    (
+        "frag_iter",
+        "`doecs` builds its query per call (`world.query_mut`), `doecs_held_query` reuses a held `QueryState`. The baseline is a hand-written loop over 26 separate `Vec`s, one per archetype, as an archetype store holds them: shipyard keeps all 520 values in one array (a sparse set), so it runs one loop where an archetype store runs 26.",
     ),
     (
         "heavy_compute",
@@ -137,7 +158,7 @@ pub const NOTES: &[(&str, &str)] = &[
     ),
     (
         "get_random",
-        "shipyard looks up through one borrowed `View` per iteration (its idiom); flecs_ecs through `entity_from_id(..).get`.",
+        "shipyard looks up through one borrowed `View` per iteration (its idiom), and so does `doecs_view` (`world.view::<Position>()`, the type resolved once per pass); `doecs` is `world.get::<Position>(e)`, `doecs_held_query` a held `QueryState<&Position>`'s `get`; flecs_ecs goes through `entity_from_id(..).get`.",
     ),
     (
         "level_spawn",

@@ -1,12 +1,16 @@
 //! Writes `BENCHMARKS.md` and its bar chart from criterion's saved estimates.
 //!
-//! Usage: `report [--criterion DIR] [--out FILE] [--chart FILE]`. It reads
-//! `DIR/<workload>/<library>/new/estimates.json` (DIR defaults to
+//! Usage: `report [--criterion DIR] [--out FILE] [--chart FILE] [--scaling FILE]`.
+//! It reads `DIR/<workload>/<library>/new/estimates.json` (DIR defaults to
 //! `$CARGO_TARGET_DIR/criterion`, else `target/criterion`), takes each median,
 //! and writes one table per workload with every library's ratio to doecs and
 //! to the hand-written SoA baseline, the machine (cores, CPU model), the date
-//! of the run, and an SVG chart of the ratios to doecs. Every figure comes from
-//! the files; nothing is typed in.
+//! of the run, an SVG chart of the ratios to doecs, and an SVG curve of the
+//! `simple_iter_<size>` workloads (time per entity against size). When the
+//! memory binary (`--bin memory -- --json`) and the instruction-count benches
+//! (`bench/instructions.sh`) left their JSON files in the target directory,
+//! their tables are added too. Every figure comes from the files; nothing is
+//! typed in.
 
 use doecs_bench::{LIBRARIES, NOTES, NOT_AVAILABLE, WORKLOADS};
 use std::collections::BTreeMap;
@@ -27,10 +31,11 @@ type Results = BTreeMap<String, BTreeMap<String, Measure>>;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let mut criterion = PathBuf::from(target).join("criterion");
+    let target = PathBuf::from(std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into()));
+    let mut criterion = target.join("criterion");
     let mut out = PathBuf::from("BENCHMARKS.md");
     let mut chart = PathBuf::from("bench/benchmarks.svg");
+    let mut scaling = PathBuf::from("bench/scaling.svg");
     let mut notes = Vec::new();
     while let Some(arg) = args.next() {
         let mut value = || {
@@ -43,10 +48,11 @@ fn main() {
             "--criterion" => criterion = value().into(),
             "--out" => out = value().into(),
             "--chart" => chart = value().into(),
+            "--scaling" => scaling = value().into(),
             "--note" => notes.push(value()),
             "-h" | "--help" => {
                 println!(
-                    "report [--criterion DIR] [--out BENCHMARKS.md] [--chart bench/benchmarks.svg] [--note TEXT]..."
+                    "report [--criterion DIR] [--out BENCHMARKS.md] [--chart bench/benchmarks.svg] [--scaling bench/scaling.svg] [--note TEXT]..."
                 );
                 return;
             }
@@ -70,14 +76,114 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let chart_name = relative_to(&chart, out.parent().unwrap_or(Path::new(".")));
-    let markdown = render_markdown(&results, &chart_name, &notes);
+    let base = out.parent().unwrap_or(Path::new("."));
+    let charts = (relative_to(&chart, base), relative_to(&scaling, base));
+    let extras = Extras {
+        memory: read_json(&target.join("doecs-memory.json")),
+        instructions: read_json(&target.join("doecs-instructions.json")),
+    };
+    let markdown = render_markdown(&results, &charts, &notes, &extras);
     let svg = render_svg(&results);
-    if let Err(e) = std::fs::write(&out, markdown).and_then(|()| std::fs::write(&chart, svg)) {
+    let curve = render_scaling(&results);
+    let written = std::fs::write(&out, markdown)
+        .and_then(|()| std::fs::write(&chart, svg))
+        .and_then(|()| std::fs::write(&scaling, curve));
+    if let Err(e) = written {
         eprintln!("error: writing the report: {e}");
         std::process::exit(1);
     }
-    println!("wrote {} and {}", out.display(), chart.display());
+    println!(
+        "wrote {}, {} and {}",
+        out.display(),
+        chart.display(),
+        scaling.display()
+    );
+}
+
+/// Results of other tools, if their files exist.
+struct Extras {
+    /// The memory binary's JSON.
+    memory: Option<serde_json::Value>,
+    /// The instruction-count summary's JSON.
+    instructions: Option<serde_json::Value>,
+}
+
+fn read_json(path: &Path) -> Option<serde_json::Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// The memory table, from the memory binary's JSON.
+fn render_memory(md: &mut String, memory: &serde_json::Value) {
+    let entities = memory["entities"].as_u64().unwrap_or(0);
+    let _ = writeln!(md, "## memory
+");
+    let _ = writeln!(
+        md,
+        "Peak memory while spawning {entities} entities with (Transform, Position, Rotation, \
+         Velocity), 100 bytes of components each, through each library's batch path \
+         (`cargo run --release -p doecs-bench --bin memory`). Heap: the most bytes Rust's \
+         allocator had handed out at once (flecs_ecs allocates in C, unseen there); RSS: the \
+         rise of the resident-set high-water mark.\n"
+    );
+    let _ = writeln!(md, "| library | peak heap | vs doecs | peak RSS rise |");
+    let _ = writeln!(md, "|---|---:|---:|---:|");
+    let rows = memory["libraries"].as_array().cloned().unwrap_or_default();
+    let doecs = rows
+        .iter()
+        .find(|r| r["library"] == "doecs")
+        .and_then(|r| r["heap_bytes"].as_f64());
+    let mib = |b: f64| format!("{:.1} MiB", b / (1024.0 * 1024.0));
+    for row in &rows {
+        let heap = row["heap_bytes"].as_f64();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            row["library"].as_str().unwrap_or("?"),
+            heap.map_or("n/a".into(), mib),
+            heap.map_or("—".into(), |h| format_ratio(h, doecs)),
+            row["rss_bytes"].as_f64().map_or("n/a".into(), mib),
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n`doecs` spawns with `World::extend`, which returns no ids (like hecs's `spawn_batch`, \
+         an iterator nobody consumes here); `doecs_spawn_batch` also returns the `Vec` of a \
+         million ids.\n"
+    );
+}
+
+/// The instruction-count table, from `bench/instructions.sh`'s JSON: an object
+/// of workloads, each an object of library to instruction count.
+fn render_instructions(md: &mut String, instructions: &serde_json::Value) {
+    let Some(workloads) = instructions["workloads"].as_object() else {
+        return;
+    };
+    let _ = writeln!(md, "## instructions
+");
+    let _ = writeln!(
+        md,
+        "Instructions executed per run of each workload under callgrind (`bench/instructions.sh`, \
+         iai-callgrind): exactly repeatable for the same binary whatever else the machine is \
+         doing, so they show what the noisy timings above cannot. Lower is better.\n"
+    );
+    let _ = writeln!(md, "| workload | library | instructions | vs doecs |");
+    let _ = writeln!(md, "|---|---|---:|---:|");
+    for (workload, libraries) in workloads {
+        let Some(libraries) = libraries.as_object() else {
+            continue;
+        };
+        let doecs = libraries.get("doecs").and_then(|v| v.as_f64());
+        for (library, ir) in libraries {
+            let Some(ir) = ir.as_f64() else { continue };
+            let _ = writeln!(
+                md,
+                "| {workload} | {library} | {} | {} |",
+                ir as u64,
+                format_ratio(ir, doecs)
+            );
+        }
+    }
+    md.push('\n');
 }
 
 /// `path` as written from `base` (both relative to the current directory).
@@ -204,7 +310,12 @@ fn rustc_version() -> String {
 }
 
 /// The report; each of `notes` becomes a bullet under the machine facts.
-fn render_markdown(results: &Results, chart: &str, notes: &[String]) -> String {
+fn render_markdown(
+    results: &Results,
+    (chart, scaling): &(String, String),
+    notes: &[String],
+    extras: &Extras,
+) -> String {
     let (cores, model) = machine();
     let times: Vec<SystemTime> = results
         .values()
@@ -249,6 +360,10 @@ fn render_markdown(results: &Results, chart: &str, notes: &[String]) -> String {
          hand-written baseline's (the distance from the practical limit).\n"
     );
     let _ = writeln!(md, "![Time relative to doecs, log scale]({chart})\n");
+    let _ = writeln!(
+        md,
+        "![pos += vel: time per entity from 1,000 to 4,000,000 entities]({scaling})\n"
+    );
     for workload in WORKLOADS {
         let _ = writeln!(md, "## {workload}\n");
         let empty = BTreeMap::new();
@@ -279,7 +394,111 @@ fn render_markdown(results: &Results, chart: &str, notes: &[String]) -> String {
             let _ = writeln!(md, "{note}\n");
         }
     }
+    if let Some(memory) = &extras.memory {
+        render_memory(&mut md, memory);
+    }
+    if let Some(instructions) = &extras.instructions {
+        render_instructions(&mut md, instructions);
+    }
     md
+}
+
+/// The sizes of the scaling workloads: (workload, entities).
+const SCALING: [(&str, f64); 5] = [
+    ("simple_iter_1k", 1e3),
+    ("simple_iter_10k", 1e4),
+    ("simple_iter_100k", 1e5),
+    ("simple_iter_1m", 1e6),
+    ("simple_iter_4m", 4e6),
+];
+
+/// Time per entity against entity count, both log scale, one line per
+/// library measured at every size.
+fn render_scaling(results: &Results) -> String {
+    let (left, top, width, height) = (70.0, 40.0, 520.0, 300.0);
+    let xs = (1e3f64.log10(), 4e6f64.log10());
+    let series: Vec<(&str, Vec<(f64, f64)>)> = ["doecs", "doecs_for_each_chunk", "hecs", "bevy_ecs", "soa_baseline"]
+        .iter()
+        .map(|&lib| {
+            let points = SCALING
+                .iter()
+                .filter_map(|(w, n)| {
+                    let m = results.get(*w)?.get(lib)?;
+                    Some((*n, m.median_ns / n))
+                })
+                .collect();
+            (lib, points)
+        })
+        .filter(|(_, p): &(&str, Vec<(f64, f64)>)| !p.is_empty())
+        .collect();
+    let all: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).collect();
+    let lo = all.iter().copied().fold(f64::INFINITY, f64::min).max(1e-3).log2().floor();
+    let hi = all.iter().copied().fold(0.0, f64::max).max(1e-3).log2().ceil().max(lo + 1.0);
+    let x = |n: f64| left + (n.log10() - xs.0) / (xs.1 - xs.0) * width;
+    let y = |ns: f64| top + height - (ns.log2() - lo) / (hi - lo) * height;
+    let mut svg = String::new();
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="11">"#,
+        left + width + 170.0,
+        top + height + 50.0
+    );
+    let _ = writeln!(
+        svg,
+        r#"<rect width="100%" height="100%" fill="white"/><text x="{left}" y="20" font-size="13" font-weight="bold">pos += vel: nanoseconds per entity (log) against entities (log)</text>"#
+    );
+    for k in lo as i32..=hi as i32 {
+        let v = 2f64.powi(k);
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{left}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="#ddd"/><text x="{2}" y="{3:.1}" text-anchor="end">{v}</text>"##,
+            y(v),
+            left + width,
+            left - 6.0,
+            y(v) + 4.0
+        );
+    }
+    for (w, n) in SCALING {
+        let label = w.trim_start_matches("simple_iter_");
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{0:.1}" y1="{top}" x2="{0:.1}" y2="{1}" stroke="#ddd"/><text x="{0:.1}" y="{2}" text-anchor="middle">{label}</text>"##,
+            x(n),
+            top + height,
+            top + height + 16.0
+        );
+    }
+    let colors = ["#d62728", "#ff9896", "#1f77b4", "#2ca02c", "#7f7f7f"];
+    for (i, ((lib, points), color)) in series.iter().zip(colors).enumerate() {
+        let path: Vec<String> = points
+            .iter()
+            .map(|&(n, ns)| format!("{:.1},{:.1}", x(n), y(ns)))
+            .collect();
+        let _ = writeln!(
+            svg,
+            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
+            path.join(" ")
+        );
+        for &(n, ns) in points {
+            let _ = writeln!(
+                svg,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"><title>{lib}: {ns:.2} ns/entity at {n}</title></circle>"#,
+                x(n),
+                y(ns)
+            );
+        }
+        let ly = top + 14.0 * i as f64;
+        let _ = writeln!(
+            svg,
+            r#"<rect x="{0}" y="{1:.1}" width="10" height="10" fill="{color}"/><text x="{2}" y="{3:.1}">{lib}</text>"#,
+            left + width + 14.0,
+            ly,
+            left + width + 28.0,
+            ly + 9.0
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
 }
 
 const COLORS: [&str; 6] = [
@@ -396,7 +615,24 @@ mod tests {
         let results = read_results(&dir).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(results.len(), 1, "unknown workloads are ignored");
-        let md = render_markdown(&results, "chart.svg", &["**Load:** busy".to_string()]);
+        let memory = serde_json::json!({
+            "entities": 10,
+            "libraries": [
+                {"library": "doecs", "heap_bytes": 2097152, "rss_bytes": null},
+                {"library": "hecs", "heap_bytes": 1048576, "rss_bytes": 1048576}
+            ]
+        });
+        let instructions = serde_json::json!({
+            "workloads": {"simple_iter": {"doecs": 1000, "hecs": 1500}}
+        });
+        let extras = Extras {
+            memory: Some(memory),
+            instructions: Some(instructions),
+        };
+        let charts = ("chart.svg".to_string(), "scaling.svg".to_string());
+        let md = render_markdown(&results, &charts, &["**Load:** busy".to_string()], &extras);
+        assert!(md.contains("| hecs | 1.0 MiB | 0.50× | 1.0 MiB |"), "{md}");
+        assert!(md.contains("| simple_iter | hecs | 1500 | 1.50× |"), "{md}");
         assert!(md.contains("\n- **Load:** busy\n"), "{md}");
         assert!(md.contains("| doecs | 2.0 µs | 1.00× | 2.00× |"), "{md}");
         assert!(md.contains("| hecs | 3.0 µs | 1.50× | 3.00× |"), "{md}");
@@ -410,6 +646,21 @@ mod tests {
         let svg = render_svg(&results);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("hecs: 1.50× doecs"));
+    }
+
+    #[test]
+    fn the_scaling_curve_has_a_point_per_measured_size() {
+        let dir = std::env::temp_dir().join(format!("doecs-scaling-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write_estimate(&dir, "simple_iter_1k", "doecs", 1000.0);
+        write_estimate(&dir, "simple_iter_1m", "doecs", 2_000_000.0);
+        write_estimate(&dir, "simple_iter_1m", "hecs", 3_000_000.0);
+        let results = read_results(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let svg = render_scaling(&results);
+        assert!(svg.contains("doecs: 1.00 ns/entity at 1000"), "{svg}");
+        assert!(svg.contains("doecs: 2.00 ns/entity at 1000000"), "{svg}");
+        assert!(svg.contains("hecs: 3.00 ns/entity at 1000000"), "{svg}");
     }
 
     #[test]

@@ -381,11 +381,7 @@ impl Entities {
     /// Creates `count` entities and appends them to `out`. Reused indices come
     /// first (only those above the reuse threshold), then fresh ones.
     pub fn alloc_many(&mut self, count: usize, out: &mut Vec<Entity>) {
-        let start = out.len();
-        self.take_many(count, out);
-        for e in &out[start..] {
-            self.slots[e.index() as usize].code = UNLOCATED;
-        }
+        self.take_many(count, out, UNLOCATED);
         self.live += count;
     }
 
@@ -393,11 +389,7 @@ impl Entities {
     /// indices [`Entities::alloc_many`] would. They are not alive until
     /// [`Entities::spawn_reserved`].
     pub fn reserve_many(&mut self, count: usize, out: &mut Vec<Entity>) {
-        let start = out.len();
-        self.take_many(count, out);
-        for e in &out[start..] {
-            self.slots[e.index() as usize].code = RESERVED;
-        }
+        self.take_many(count, out, RESERVED);
         self.reserved += count;
     }
 
@@ -419,9 +411,9 @@ impl Entities {
         index as u32
     }
 
-    /// Takes `count` indices as `alloc` would, leaving their slots marked
-    /// free (holding the generation to use) for the caller to set.
-    fn take_many(&mut self, count: usize, out: &mut Vec<Entity>) {
+    /// Takes `count` indices as `alloc` would and marks their slots `code`
+    /// (keeping the generation to use); the caller counts them.
+    fn take_many(&mut self, count: usize, out: &mut Vec<Entity>, code: u32) {
         self.sync_pending();
         out.reserve(count);
         // Each reuse must happen with at least `min_free_indices` (and at least
@@ -433,8 +425,9 @@ impl Entities {
             .min(count);
         for _ in 0..reusable {
             let index = self.free.pop_front().expect("counted above");
-            let generation = self.slots[index as usize].generation;
-            out.push(Entity::from_parts(index, generation));
+            let slot = &mut self.slots[index as usize];
+            slot.code = code;
+            out.push(Entity::from_parts(index, slot.generation));
         }
         let fresh = count - reusable;
         let start = self.slots.len();
@@ -442,7 +435,7 @@ impl Entities {
             .checked_add(fresh)
             .filter(|&end| end <= u32::MAX as usize)
             .expect("doecs: entity index space (2^32 slots) exhausted");
-        self.slots.resize(end, Slot::with(0, FREE));
+        self.slots.resize(end, Slot::with(0, code));
         *self.pending.get_mut() = end as u32;
         out.extend((start..end).map(|i| Entity::from_parts(i as u32, 0)));
     }

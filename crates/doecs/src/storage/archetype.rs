@@ -293,6 +293,27 @@ impl Archetype {
         Row(row as u32)
     }
 
+    /// Appends one row per entity of `entities` (their entity slots written
+    /// with one copy) and returns the first new row.
+    ///
+    /// # Safety
+    /// As [`Archetype::push_uninit`], for every new row.
+    pub(crate) unsafe fn push_many_uninit(&mut self, entities: &[Entity]) -> Row {
+        self.reserve(entities.len());
+        let first = self.len;
+        // SAFETY: `reserve` made room for the rows `first..first + n` in the
+        // entity array; the source is a distinct slice.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                entities.as_ptr(),
+                self.entities.slot(first).cast::<Entity>().as_ptr(),
+                entities.len(),
+            )
+        };
+        self.len += entities.len();
+        Row(first as u32)
+    }
+
     /// Removes a row whose component values the caller has already moved out or
     /// dropped, by moving the last row into it. Returns the entity that moved
     /// into `row`, if any; the caller must update its location.

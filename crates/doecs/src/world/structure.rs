@@ -29,7 +29,7 @@ use crate::location::Location;
 use crate::manager::Managers;
 use crate::storage::archetype::copy_value;
 use crate::storage::archetypes::{EdgeIndex, FieldTarget};
-use crate::storage::{Archetype, ArchetypeId, Archetypes, ColumnIndex};
+use crate::storage::{Archetype, ArchetypeId, Archetypes, ColumnIndex, Row};
 use std::alloc::Layout;
 
 /// Most fields whose column pointers are gathered on the stack; runtime
@@ -218,20 +218,17 @@ impl WorldCore {
         fill: impl FnOnce(&[*mut u8], usize),
     ) {
         let placer = RowPlacer::new(self, bundle);
-        placer.reserve(self, entities.len());
         let target = placer.target;
         let arch = self.archetypes.get_mut(target);
-        let first = arch.len();
-        for &entity in entities {
-            // SAFETY: the columns of these rows are filled by `fill` below,
-            // before anything else can observe the archetype; `reserve` made
-            // room, so the columns do not move meanwhile.
-            let row = unsafe { arch.push_uninit(entity) };
+        // SAFETY: the columns of these rows are filled by `fill` below, before
+        // anything else can observe the archetype.
+        let first = unsafe { arch.push_many_uninit(entities) }.index();
+        for (k, &entity) in entities.iter().enumerate() {
             self.entities.set_location(
                 entity,
                 Location {
                     archetype: target,
-                    row,
+                    row: Row((first + k) as u32),
                 },
             );
         }
