@@ -64,12 +64,15 @@ fn schedule(c: &mut Criterion) {
         .add_system(
             doecs::system("ab").for_each::<(&mut A, &mut B)>(|(a, b)| swap(&mut a.0, &mut b.0)),
         )
+        .unwrap()
         .add_system(
             doecs::system("cd").for_each::<(&mut C, &mut D)>(|(c, d)| swap(&mut c.0, &mut d.0)),
         )
+        .unwrap()
         .add_system(
             doecs::system("ce").for_each::<(&mut C, &mut E)>(|(c, e)| swap(&mut c.0, &mut e.0)),
-        );
+        )
+        .unwrap();
     doecs_schedule.run(&mut world).expect("schedule runs"); // builds the plan once
     g.bench_function("doecs", |b| {
         b.iter(|| doecs_schedule.run(&mut world).expect("schedule runs"))

@@ -31,7 +31,8 @@ type Results = BTreeMap<String, BTreeMap<String, Measure>>;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let target = PathBuf::from(std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into()));
+    let target =
+        PathBuf::from(std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into()));
     let mut criterion = target.join("criterion");
     let mut out = PathBuf::from("BENCHMARKS.md");
     let mut chart = PathBuf::from("bench/benchmarks.svg");
@@ -115,8 +116,11 @@ fn read_json(path: &Path) -> Option<serde_json::Value> {
 /// The memory table, from the memory binary's JSON.
 fn render_memory(md: &mut String, memory: &serde_json::Value) {
     let entities = memory["entities"].as_u64().unwrap_or(0);
-    let _ = writeln!(md, "## memory
-");
+    let _ = writeln!(
+        md,
+        "## memory
+"
+    );
     let _ = writeln!(
         md,
         "Peak memory while spawning {entities} entities with (Transform, Position, Rotation, \
@@ -158,8 +162,11 @@ fn render_instructions(md: &mut String, instructions: &serde_json::Value) {
     let Some(workloads) = instructions["workloads"].as_object() else {
         return;
     };
-    let _ = writeln!(md, "## instructions
-");
+    let _ = writeln!(
+        md,
+        "## instructions
+"
+    );
     let _ = writeln!(
         md,
         "Instructions executed per run of each workload under callgrind (`bench/instructions.sh`, \
@@ -417,23 +424,45 @@ const SCALING: [(&str, f64); 5] = [
 fn render_scaling(results: &Results) -> String {
     let (left, top, width, height) = (70.0, 40.0, 520.0, 300.0);
     let xs = (1e3f64.log10(), 4e6f64.log10());
-    let series: Vec<(&str, Vec<(f64, f64)>)> = ["doecs", "doecs_for_each_chunk", "hecs", "bevy_ecs", "soa_baseline"]
+    let series: Vec<(&str, Vec<(f64, f64)>)> = [
+        "doecs",
+        "doecs_for_each_chunk",
+        "hecs",
+        "bevy_ecs",
+        "soa_baseline",
+    ]
+    .iter()
+    .map(|&lib| {
+        let points = SCALING
+            .iter()
+            .filter_map(|(w, n)| {
+                let m = results.get(*w)?.get(lib)?;
+                Some((*n, m.median_ns / n))
+            })
+            .collect();
+        (lib, points)
+    })
+    .filter(|(_, p): &(&str, Vec<(f64, f64)>)| !p.is_empty())
+    .collect();
+    let all: Vec<f64> = series
         .iter()
-        .map(|&lib| {
-            let points = SCALING
-                .iter()
-                .filter_map(|(w, n)| {
-                    let m = results.get(*w)?.get(lib)?;
-                    Some((*n, m.median_ns / n))
-                })
-                .collect();
-            (lib, points)
-        })
-        .filter(|(_, p): &(&str, Vec<(f64, f64)>)| !p.is_empty())
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
         .collect();
-    let all: Vec<f64> = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).collect();
-    let lo = all.iter().copied().fold(f64::INFINITY, f64::min).max(1e-3).log2().floor();
-    let hi = all.iter().copied().fold(0.0, f64::max).max(1e-3).log2().ceil().max(lo + 1.0);
+    let lo = all
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .max(1e-3)
+        .log2()
+        .floor();
+    let hi = all
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+        .max(1e-3)
+        .log2()
+        .ceil()
+        .max(lo + 1.0);
     let x = |n: f64| left + (n.log10() - xs.0) / (xs.1 - xs.0) * width;
     let y = |ns: f64| top + height - (ns.log2() - lo) / (hi - lo) * height;
     let mut svg = String::new();

@@ -356,7 +356,7 @@ pub(crate) enum IdSource<'a> {
 ///     let mut commands = ctx.commands();
 ///     let b = commands.spawn((Bullet(0.0),));
 ///     commands.insert_one(b, 1u8);
-/// }));
+/// })).unwrap();
 /// schedule.run(&mut world).unwrap();
 /// assert_eq!(world.len(), 1);
 /// ```

@@ -10,6 +10,7 @@ pub mod entity;
 pub mod error;
 pub mod location;
 pub mod manager;
+pub mod prelude;
 pub mod query;
 pub mod resource;
 pub mod schedule;
@@ -31,13 +32,16 @@ pub use error::EntityError;
 pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, View, ViewMut,
-    With, Without,
+    Access, Or, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, View,
+    ViewMut, With, Without,
 };
 pub use schedule::{Plan, RunReport, Schedule, ScheduleError};
 pub use storage::{ArchetypeId, Row};
-pub use system::builder::SystemDesc;
-pub use system::{system, Conflict, System, SystemAccess, SystemBuilder, SystemContext};
+pub use system::desc::SystemDesc;
+pub use system::{
+    function_system, system, Conflict, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut,
+    System, SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemParam,
+};
 pub use type_index::{TypeIdHasher, TypeIdMap};
 pub use universe::{SharedWorld, Universe, WorldKey};
 pub use world::{World, WorldConfig, WorldCore, WorldId};

@@ -18,7 +18,8 @@
 
 use crate::entities::Entities;
 use crate::entity::Entity;
-use std::any::Any;
+use std::any::{Any, TypeId};
+use std::cell::UnsafeCell;
 
 /// How a manager hears about destroyed entities.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -46,14 +47,43 @@ pub trait ComponentManager: Any + Send + Sync {
 }
 
 /// The managers of one world, with how each hears of destroyed entities.
+///
+/// Each manager sits behind an [`UnsafeCell`], so the schedule can hand a
+/// system `&mut M` through a shared world while other systems run, exactly
+/// when the system declared a write of `M` and the schedule ordered every
+/// other accessor of `M` around it (as for resources). All safe methods
+/// follow the ordinary borrow rules of `&self` / `&mut self`.
 #[derive(Default)]
 pub struct Managers {
     slots: Vec<ManagerSlot>,
 }
 
+/// One manager.
+///
+/// # Invariants
+/// The manager is only mutated through `&mut ManagerSlot` or through
+/// [`Managers::get_mut_unchecked`], whose callers guarantee exclusive access.
 struct ManagerSlot {
     notice: DestroyNotice,
-    manager: Box<dyn ComponentManager>,
+    type_id: TypeId,
+    manager: UnsafeCell<Box<dyn ComponentManager>>,
+}
+
+// SAFETY: the boxed manager is `Send + Sync`; shared access only reads it,
+// and the one path that writes through `&ManagerSlot` (`get_mut_unchecked`)
+// requires its caller to guarantee that no other access happens meanwhile.
+unsafe impl Sync for ManagerSlot {}
+
+impl ManagerSlot {
+    fn get(&self) -> &dyn ComponentManager {
+        // SAFETY: no `&mut` to the box exists while `&self` is shared, except
+        // under `get_mut_unchecked`, whose caller excludes this read.
+        unsafe { &**self.manager.get() }
+    }
+
+    fn get_mut(&mut self) -> &mut dyn ComponentManager {
+        &mut **self.manager.get_mut()
+    }
 }
 
 impl std::fmt::Debug for Managers {
@@ -70,7 +100,8 @@ impl Managers {
         let old = self.remove::<M>();
         self.slots.push(ManagerSlot {
             notice,
-            manager: Box::new(manager),
+            type_id: TypeId::of::<M>(),
+            manager: UnsafeCell::new(Box::new(manager)),
         });
         old
     }
@@ -78,29 +109,47 @@ impl Managers {
     fn position<M: ComponentManager>(&self) -> Option<usize> {
         self.slots
             .iter()
-            .position(|s| (&*s.manager as &dyn Any).is::<M>())
+            .position(|s| s.type_id == TypeId::of::<M>())
+    }
+
+    /// Whether a manager of type `type_id` is here.
+    pub fn contains_type(&self, type_id: TypeId) -> bool {
+        self.slots.iter().any(|s| s.type_id == type_id)
     }
 
     /// Removes and returns the manager of type `M`.
     pub fn remove<M: ComponentManager>(&mut self) -> Option<M> {
         let i = self.position::<M>()?;
         let slot = self.slots.remove(i);
-        let any: Box<dyn Any> = slot.manager;
+        let any: Box<dyn Any> = slot.manager.into_inner();
         any.downcast::<M>().ok().map(|b| *b)
     }
 
     /// The manager of type `M`.
     pub fn get<M: ComponentManager>(&self) -> Option<&M> {
-        self.slots
-            .iter()
-            .find_map(|s| (&*s.manager as &dyn Any).downcast_ref::<M>())
+        let slot = &self.slots[self.position::<M>()?];
+        (slot.get() as &dyn Any).downcast_ref::<M>()
     }
 
     /// The manager of type `M`, mutably.
     pub fn get_mut<M: ComponentManager>(&mut self) -> Option<&mut M> {
-        self.slots
-            .iter_mut()
-            .find_map(|s| (&mut *s.manager as &mut dyn Any).downcast_mut::<M>())
+        let i = self.position::<M>()?;
+        (self.slots[i].get_mut() as &mut dyn Any).downcast_mut::<M>()
+    }
+
+    /// The manager of type `M`, mutably, through shared access.
+    ///
+    /// # Safety
+    /// For as long as the returned reference lives, nothing else may access
+    /// the manager `M` (no other `get`, `get_mut_unchecked`, nor removal).
+    /// The schedule guarantees this for a system that declared a write of `M`.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get_mut_unchecked<M: ComponentManager>(&self) -> Option<&mut M> {
+        let slot = &self.slots[self.position::<M>()?];
+        // SAFETY: the caller guarantees exclusive access to this manager; the
+        // box's pointee is uniquely owned by the box in the cell.
+        let boxed: &mut Box<dyn ComponentManager> = unsafe { &mut *slot.manager.get() };
+        (&mut **boxed as &mut dyn Any).downcast_mut::<M>()
     }
 
     /// Number of managers.
@@ -120,7 +169,7 @@ impl Managers {
         }
         for slot in &mut self.slots {
             if slot.notice == DestroyNotice::Callback {
-                slot.manager.on_destroy(destroyed);
+                slot.get_mut().on_destroy(destroyed);
             }
         }
     }
@@ -130,7 +179,7 @@ impl Managers {
         self.slots
             .iter_mut()
             .filter(|s| s.notice == DestroyNotice::LazyGc)
-            .map(|s| s.manager.collect_garbage(entities))
+            .map(|s| s.get_mut().collect_garbage(entities))
             .sum()
     }
 }

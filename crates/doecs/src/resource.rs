@@ -97,6 +97,11 @@ impl Resources {
         self.values.contains_key(&TypeId::of::<R>())
     }
 
+    /// Whether a value of type `type_id` is stored.
+    pub fn contains_type(&self, type_id: TypeId) -> bool {
+        self.values.contains_key(&type_id)
+    }
+
     /// Number of resources.
     pub fn len(&self) -> usize {
         self.values.len()

@@ -250,7 +250,8 @@ impl SharedWorld<'_> {
     pub fn query_filtered_mut<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
     ) -> Query<'_, Q, F> {
+        let state = self.query_caches.state::<Q, F>(self.core.id());
         // SAFETY: the world is borrowed mutably for the query's life.
-        unsafe { Query::borrowed(self.core, self.query_caches) }
+        unsafe { Query::borrowed(self.core, state) }
     }
 }

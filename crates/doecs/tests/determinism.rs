@@ -63,7 +63,8 @@ fn schedule(threads: usize) -> Schedule {
                 }
             }
             frame += 1;
-        }));
+        }))
+        .unwrap();
     }
     s.add_system(system("children").reads::<Spark>().commands().run(|ctx| {
         let parents: Vec<Entity> = ctx
@@ -76,8 +77,10 @@ fn schedule(threads: usize) -> Schedule {
         for p in parents {
             commands.spawn((Parent(p), Life(1)));
         }
-    }));
-    s.add_system(system("age").par_for_each::<&mut Life>(|l| l.0 = l.0.saturating_sub(1)));
+    }))
+    .unwrap();
+    s.add_system(system("age").par_for_each::<&mut Life>(|l| l.0 = l.0.saturating_sub(1)))
+        .unwrap();
     s.add_system(
         system("reap")
             .reads::<Life>()
@@ -95,7 +98,8 @@ fn schedule(threads: usize) -> Schedule {
                     commands.despawn(e);
                 }
             }),
-    );
+    )
+    .unwrap();
     s
 }
 
@@ -173,7 +177,8 @@ fn two_spawning_systems_get_the_same_ids_whichever_runs_first() {
                 for i in 0..n {
                     commands.spawn((Spark(i),));
                 }
-            }));
+            }))
+            .unwrap();
         }
         s.run(&mut world).unwrap();
         let ids: Vec<(Entity, u32)> = world

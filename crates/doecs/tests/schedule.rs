@@ -26,17 +26,20 @@ fn busy_schedule(threads: usize) -> Schedule {
             .query::<(&mut Pos, &Vel)>()
             .reads_resource::<Dt>()
             .run(|ctx| {
-                let dt = ctx.resource::<Dt>().unwrap().0;
+                let dt = ctx.resource::<Dt>().0;
                 ctx.query::<(&mut Pos, &Vel)>()
                     .par_for_each(|(p, v)| p.0 += v.0 * dt);
             }),
-    );
+    )
+    .unwrap();
     s.add_system(system("age").par_for_each_chunk::<&mut Age>(|ages| {
         for a in ages {
             a.0 += 1;
         }
-    }));
-    s.add_system(system("damp").for_each::<&mut Vel>(|v| v.0 *= 0.99));
+    }))
+    .unwrap();
+    s.add_system(system("damp").for_each::<&mut Vel>(|v| v.0 *= 0.99))
+        .unwrap();
     s.add_system(
         system("sum")
             .reads::<Pos>()
@@ -44,9 +47,10 @@ fn busy_schedule(threads: usize) -> Schedule {
             .run(|ctx| {
                 let mut sum = 0.0f64;
                 ctx.query::<&Pos>().for_each(|p| sum += p.0 as f64);
-                ctx.resource_mut::<Total>().unwrap().0 += sum;
+                ctx.resource_mut::<Total>().0 += sum;
             }),
-    );
+    )
+    .unwrap();
     s.add_system(
         system("reap")
             .reads::<Age>()
@@ -71,7 +75,8 @@ fn busy_schedule(threads: usize) -> Schedule {
                     ctx.commands().insert_one(e, Spawned);
                 }
             }),
-    );
+    )
+    .unwrap();
     s
 }
 
@@ -183,7 +188,8 @@ fn non_conflicting_systems_overlap_in_time() {
                 }
                 std::thread::yield_now();
             }
-        }));
+        }))
+        .unwrap();
     }
     s.run(&mut World::new()).unwrap();
     assert_eq!(saw.load(Ordering::SeqCst), 2);
@@ -197,7 +203,8 @@ fn conflicting_systems_run_in_insertion_order_unless_constrained() {
         let log = log.clone();
         let desc = system(name).writes::<Pos>();
         let desc = if name == "a" { desc.after("c") } else { desc };
-        s.add_system(desc.run(move |_| log.lock().unwrap().push(name)));
+        s.add_system(desc.run(move |_| log.lock().unwrap().push(name)))
+            .unwrap();
     }
     let mut world = World::new();
     for _ in 0..5 {
@@ -219,11 +226,14 @@ fn conflicting_systems_run_in_insertion_order_unless_constrained() {
 #[test]
 fn plan_shows_stages() {
     let mut s = Schedule::with_threads(2);
-    s.add_system(system("w1").writes::<Pos>().run(|_| {}));
-    s.add_system(system("r1").reads::<Vel>().run(|_| {}));
-    s.add_system(system("r2").reads::<Pos>().run(|_| {}));
+    s.add_system(system("w1").writes::<Pos>().run(|_| {}))
+        .unwrap();
+    s.add_system(system("r1").reads::<Vel>().run(|_| {}))
+        .unwrap();
+    s.add_system(system("r2").reads::<Pos>().run(|_| {}))
+        .unwrap();
     s.add_sync_point();
-    s.add_system(system("x").exclusive(|_| {}));
+    s.add_system(system("x").exclusive(|_| {})).unwrap();
     let text = s.plan().unwrap().to_string();
     assert!(text.contains("stage 0: w1, r1"), "{text}");
     assert!(text.contains("stage 1: r2"), "{text}");
@@ -234,9 +244,9 @@ fn plan_shows_stages() {
 #[test]
 fn build_errors_are_clear() {
     let mut s = Schedule::new();
-    s.add_system(system("a").after("b").run(|_| {}));
-    s.add_system(system("b").after("c").run(|_| {}));
-    s.add_system(system("c").after("a").run(|_| {}));
+    s.add_system(system("a").after("b").run(|_| {})).unwrap();
+    s.add_system(system("b").after("c").run(|_| {})).unwrap();
+    s.add_system(system("c").after("a").run(|_| {})).unwrap();
     let err = s.build().unwrap_err();
     match &err {
         ScheduleError::Cycle { cycle } => {
@@ -252,7 +262,8 @@ fn build_errors_are_clear() {
     );
 
     let mut s = Schedule::new();
-    s.add_system(system("a").before("nobody").run(|_| {}));
+    s.add_system(system("a").before("nobody").run(|_| {}))
+        .unwrap();
     assert_eq!(
         s.build(),
         Err(ScheduleError::UnknownSystem {
@@ -262,21 +273,21 @@ fn build_errors_are_clear() {
     );
 
     let mut s = Schedule::new();
-    s.add_system(system("a").run(|_| {}));
-    s.add_system(system("a").run(|_| {}));
+    s.add_system(system("a").run(|_| {})).unwrap();
+    s.add_system(system("a").run(|_| {})).unwrap();
     assert_eq!(s.build(), Err(ScheduleError::DuplicateName("a".into())));
 
     let mut s = Schedule::new();
-    s.add_system(system("a").run(|_| {}));
+    s.add_system(system("a").run(|_| {})).unwrap();
     s.add_sync_point();
-    s.add_system(system("b").before("a").run(|_| {}));
+    s.add_system(system("b").before("a").run(|_| {})).unwrap();
     assert!(matches!(
         s.build(),
         Err(ScheduleError::ContradictsSyncPoint { .. })
     ));
 
     let mut s = Schedule::new();
-    s.add_system(system("a").after("a").run(|_| {}));
+    s.add_system(system("a").after("a").run(|_| {})).unwrap();
     assert!(matches!(s.build(), Err(ScheduleError::Cycle { .. })));
 }
 
@@ -290,20 +301,24 @@ fn a_panicking_system_is_reported_and_the_world_stays_consistent() {
         let mut s = Schedule::with_threads(threads);
         s.add_system(system("spawner").commands().run(|ctx| {
             ctx.spawn((Pos(1.0), Age(1)));
-        }));
+        }))
+        .unwrap();
         s.add_system(
             system("bomb")
                 .writes::<Pos>()
                 .reads_resource::<Explode>()
                 .run(|ctx| {
-                    if ctx.resource::<Explode>().unwrap().0 {
+                    if ctx.resource::<Explode>().0 {
                         panic!("boom");
                     }
                     ctx.query::<&mut Pos>().for_each(|p| p.0 += 1.0);
                 }),
-        );
-        s.add_system(system("after_bomb").reads::<Pos>().run(|_| {}));
-        s.add_system(system("independent").writes::<Age>().run(|_| {}));
+        )
+        .unwrap();
+        s.add_system(system("after_bomb").reads::<Pos>().run(|_| {}))
+            .unwrap();
+        s.add_system(system("independent").writes::<Age>().run(|_| {}))
+            .unwrap();
         let err = s.run(&mut world).unwrap_err();
         match &err {
             ScheduleError::SystemPanicked {
@@ -339,7 +354,8 @@ fn undeclared_access_is_refused_with_the_systems_name() {
     let mut s = Schedule::with_threads(2);
     s.add_system(system("sneaky").reads::<Vel>().run(|ctx| {
         ctx.query::<&mut Vel>().for_each(|_| {});
-    }));
+    }))
+    .unwrap();
     let err = s.run(&mut world).unwrap_err().to_string();
     assert!(
         err.contains("sneaky") && err.contains("without declaring a write"),
@@ -349,14 +365,16 @@ fn undeclared_access_is_refused_with_the_systems_name() {
     let mut s = Schedule::with_threads(1);
     s.add_system(system("no_commands").run(|ctx| {
         ctx.commands();
-    }));
+    }))
+    .unwrap();
     let err = s.run(&mut world).unwrap_err().to_string();
     assert!(err.contains("records commands without declaring"), "{err}");
 
     let mut s = Schedule::with_threads(1);
     s.add_system(system("no_resource").run(|ctx| {
         ctx.resource::<Dt>();
-    }));
+    }))
+    .unwrap();
     let err = s.run(&mut world).unwrap_err().to_string();
     assert!(err.contains("reads resource"), "{err}");
 }
@@ -370,12 +388,14 @@ fn sync_points_and_exclusive_systems_see_earlier_commands() {
         for i in 0..10 {
             ctx.spawn((Age(i),));
         }
-    }));
+    }))
+    .unwrap();
     s.add_sync_point();
     let seen2 = seen.clone();
     s.add_system(system("count").reads::<Age>().run(move |ctx| {
         seen2.store(ctx.query::<&Age>().count(), Ordering::SeqCst);
-    }));
+    }))
+    .unwrap();
     s.add_system(system("clear_old").exclusive(|world| {
         let old: Vec<Entity> = world
             .query::<(Entity, &Age)>()
@@ -384,7 +404,8 @@ fn sync_points_and_exclusive_systems_see_earlier_commands() {
             .map(|(e, _)| e)
             .collect();
         world.despawn_batch(&old);
-    }));
+    }))
+    .unwrap();
     let report = s.run(&mut world).unwrap();
     assert_eq!(report.commands.applied, 10);
     assert_eq!(seen.load(Ordering::SeqCst), 10);
@@ -408,11 +429,13 @@ fn get_and_get_mut_through_the_context() {
                 let v = ctx.get::<Vel>(e).unwrap().0;
                 ctx.get_mut::<Pos>(e).unwrap().0 += v;
             }),
-    );
+    )
+    .unwrap();
     let mut s2 = Schedule::with_threads(1);
     s2.add_system(system("peek").reads::<Vel>().run(move |ctx| {
         let _ = ctx.get::<Age>(e);
-    }));
+    }))
+    .unwrap();
     s.run(&mut world).unwrap();
     assert_eq!(world.get::<Pos>(e), Ok(&Pos(3.0)));
     let err = s2.run(&mut world).unwrap_err().to_string();

@@ -40,19 +40,48 @@ pub struct Access {
     writes: Vec<AccessKey>,
 }
 
+/// One query naming a type in two ways that would alias.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AliasError {
+    /// `&mut T` twice.
+    #[error("query accesses `{}` mutably twice; this would alias", .0.name)]
+    MutTwice(AccessKey),
+    /// `&T` and `&mut T`.
+    #[error("query accesses `{}` both mutably and immutably; this would alias", .0.name)]
+    MutAndShared(AccessKey),
+}
+
 impl Access {
+    /// Records a read of `key`, or refuses if it is already written.
+    pub fn try_add_read(&mut self, key: AccessKey) -> Result<(), AliasError> {
+        if self.writes.contains(&key) {
+            return Err(AliasError::MutAndShared(key));
+        }
+        if !self.reads.contains(&key) {
+            self.reads.push(key);
+        }
+        Ok(())
+    }
+
+    /// Records a write of `key`, or refuses if it is already read or written.
+    pub fn try_add_write(&mut self, key: AccessKey) -> Result<(), AliasError> {
+        if self.writes.contains(&key) {
+            return Err(AliasError::MutTwice(key));
+        }
+        if self.reads.contains(&key) {
+            return Err(AliasError::MutAndShared(key));
+        }
+        self.writes.push(key);
+        Ok(())
+    }
+
     /// Records a read of `key`.
     ///
     /// # Panics
     /// If `key` is already written (aliasing `&` and `&mut`).
     pub fn add_read(&mut self, key: AccessKey) {
-        assert!(
-            !self.writes.contains(&key),
-            "doecs: query accesses `{}` both mutably and immutably; this would alias",
-            key.name
-        );
-        if !self.reads.contains(&key) {
-            self.reads.push(key);
+        if let Err(e) = self.try_add_read(key) {
+            panic!("doecs: {e}");
         }
     }
 
@@ -61,17 +90,9 @@ impl Access {
     /// # Panics
     /// If `key` is already read or written (aliasing `&mut`).
     pub fn add_write(&mut self, key: AccessKey) {
-        assert!(
-            !self.writes.contains(&key),
-            "doecs: query accesses `{}` mutably twice; this would alias",
-            key.name
-        );
-        assert!(
-            !self.reads.contains(&key),
-            "doecs: query accesses `{}` both mutably and immutably; this would alias",
-            key.name
-        );
-        self.writes.push(key);
+        if let Err(e) = self.try_add_write(key) {
+            panic!("doecs: {e}");
+        }
     }
 
     /// Adds another set, without the aliasing checks (for a system's union of
@@ -110,6 +131,36 @@ impl Access {
     }
 }
 
+/// A query's access together with the component types every entity it visits
+/// has (`with`) and the ones none of them has (`without`): two queries whose
+/// entities cannot overlap never conflict, whatever they write.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FilteredAccess {
+    /// What the query reads and writes.
+    pub access: Access,
+    /// Types every visited entity has.
+    pub with: Vec<TypeId>,
+    /// Types no visited entity has.
+    pub without: Vec<TypeId>,
+}
+
+impl FilteredAccess {
+    /// Whether no entity can be visited by both.
+    pub fn is_disjoint(&self, other: &FilteredAccess) -> bool {
+        self.with.iter().any(|t| other.without.contains(t))
+            || other.with.iter().any(|t| self.without.contains(t))
+    }
+
+    /// The first type both may touch with at least one writing it, unless
+    /// their entities are disjoint.
+    pub fn conflict_with(&self, other: &FilteredAccess) -> Option<AccessKey> {
+        if self.is_disjoint(other) {
+            return None;
+        }
+        self.access.conflict_with(&other.access)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +188,19 @@ mod tests {
         union.extend(&writer);
         assert_eq!(union.writes().len(), 1);
         assert_eq!(union.reads().len(), 2);
+    }
+
+    #[test]
+    fn disjoint_filters_never_conflict() {
+        let mut a = FilteredAccess::default();
+        a.access.add_write(AccessKey::of::<u8>());
+        a.with.push(TypeId::of::<u16>());
+        let mut b = FilteredAccess::default();
+        b.access.add_read(AccessKey::of::<u8>());
+        assert!(a.conflict_with(&b).is_some());
+        b.without.push(TypeId::of::<u16>());
+        assert!(a.is_disjoint(&b));
+        assert!(a.conflict_with(&b).is_none());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! item or into one chunk's slices. The chunk form is seed 002's
 //! `Execute(entityCount, components)`: plain slices the compiler can vectorize.
 
-use super::access::{Access, AccessKey};
+use super::access::{Access, AccessKey, AliasError};
 use crate::component::{Component, Components};
 use crate::entity::Entity;
 use crate::storage::{Archetype, ColumnIndex};
@@ -33,8 +33,14 @@ pub unsafe trait QueryData {
     /// used to cache matched archetypes per world.
     type Key: 'static;
 
-    /// Records what the query reads and writes. Panics on aliasing.
-    fn access(access: &mut Access);
+    /// Records what the query reads and writes, or refuses aliasing.
+    fn access(access: &mut Access) -> Result<(), AliasError>;
+
+    /// Records the component types every matching archetype has (the ones
+    /// fetched without `Option`).
+    fn required(with: &mut Vec<std::any::TypeId>) {
+        let _ = with;
+    }
 
     /// The archetype's state if it matches, else `None`.
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State>;
@@ -84,8 +90,11 @@ unsafe impl<T: Component> QueryData for &T {
     type Fetch = NonNull<T>;
     type State = ColumnIndex;
     type Key = Read<T>;
-    fn access(access: &mut Access) {
-        access.add_read(AccessKey::of::<T>());
+    fn access(access: &mut Access) -> Result<(), AliasError> {
+        access.try_add_read(AccessKey::of::<T>())
+    }
+    fn required(with: &mut Vec<std::any::TypeId>) {
+        with.push(std::any::TypeId::of::<T>());
     }
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<ColumnIndex> {
         archetype.column_of(components.id_of::<T>()?)
@@ -115,8 +124,11 @@ unsafe impl<T: Component> QueryData for &mut T {
     type Fetch = NonNull<T>;
     type State = ColumnIndex;
     type Key = Write<T>;
-    fn access(access: &mut Access) {
-        access.add_write(AccessKey::of::<T>());
+    fn access(access: &mut Access) -> Result<(), AliasError> {
+        access.try_add_write(AccessKey::of::<T>())
+    }
+    fn required(with: &mut Vec<std::any::TypeId>) {
+        with.push(std::any::TypeId::of::<T>());
     }
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<ColumnIndex> {
         archetype.column_of(components.id_of::<T>()?)
@@ -145,8 +157,8 @@ unsafe impl<T: Component> QueryData for Option<&T> {
     type State = Option<ColumnIndex>;
     type Key = Option<Read<T>>;
 
-    fn access(access: &mut Access) {
-        access.add_read(AccessKey::of::<T>());
+    fn access(access: &mut Access) -> Result<(), AliasError> {
+        access.try_add_read(AccessKey::of::<T>())
     }
     fn match_archetype(
         archetype: &Archetype,
@@ -184,8 +196,8 @@ unsafe impl<T: Component> QueryData for Option<&mut T> {
     type State = Option<ColumnIndex>;
     type Key = Option<Write<T>>;
 
-    fn access(access: &mut Access) {
-        access.add_write(AccessKey::of::<T>());
+    fn access(access: &mut Access) -> Result<(), AliasError> {
+        access.try_add_write(AccessKey::of::<T>())
     }
     fn match_archetype(
         archetype: &Archetype,
@@ -225,7 +237,9 @@ unsafe impl QueryData for Entity {
     type State = ();
     type Key = Entity;
 
-    fn access(_: &mut Access) {}
+    fn access(_: &mut Access) -> Result<(), AliasError> {
+        Ok(())
+    }
     fn match_archetype(_: &Archetype, _: &Components) -> Option<()> {
         Some(())
     }
@@ -259,8 +273,12 @@ macro_rules! tuple_query {
             type State = ($($name::State,)*);
             type Key = ($($name::Key,)*);
 
-            fn access(access: &mut Access) {
-                $($name::access(access);)*
+            fn access(access: &mut Access) -> Result<(), AliasError> {
+                $($name::access(access)?;)*
+                Ok(())
+            }
+            fn required(with: &mut Vec<std::any::TypeId>) {
+                $($name::required(with);)*
             }
             fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State> {
                 Some(($($name::match_archetype(archetype, components)?,)*))

@@ -1,7 +1,7 @@
 //! Typed queries over the world's archetypes.
 //!
 //! - [`data`]: what a query fetches (`&T`, `&mut T`, `Option<..>`, `Entity`, tuples).
-//! - [`filter`]: `With<T>` / `Without<T>`.
+//! - [`filter`]: `With<T>`, `Without<T>`, `Or<(..)>`.
 //! - [`access`]: read/write sets, used for aliasing checks and by the schedule.
 //! - [`state`]: [`QueryState`], the cached matching and every loop form.
 //! - [`view`]: [`View`], one component type by entity, resolved once.
@@ -18,9 +18,9 @@ pub mod filter;
 pub mod state;
 pub mod view;
 
-pub use access::{Access, AccessKey};
+pub use access::{Access, AccessKey, AliasError, FilteredAccess};
 pub use data::{QueryData, ReadOnlyQueryData};
-pub use filter::{QueryFilter, With, Without};
+pub use filter::{Or, QueryFilter, With, Without};
 pub use state::{QueryCaches, QueryIter, QueryState};
 pub use view::{View, ViewMut};
 
@@ -32,57 +32,66 @@ use crate::world::{World, WorldCore};
 ///
 /// Whoever builds one vouches that it may hand out what `Q` asks for for
 /// `'w`: `world.query_mut()` holds the world mutably, `world.query()` only
-/// builds read-only queries, and a system's context checked `Q` against the
-/// system's declared access, which the schedule keeps from conflicting.
+/// builds read-only queries, and a system's context or parameter checked `Q`
+/// against the system's access, which the schedule keeps from conflicting.
 pub struct Query<'w, Q: QueryData, F: QueryFilter + 'static = ()> {
     world: &'w WorldCore,
-    state: QueryState<Q, F>,
-    /// Where the cache goes back when the query is dropped, if anywhere.
-    home: Option<(&'w mut QueryCaches, state::CacheSlot)>,
+    state: StateRef<'w, Q, F>,
+}
+
+/// A query's state: its own, or borrowed from a cache kept elsewhere.
+enum StateRef<'w, Q: QueryData, F: QueryFilter> {
+    Owned(QueryState<Q, F>),
+    Borrowed(&'w mut QueryState<Q, F>),
 }
 
 impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
-    /// A query over `world` using (and then returning) the cache of its shape
-    /// in `home`.
+    /// A query over `world` using `state` (updated here).
     ///
     /// # Safety
     /// For `'w`, nothing else may access what `Q` writes, nor write what it
     /// reads.
     #[inline]
-    pub(crate) unsafe fn borrowed(world: &'w WorldCore, home: &'w mut QueryCaches) -> Self {
-        let (slot, cache) = home.take::<Q, F>(world.id());
-        let mut state = QueryState::from_cache(cache);
+    pub(crate) unsafe fn borrowed(world: &'w WorldCore, state: &'w mut QueryState<Q, F>) -> Self {
         state.update(world);
         Query {
             world,
-            state,
-            home: Some((home, slot)),
+            state: StateRef::Borrowed(state),
         }
     }
 
-    /// A query over `world` with a fresh cache.
+    /// A query over `world` with a fresh state.
     ///
     /// # Safety
     /// As [`Query::borrowed`].
     pub(crate) unsafe fn fresh(world: &'w WorldCore) -> Self {
         Query {
             world,
-            state: QueryState::new(world),
-            home: None,
+            state: StateRef::Owned(QueryState::new(world)),
+        }
+    }
+
+    #[inline]
+    fn state(&mut self) -> &mut QueryState<Q, F> {
+        match &mut self.state {
+            StateRef::Owned(s) => s,
+            StateRef::Borrowed(s) => s,
         }
     }
 
     /// Calls `f` with every matching entity's item.
     pub fn for_each(&mut self, f: impl FnMut(Q::Item<'_>)) {
+        let world = self.world;
         // SAFETY: the constructor's caller vouched for the access for `'w`,
         // and `&mut self` keeps this query's items from overlapping.
-        unsafe { self.state.for_each_unchecked(self.world, f) }
+        unsafe { self.state().for_each_unchecked(world, f) }
     }
 
     /// Calls `f` with every matching chunk's slices.
     pub fn for_each_chunk(&mut self, f: impl FnMut(Q::Slice<'_>)) {
+        let world = self.world;
         // SAFETY: as in `for_each`.
-        unsafe { self.state.for_each_chunk_unchecked(self.world, f) }
+        unsafe { self.state().for_each_chunk_unchecked(world, f) }
     }
 
     /// `for_each` split by chunk across the current rayon pool (in a system:
@@ -91,8 +100,9 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     where
         for<'a> Q::Item<'a>: Send,
     {
+        let world = self.world;
         // SAFETY: as in `for_each`; each row goes to one thread.
-        unsafe { self.state.par_for_each_unchecked(self.world, f) }
+        unsafe { self.state().par_for_each_unchecked(world, f) }
     }
 
     /// `for_each_chunk` split across the current rayon pool.
@@ -100,43 +110,35 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     where
         for<'a> Q::Slice<'a>: Send,
     {
+        let world = self.world;
         // SAFETY: as in `for_each`; each chunk goes to one thread.
-        unsafe { self.state.par_for_each_chunk_unchecked(self.world, f) }
+        unsafe { self.state().par_for_each_chunk_unchecked(world, f) }
     }
 
     /// The item of one entity.
     pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'_>, EntityError> {
+        let world = self.world;
         // SAFETY: as in `for_each`; the item borrows `self`.
-        unsafe { self.state.get_unchecked(self.world, entity) }
+        unsafe { self.state().get_unchecked(world, entity) }
     }
 
     /// Number of matching entities.
     pub fn count(&mut self) -> usize {
-        self.state.count(self.world)
+        let world = self.world;
+        self.state().count(world)
     }
 
     /// An iterator over the items.
     pub fn iter(&mut self) -> QueryIter<'_, Q> {
-        self.state.update(self.world);
-        QueryIter::new(self.world, &self.state.cache.matched)
+        let world = self.world;
+        let state = self.state();
+        state.update(world);
+        QueryIter::new(world, &state.cache.matched)
     }
 
     /// Number of archetypes that match.
-    pub fn matched_archetypes(&self) -> usize {
-        self.state.matched_archetypes()
-    }
-}
-
-impl<Q: QueryData, F: QueryFilter + 'static> Drop for Query<'_, Q, F> {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some((home, slot)) = self.home.take() {
-            let cache = std::mem::replace(
-                &mut self.state.cache,
-                state::QueryCache::new(self.world.id()),
-            );
-            home.put_back(slot, cache);
-        }
+    pub fn matched_archetypes(&mut self) -> usize {
+        self.state().matched_archetypes()
     }
 }
 
@@ -153,8 +155,9 @@ impl World {
     pub fn query_filtered_mut<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
     ) -> Query<'_, Q, F> {
+        let state = self.query_caches.state::<Q, F>(self.core.id());
         // SAFETY: the world is borrowed mutably for the query's life.
-        unsafe { Query::borrowed(&self.core, &mut self.query_caches) }
+        unsafe { Query::borrowed(&self.core, state) }
     }
 }
 

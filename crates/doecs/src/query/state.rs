@@ -12,7 +12,7 @@
 //! lets per-component loops vectorize. `par_for_each*` splits the work list
 //! of chunks (or pieces of chunks) across the current rayon pool.
 
-use super::access::Access;
+use super::access::{Access, AliasError, FilteredAccess};
 use super::data::{QueryData, ReadOnlyQueryData};
 use super::filter::QueryFilter;
 use crate::entity::Entity;
@@ -49,10 +49,9 @@ impl<S> QueryCache<S> {
 }
 
 /// Caches of matched archetypes, one per query shape, each in its own boxed
-/// slot. A [`Query`](super::Query) borrows its cache out of the slot (leaving
-/// an empty cache, which allocates nothing) and puts it back when done, so a
-/// query built per call (`World::query_mut`, a system's `ctx.query`) costs
-/// one cached type lookup and no allocation.
+/// slot. A [`Query`](super::Query) built per call (`World::query_mut`, a
+/// system's `ctx.query`) borrows the cache of its shape in place: one cached
+/// type lookup, no allocation.
 #[derive(Default)]
 pub struct QueryCaches {
     /// Query shape to its slot.
@@ -68,26 +67,21 @@ impl std::fmt::Debug for QueryCaches {
     }
 }
 
-/// A cache's slot in its [`QueryCaches`].
-#[derive(Copy, Clone, Debug)]
-pub(crate) struct CacheSlot(u32);
-
 impl QueryCaches {
     /// Whether shape `(Q, F)` has been used here before.
     pub(crate) fn contains<Q: QueryData, F: QueryFilter + 'static>(&self) -> bool {
         self.index.get(TypeId::of::<(Q::Key, F)>()).is_some()
     }
 
-    /// Moves the cache of shape `(Q, F)` out of its slot, making the slot on
-    /// first use.
+    /// The state of shape `(Q, F)`, made on first use.
     ///
     /// # Panics
     /// As [`QueryState::new`], on first use.
     #[inline]
-    pub(crate) fn take<Q: QueryData, F: QueryFilter + 'static>(
+    pub(crate) fn state<Q: QueryData, F: QueryFilter + 'static>(
         &mut self,
         world: WorldId,
-    ) -> (CacheSlot, QueryCache<Q::State>) {
+    ) -> &mut QueryState<Q, F> {
         let key = TypeId::of::<(Q::Key, F)>();
         let slot = match self.index.get(key) {
             Some(slot) => slot,
@@ -102,22 +96,7 @@ impl QueryCaches {
         let cache = self.slots[slot as usize]
             .downcast_mut::<QueryCache<Q::State>>()
             .expect("keyed by query shape");
-        (
-            CacheSlot(slot),
-            std::mem::replace(cache, QueryCache::new(world)),
-        )
-    }
-
-    /// Puts a cache taken by [`QueryCaches::take`] back into its slot.
-    #[inline]
-    pub(crate) fn put_back<S: Send + Sync + 'static>(
-        &mut self,
-        slot: CacheSlot,
-        cache: QueryCache<S>,
-    ) {
-        if let Some(home) = self.slots[slot.0 as usize].downcast_mut::<QueryCache<S>>() {
-            *home = cache;
-        }
+        QueryState::from_cache_mut(cache)
     }
 }
 
@@ -144,6 +123,10 @@ type QueryShape<Q, F> = fn() -> (<Q as QueryData>::Key, F);
 /// let mut frozen = QueryState::<&Pos, With<Frozen>>::new(&world);
 /// assert_eq!(frozen.iter(&world).map(|p| p.0).sum::<f32>(), 0.0);
 /// ```
+///
+/// `repr(transparent)` over its cache: a cache kept elsewhere (in a world's or
+/// a system's [`QueryCaches`]) is used as a `QueryState` in place.
+#[repr(transparent)]
 pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     pub(crate) cache: QueryCache<Q::State>,
     _marker: PhantomData<QueryShape<Q, F>>,
@@ -164,14 +147,16 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         q
     }
 
-    pub(crate) fn from_cache(cache: QueryCache<Q::State>) -> Self {
-        QueryState {
-            cache,
-            _marker: PhantomData,
-        }
+    /// A cache used in place as the state of this shape.
+    #[inline]
+    pub(crate) fn from_cache_mut(cache: &mut QueryCache<Q::State>) -> &mut Self {
+        // SAFETY: `QueryState` is `repr(transparent)` over its cache (the
+        // marker is a zero-sized, 1-aligned `PhantomData`), so the two have
+        // the same layout; the borrow is carried over unchanged.
+        unsafe { &mut *std::ptr::from_mut(cache).cast::<Self>() }
     }
 
-    fn new_cache(world: WorldId) -> QueryCache<Q::State> {
+    pub(crate) fn new_cache(world: WorldId) -> QueryCache<Q::State> {
         Self::access();
         QueryCache::new(world)
     }
@@ -181,9 +166,29 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// # Panics
     /// As [`QueryState::new`].
     pub fn access() -> Access {
+        match Self::try_access() {
+            Ok(access) => access,
+            Err(e) => panic!("doecs: {e}"),
+        }
+    }
+
+    /// What the query reads and writes, or why it would alias.
+    pub fn try_access() -> Result<Access, AliasError> {
         let mut access = Access::default();
-        Q::access(&mut access);
-        access
+        Q::access(&mut access)?;
+        Ok(access)
+    }
+
+    /// What the query reads and writes, with the component types its
+    /// entities must have and must lack.
+    pub fn filtered_access() -> Result<FilteredAccess, AliasError> {
+        let mut filtered = FilteredAccess {
+            access: Self::try_access()?,
+            ..FilteredAccess::default()
+        };
+        Q::required(&mut filtered.with);
+        F::filter_access(&mut filtered);
+        Ok(filtered)
     }
 
     /// Learns about archetypes created since the last update. Used with

@@ -34,8 +34,8 @@ mod runner;
 pub use plan::Plan;
 
 use crate::command::{ApplyReport, CommandBuffer};
-use crate::system::builder::SystemDesc;
 use crate::system::context::QueryCaches;
+use crate::system::desc::{IntoSystemDesc, SystemDesc};
 use crate::system::{System, SystemAccess};
 use crate::world::{World, WorldId};
 use ids::SpawnIds;
@@ -50,10 +50,51 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ScheduleError {
     /// Two systems share a name.
-    #[error("two systems are called `{0}`; system names must be unique")]
+    #[error(
+        "two systems are called `{0}`; system names must be unique (rename one with `.named(..)`)"
+    )]
     DuplicateName(String),
+    /// Two parameters of one function system would alias.
+    #[error("system `{system}`: parameters `{first}` and `{second}` conflict: {reason}")]
+    ConflictingParams {
+        /// The system.
+        system: String,
+        /// The earlier parameter's type.
+        first: String,
+        /// The later parameter's type.
+        second: String,
+        /// What they both touch.
+        reason: String,
+    },
+    /// A parameter of a function system can never be used.
+    #[error("system `{system}`: parameter `{param}` is invalid: {reason}")]
+    InvalidParam {
+        /// The system.
+        system: String,
+        /// The parameter's type.
+        param: String,
+        /// Why.
+        reason: String,
+    },
+    /// A system needs a resource the world does not have (checked before any
+    /// system starts).
+    #[error("system `{system}` needs resource `{resource}`, which the world does not have")]
+    MissingResource {
+        /// The system.
+        system: String,
+        /// The resource's type.
+        resource: &'static str,
+    },
+    /// A system needs a component manager the world does not have.
+    #[error("system `{system}` needs manager `{manager}`, which the world does not have")]
+    MissingManager {
+        /// The system.
+        system: String,
+        /// The manager's type.
+        manager: &'static str,
+    },
     /// A constraint names a system that is not in the schedule.
-    #[error("system `{system}` is ordered relative to `{missing}`, which is not in the schedule")]
+    #[error("system `{system}` is ordered relative to `{missing}`, which is neither a system nor a label in the schedule")]
     UnknownSystem {
         /// The system with the constraint.
         system: String,
@@ -110,6 +151,7 @@ struct Slot {
     name: String,
     before: Vec<String>,
     after: Vec<String>,
+    labels: Vec<String>,
     commands: CommandBuffer,
     /// Per-world state, one entry per world this schedule ran on.
     worlds: Vec<(WorldId, PerWorld)>,
@@ -157,10 +199,10 @@ impl Slot {
 ///         .query::<(&mut Pos, &Vel)>()
 ///         .reads_resource::<Dt>()
 ///         .run(|ctx| {
-///             let dt = ctx.resource::<Dt>().unwrap().0;
+///             let dt = ctx.resource::<Dt>().0;
 ///             ctx.query::<(&mut Pos, &Vel)>().for_each(|(p, v)| p.0 += v.0 * dt);
 ///         }),
-/// );
+/// ).unwrap();
 /// schedule.add_system(
 ///     system("despawn_far").reads::<Pos>().commands().after("integrate").run(|ctx| {
 ///         let mut far = Vec::new();
@@ -169,7 +211,7 @@ impl Slot {
 ///             ctx.commands().despawn(e);
 ///         }
 ///     }),
-/// );
+/// ).unwrap();
 /// schedule.run(&mut world).unwrap(); // Pos 1.0
 /// assert!(world.alive(e));
 /// schedule.run(&mut world).unwrap(); // Pos 2.0: despawned at the end of the run
@@ -231,17 +273,23 @@ impl Schedule {
     }
 
     /// Adds a system (see [`crate::system`]).
-    pub fn add_system(&mut self, desc: SystemDesc) -> &mut Self {
-        let access = desc.system.access().clone();
-        let name = desc.system.name().to_owned();
+    pub fn add_system<M>(
+        &mut self,
+        system: impl IntoSystemDesc<M>,
+    ) -> Result<&mut Self, ScheduleError> {
+        let desc: SystemDesc = system.into_desc();
+        let system = desc.system?;
+        let access = system.access().clone();
+        let name = desc.name.unwrap_or_else(|| system.name().to_owned());
         self.steps.push(Step::System(self.slots.len()));
         self.records_commands.push(access.commands);
         self.slots.push(Mutex::new(Slot {
-            system: desc.system,
+            system,
             access,
             name,
             before: desc.before,
             after: desc.after,
+            labels: desc.labels,
             commands: CommandBuffer::new(),
             worlds: Vec::new(),
             current: 0,
@@ -249,7 +297,7 @@ impl Schedule {
             ran: false,
         }));
         self.plan = None;
-        self
+        Ok(self)
     }
 
     /// Adds a sync point: command buffers recorded by the systems added so
@@ -287,6 +335,7 @@ impl Schedule {
                 access: &s.access,
                 before: &s.before,
                 after: &s.after,
+                labels: &s.labels,
             })
             .collect();
         self.plan = Some(Plan::build(&facts, &self.steps)?);
@@ -320,7 +369,9 @@ impl Schedule {
             .get_or_insert_with(|| WorkerPool::start(threads))
             .pool();
         for slot in &mut self.slots {
-            lock_mut(slot).enter(world.id());
+            let slot = lock_mut(slot);
+            slot.enter(world.id());
+            check_required(slot, world)?;
         }
         let run = PlanRun {
             plan: self.plan.as_ref().expect("built"),
@@ -426,6 +477,33 @@ impl PlanRun<'_> {
             guards.iter_mut().map(|g| &mut g.here().spawn_ids).collect();
         f(&mut pools);
     }
+}
+
+/// Refuses a run whose world lacks a resource or manager the system needs.
+fn check_required(slot: &Slot, world: &World) -> Result<(), ScheduleError> {
+    if let Some(key) = slot
+        .access
+        .required_resources
+        .iter()
+        .find(|k| !world.resources().contains_type(k.type_id))
+    {
+        return Err(ScheduleError::MissingResource {
+            system: slot.name.clone(),
+            resource: key.name,
+        });
+    }
+    if let Some(key) = slot
+        .access
+        .required_managers
+        .iter()
+        .find(|k| !world.managers.contains_type(k.type_id))
+    {
+        return Err(ScheduleError::MissingManager {
+            system: slot.name.clone(),
+            manager: key.name,
+        });
+    }
+    Ok(())
 }
 
 /// A slot through `&mut`, without locking.

@@ -33,6 +33,7 @@ pub(crate) struct SystemFacts<'a> {
     pub access: &'a SystemAccess,
     pub before: &'a [String],
     pub after: &'a [String],
+    pub labels: &'a [String],
 }
 
 /// Why an edge exists.
@@ -146,23 +147,41 @@ impl Plan {
                 segment_of[i] = s;
             }
         }
-        // Resolve constraints into (before, after) pairs of global indices.
+        // Labels: each names every system that carries it.
+        let mut by_label: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, f) in facts.iter().enumerate() {
+            for label in f.labels {
+                by_label.entry(label.as_str()).or_default().push(i);
+            }
+        }
+        // Resolve constraints into (before, after) pairs of global indices: a
+        // name is the system of that name and every system with that label.
         let mut constraints = Vec::new();
         for (i, f) in facts.iter().enumerate() {
             let lookup = |other: &String| {
-                by_name
-                    .get(other.as_str())
-                    .copied()
-                    .ok_or_else(|| ScheduleError::UnknownSystem {
+                let mut found: Vec<usize> =
+                    by_name.get(other.as_str()).copied().into_iter().collect();
+                if let Some(labelled) = by_label.get(other.as_str()) {
+                    found.extend(labelled.iter().copied().filter(|&j| j != i));
+                }
+                if found.is_empty() {
+                    Err(ScheduleError::UnknownSystem {
                         system: f.name.to_owned(),
                         missing: other.clone(),
                     })
+                } else {
+                    Ok(found)
+                }
             };
             for other in f.before {
-                constraints.push((i, lookup(other)?));
+                for j in lookup(other)? {
+                    constraints.push((i, j));
+                }
             }
             for other in f.after {
-                constraints.push((lookup(other)?, i));
+                for j in lookup(other)? {
+                    constraints.push((j, i));
+                }
             }
         }
         for &(a, b) in &constraints {

@@ -15,12 +15,13 @@
 //! let mut world = World::new();
 //! world.spawn((Pos(0.0), Vel(2.0)));
 //! let mut schedule = Schedule::new();
-//! schedule.add_system(system("integrate").for_each::<(&mut Pos, &Vel)>(|(p, v)| p.0 += v.0));
+//! schedule.add_system(system("integrate").for_each::<(&mut Pos, &Vel)>(|(p, v)| p.0 += v.0)).unwrap();
 //! schedule.run(&mut world).unwrap();
 //! assert_eq!(world.query::<&Pos>().iter().next().unwrap().0, 2.0);
 //! ```
 
 use super::context::SystemContext;
+use super::desc::SystemDesc;
 use super::{System, SystemAccess};
 use crate::query::{AccessKey, QueryData, QueryFilter, QueryState};
 use crate::world::World;
@@ -43,51 +44,6 @@ pub struct SystemBuilder {
     access: SystemAccess,
     before: Vec<String>,
     after: Vec<String>,
-}
-
-/// A system ready to add to a schedule, with its ordering hints.
-pub struct SystemDesc {
-    pub(crate) system: Box<dyn System>,
-    pub(crate) before: Vec<String>,
-    pub(crate) after: Vec<String>,
-}
-
-impl std::fmt::Debug for SystemDesc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SystemDesc")
-            .field("name", &self.system.name())
-            .field("before", &self.before)
-            .field("after", &self.after)
-            .finish()
-    }
-}
-
-impl SystemDesc {
-    /// Wraps a hand-written [`System`].
-    pub fn new(system: impl System + 'static) -> Self {
-        SystemDesc {
-            system: Box::new(system),
-            before: Vec::new(),
-            after: Vec::new(),
-        }
-    }
-
-    /// Runs before the system called `other`.
-    pub fn before(mut self, other: impl Into<String>) -> Self {
-        self.before.push(other.into());
-        self
-    }
-
-    /// Runs after the system called `other`.
-    pub fn after(mut self, other: impl Into<String>) -> Self {
-        self.after.push(other.into());
-        self
-    }
-
-    /// The system's name.
-    pub fn name(&self) -> &str {
-        self.system.name()
-    }
 }
 
 impl SystemBuilder {
@@ -114,15 +70,19 @@ impl SystemBuilder {
         self
     }
 
-    /// Declares a read of resource `R`.
+    /// Declares a read of resource `R`, which must exist when the schedule
+    /// runs.
     pub fn reads_resource<R: 'static>(mut self) -> Self {
         self.access.resources.extend(&one_read::<R>());
+        self.access.required_resources.push(AccessKey::of::<R>());
         self
     }
 
-    /// Declares a write of resource `R`.
+    /// Declares a write of resource `R`, which must exist when the schedule
+    /// runs.
     pub fn writes_resource<R: 'static>(mut self) -> Self {
         self.access.resources.extend(&one_write::<R>());
+        self.access.required_resources.push(AccessKey::of::<R>());
         self
     }
 
@@ -146,11 +106,10 @@ impl SystemBuilder {
     }
 
     fn finish(self, system: impl System + 'static) -> SystemDesc {
-        SystemDesc {
-            system: Box::new(system),
-            before: self.before,
-            after: self.after,
-        }
+        let mut desc = SystemDesc::new(system);
+        desc.before = self.before;
+        desc.after = self.after;
+        desc
     }
 
     /// Ends the chain with a body that gets the [`SystemContext`].

@@ -75,6 +75,15 @@ impl<'a> SystemContext<'a> {
         self.name
     }
 
+    /// What a function system's parameters are fetched from, for this run.
+    pub(crate) fn system_run(&mut self) -> super::param::SystemRun<'_> {
+        super::param::SystemRun {
+            world: self.world,
+            commands: std::ptr::from_mut(self.commands),
+            spawn: std::ptr::from_mut(&mut self.spawn).cast(),
+        }
+    }
+
     /// Whether `entity` is alive. Entities only die when command buffers are
     /// applied, never while systems run.
     pub fn alive(&self, entity: Entity) -> bool {
@@ -103,10 +112,11 @@ impl<'a> SystemContext<'a> {
             // First use of this shape: check it against the declaration once.
             self.check_query_access(&QueryState::<Q, F>::access());
         }
+        let state = self.caches.state::<Q, F>(self.world.id());
         // SAFETY: the query's access was checked against the system's
         // declaration, the schedule runs no conflicting system meanwhile, and
         // the query borrows `self`, so this system makes one query at a time.
-        unsafe { Query::borrowed(self.world, self.caches) }
+        unsafe { Query::borrowed(self.world, state) }
     }
 
     fn check_query_access(&self, wanted: &crate::query::Access) {
@@ -162,11 +172,13 @@ impl<'a> SystemContext<'a> {
         Ok(unsafe { &mut *ptr })
     }
 
-    /// The resource `R`. It must be declared read or written.
+    /// The resource `R`. It must be declared read or written; the schedule
+    /// checked that it exists before the run started.
     ///
     /// # Panics
-    /// If `R` is not declared.
-    pub fn resource<R: Send + Sync + 'static>(&self) -> Option<&R> {
+    /// If `R` is not declared, or was removed during the run (by an exclusive
+    /// system).
+    pub fn resource<R: Send + Sync + 'static>(&self) -> &R {
         let key = AccessKey::of::<R>();
         assert!(
             self.access.resources.reads().contains(&key)
@@ -175,14 +187,17 @@ impl<'a> SystemContext<'a> {
             self.name,
             key.name
         );
-        self.world.resources().get::<R>()
+        self.world
+            .resources()
+            .get::<R>()
+            .unwrap_or_else(|| missing(self.name, key))
     }
 
     /// The resource `R`, mutably. It must be declared written.
     ///
     /// # Panics
-    /// If a write of `R` is not declared.
-    pub fn resource_mut<R: Send + Sync + 'static>(&mut self) -> Option<&mut R> {
+    /// As [`SystemContext::resource`].
+    pub fn resource_mut<R: Send + Sync + 'static>(&mut self) -> &mut R {
         let key = AccessKey::of::<R>();
         assert!(
             self.access.resources.writes().contains(&key),
@@ -193,7 +208,8 @@ impl<'a> SystemContext<'a> {
         // SAFETY: the declared write makes the schedule keep every other
         // accessor of `R` from running meanwhile, and `&mut self` excludes
         // this system's own other accesses while the reference lives.
-        unsafe { self.world.resources().get_mut_unchecked::<R>() }
+        let value = unsafe { self.world.resources().get_mut_unchecked::<R>() };
+        value.unwrap_or_else(|| missing(self.name, key))
     }
 
     /// The system's commands, for structural changes applied at the next
@@ -221,4 +237,13 @@ impl<'a> SystemContext<'a> {
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
         self.commands().spawn(bundle)
     }
+}
+
+/// Panics for a declared resource that disappeared during the run.
+#[cold]
+fn missing(system: &str, key: AccessKey) -> ! {
+    panic!(
+        "doecs: system `{system}`: resource `{}` was removed while the schedule ran",
+        key.name
+    )
 }

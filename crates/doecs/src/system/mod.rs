@@ -2,21 +2,32 @@
 //!
 //! A system is seed 002's "system": a function over the components it names,
 //! run once per schedule pass. Before it runs it states its
-//! [`SystemAccess`] — component types read and written, resource types read
-//! and written, whether it records structural changes, or whether it needs the
-//! whole world exclusively. The [`Schedule`](crate::Schedule) orders any two
-//! systems whose accesses conflict and runs the others at the same time.
+//! [`SystemAccess`] — component types read and written, resource types and
+//! managers read and written, whether it records structural changes, or
+//! whether it needs the whole world exclusively. The
+//! [`Schedule`](crate::Schedule) orders any two systems whose accesses
+//! conflict and runs the others at the same time.
 //!
-//! - [`context`]: [`SystemContext`], the checked view of the world a system
-//!   runs with (queries, resources, its command buffer).
-//! - [`builder`]: [`system`] and [`SystemBuilder`], which turn a closure into a
-//!   system in one line: `system("move").for_each::<(&mut Pos, &Vel)>(|(p, v)| ..)`.
+//! - [`function`] and [`param`]: function systems, the usual way to write a
+//!   system: `fn integrate(q: Query<(&mut Pos, &Vel)>, dt: Res<Dt>)`, whose
+//!   access comes from its parameter types.
+//! - [`desc`]: ordering (`before`, `after`, labels) and naming.
+//! - [`builder`]: [`system`] and [`SystemBuilder`], for systems whose access
+//!   is only known at run time: `system("move").for_each::<(&mut Pos, &Vel)>(..)`.
+//! - [`context`]: [`SystemContext`], the checked view of the world a builder
+//!   system runs with (queries, resources, its command buffer).
 
 pub mod builder;
 pub mod context;
+pub mod desc;
+pub mod function;
+pub mod param;
 
 pub use builder::{system, SystemBuilder};
 pub use context::SystemContext;
+pub use desc::{IntoSystemDesc, SystemConfig, SystemDesc};
+pub use function::{function_system, FunctionSystem, SystemParamFunction};
+pub use param::{Local, Manager, ManagerMut, Res, ResMut, SystemParam};
 
 use crate::command::CommandBuffer;
 use crate::query::{Access, AccessKey};
@@ -29,6 +40,13 @@ pub struct SystemAccess {
     pub components: Access,
     /// Resource types read and written.
     pub resources: Access,
+    /// Component managers read and written.
+    pub managers: Access,
+    /// Resources that must exist when the schedule runs (checked before any
+    /// system starts).
+    pub required_resources: Vec<AccessKey>,
+    /// Managers that must exist when the schedule runs.
+    pub required_managers: Vec<AccessKey>,
     /// Whether the system records structural changes into its command buffer.
     pub commands: bool,
     /// Whether the system needs `&mut World` and runs alone.
@@ -42,6 +60,8 @@ pub enum Conflict {
     Component(AccessKey),
     /// Both touch this resource type, at least one writing it.
     Resource(AccessKey),
+    /// Both touch this component manager, at least one writing it.
+    Manager(AccessKey),
     /// One of them is exclusive.
     Exclusive,
 }
@@ -51,6 +71,7 @@ impl std::fmt::Display for Conflict {
         match self {
             Conflict::Component(key) => write!(f, "component `{}`", key.name),
             Conflict::Resource(key) => write!(f, "resource `{}`", key.name),
+            Conflict::Manager(key) => write!(f, "manager `{}`", key.name),
             Conflict::Exclusive => f.write_str("exclusive access to the world"),
         }
     }
@@ -65,9 +86,31 @@ impl SystemAccess {
         if let Some(key) = self.components.conflict_with(&other.components) {
             return Some(Conflict::Component(key));
         }
+        if let Some(key) = self.managers.conflict_with(&other.managers) {
+            return Some(Conflict::Manager(key));
+        }
         self.resources
             .conflict_with(&other.resources)
             .map(Conflict::Resource)
+    }
+
+    /// Adds another access to this one (a union; required sets too).
+    pub fn extend(&mut self, other: &SystemAccess) {
+        self.components.extend(&other.components);
+        self.resources.extend(&other.resources);
+        self.managers.extend(&other.managers);
+        for key in &other.required_resources {
+            if !self.required_resources.contains(key) {
+                self.required_resources.push(*key);
+            }
+        }
+        for key in &other.required_managers {
+            if !self.required_managers.contains(key) {
+                self.required_managers.push(*key);
+            }
+        }
+        self.commands |= other.commands;
+        self.exclusive |= other.exclusive;
     }
 
     /// Whether the system may read component `key`.

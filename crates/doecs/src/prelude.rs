@@ -1,0 +1,10 @@
+//! The names most programs use: `use doecs::prelude::*;`.
+
+pub use crate::command::{CommandBuffer, Commands};
+pub use crate::entity::Entity;
+pub use crate::query::{Or, Query, QueryState, View, ViewMut, With, Without};
+pub use crate::schedule::Schedule;
+pub use crate::system::{
+    system, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut, SystemConfig,
+};
+pub use crate::world::{World, WorldCore};

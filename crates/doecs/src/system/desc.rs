@@ -1,0 +1,156 @@
+//! Adding systems to a schedule: a [`SystemDesc`] is a system with its
+//! ordering (`before`/`after` other systems or labels) and labels.
+//!
+//! [`Schedule::add_system`](crate::Schedule::add_system) takes anything that
+//! is [`IntoSystemDesc`]: a function system (a plain function whose
+//! parameters are system parameters), a function over `&mut World` (an
+//! exclusive system), or a builder system. [`SystemConfig`] gives all of
+//! them the same ordering methods:
+//!
+//! ```
+//! use doecs::prelude::*;
+//! fn gravity(mut q: Query<&mut f32>) { q.for_each(|v| *v -= 9.81); }
+//! fn integrate(mut q: Query<&mut f64>) { q.for_each(|p| *p += 1.0); }
+//! fn report(world: &mut World) { let _ = world.len(); }
+//!
+//! let mut schedule = Schedule::new();
+//! schedule
+//!     .add_system(gravity.label("physics"))?
+//!     .add_system(integrate.after("physics"))?
+//!     .add_system(report.named("report"))?;
+//! # Ok::<(), doecs::ScheduleError>(())
+//! ```
+
+use super::function::{function_system, system_name, ExclusiveFunctionSystem, SystemParamFunction};
+use super::System;
+use crate::schedule::ScheduleError;
+use crate::world::World;
+
+/// A system ready to add to a schedule, with its ordering hints, or why it
+/// could not be made.
+pub struct SystemDesc {
+    pub(crate) system: Result<Box<dyn System>, ScheduleError>,
+    pub(crate) name: Option<String>,
+    pub(crate) before: Vec<String>,
+    pub(crate) after: Vec<String>,
+    pub(crate) labels: Vec<String>,
+}
+
+impl std::fmt::Debug for SystemDesc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SystemDesc")
+            .field("name", &self.name())
+            .field("before", &self.before)
+            .field("after", &self.after)
+            .field("labels", &self.labels)
+            .finish()
+    }
+}
+
+impl SystemDesc {
+    /// Wraps a hand-written [`System`].
+    pub fn new(system: impl System + 'static) -> Self {
+        Self::from_result(Ok(Box::new(system)))
+    }
+
+    pub(crate) fn from_result(system: Result<Box<dyn System>, ScheduleError>) -> Self {
+        SystemDesc {
+            system,
+            name: None,
+            before: Vec::new(),
+            after: Vec::new(),
+            labels: Vec::new(),
+        }
+    }
+
+    /// Runs before the system, or every system labelled, `other`.
+    pub fn before(mut self, other: impl Into<String>) -> Self {
+        self.before.push(other.into());
+        self
+    }
+
+    /// Runs after the system, or every system labelled, `other`.
+    pub fn after(mut self, other: impl Into<String>) -> Self {
+        self.after.push(other.into());
+        self
+    }
+
+    /// Adds a label others can order against (several systems may share one).
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.labels.push(label.into());
+        self
+    }
+
+    /// Renames the system (names are unique within a schedule).
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The system's name.
+    pub fn name(&self) -> &str {
+        match (&self.name, &self.system) {
+            (Some(name), _) => name,
+            (None, Ok(system)) => system.name(),
+            (None, Err(_)) => "<refused system>",
+        }
+    }
+}
+
+/// Something [`Schedule::add_system`](crate::Schedule::add_system) accepts.
+/// `Marker` only tells the implementations apart.
+pub trait IntoSystemDesc<Marker> {
+    /// The system with its ordering.
+    fn into_desc(self) -> SystemDesc;
+}
+
+impl IntoSystemDesc<()> for SystemDesc {
+    fn into_desc(self) -> SystemDesc {
+        self
+    }
+}
+
+/// Marks function systems in [`IntoSystemDesc`].
+pub struct FunctionMarker;
+
+impl<M: 'static, F: SystemParamFunction<M>> IntoSystemDesc<(FunctionMarker, M)> for F {
+    fn into_desc(self) -> SystemDesc {
+        SystemDesc::from_result(function_system(self).map(|s| Box::new(s) as Box<dyn System>))
+    }
+}
+
+/// Marks exclusive function systems (`fn(&mut World)`) in [`IntoSystemDesc`].
+pub struct ExclusiveMarker;
+
+impl<F: FnMut(&mut World) + Send + 'static> IntoSystemDesc<ExclusiveMarker> for F {
+    fn into_desc(self) -> SystemDesc {
+        let name = system_name::<F>();
+        SystemDesc::new(ExclusiveFunctionSystem::new(self, name))
+    }
+}
+
+/// Ordering and naming for anything that becomes a system: a function
+/// system (`integrate.after("gravity")`), an exclusive one, or a desc.
+pub trait SystemConfig<Marker>: IntoSystemDesc<Marker> + Sized {
+    /// Runs before the system, or every system labelled, `other`.
+    fn before(self, other: impl Into<String>) -> SystemDesc {
+        self.into_desc().before(other)
+    }
+
+    /// Runs after the system, or every system labelled, `other`.
+    fn after(self, other: impl Into<String>) -> SystemDesc {
+        self.into_desc().after(other)
+    }
+
+    /// Adds a label others can order against.
+    fn label(self, label: impl Into<String>) -> SystemDesc {
+        self.into_desc().label(label)
+    }
+
+    /// Renames the system.
+    fn named(self, name: impl Into<String>) -> SystemDesc {
+        self.into_desc().named(name)
+    }
+}
+
+impl<M, T: IntoSystemDesc<M>> SystemConfig<M> for T {}

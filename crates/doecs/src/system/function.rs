@@ -1,0 +1,273 @@
+//! Function systems: ordinary functions (or closures) whose parameters are
+//! [`SystemParam`]s.
+//!
+//! ```
+//! use doecs::prelude::*;
+//! struct Position(f32);
+//! struct Velocity(f32);
+//! struct Frozen;
+//! struct Dt(f32);
+//!
+//! fn integrate(mut q: Query<(&mut Position, &Velocity), Without<Frozen>>, dt: Res<Dt>) {
+//!     q.for_each(|(p, v)| p.0 += v.0 * dt.0);
+//! }
+//!
+//! let mut world = World::new();
+//! world.insert_resource(Dt(0.5));
+//! let e = world.spawn((Position(0.0), Velocity(2.0)));
+//! let mut schedule = Schedule::new();
+//! schedule.add_system(integrate).unwrap();
+//! schedule.run(&mut world).unwrap();
+//! assert_eq!(world.get::<Position>(e).unwrap().0, 1.0);
+//! ```
+//!
+//! The access comes from the parameter types when the system is added, so it
+//! is declared once; parameters that would alias (`Query<&mut A>` beside
+//! `Query<&A>` with nothing keeping their entities apart, two `Commands`, a
+//! resource read and written) are refused then, with an error naming both.
+//!
+//! The trait plumbing follows the pattern bevy_ecs uses: a function `f` with
+//! parameters `P0, P1, ..` is a system when `&mut f` can be called both with
+//! the parameter types as written and with their items for any lifetime.
+
+use super::context::SystemContext;
+use super::param::{short_type_name, ParamAccess, SystemParam, SystemRun};
+use super::{System, SystemAccess};
+use crate::schedule::ScheduleError;
+use crate::world::World;
+use std::marker::PhantomData;
+
+/// The parameters of a system function, as a tuple.
+pub trait ParamList {
+    /// Their states.
+    type State: Send + Sync + 'static;
+    /// Their items for one run.
+    type Items<'a>;
+
+    /// Describes each parameter into `accesses` (in order) and returns the
+    /// first states.
+    fn describe(accesses: &mut Vec<ParamAccess>) -> Self::State;
+
+    /// Fetches every parameter.
+    ///
+    /// # Safety
+    /// As [`SystemParam::fetch`].
+    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Items<'a>;
+}
+
+/// A function that can run as a system, with `Marker` naming its parameter
+/// types (`fn(P0, P1, ..)`).
+pub trait SystemParamFunction<Marker>: Send + 'static {
+    /// Its parameters.
+    type Params: ParamList;
+
+    /// Calls the function with fetched parameters.
+    fn call(&mut self, items: <Self::Params as ParamList>::Items<'_>);
+}
+
+/// The item of parameter `P` for one run.
+pub type SystemParamItem<'a, P> = <P as SystemParam>::Item<'a>;
+
+macro_rules! system_function {
+    ($($param:ident $index:tt),*) => {
+        #[allow(non_snake_case, unused_variables, clippy::unused_unit)]
+        impl<$($param: SystemParam),*> ParamList for ($($param,)*) {
+            type State = ($($param::State,)*);
+            type Items<'a> = ($($param::Item<'a>,)*);
+
+            fn describe(accesses: &mut Vec<ParamAccess>) -> Self::State {
+                ($({
+                    let mut access = ParamAccess {
+                        name: short_type_name::<$param>(),
+                        ..ParamAccess::default()
+                    };
+                    let state = $param::describe(&mut access);
+                    accesses.push(access);
+                    state
+                },)*)
+            }
+
+            unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Items<'a> {
+                // SAFETY: forwarded contract, one parameter at a time.
+                ($(unsafe { $param::fetch(&mut state.$index, run) },)*)
+            }
+        }
+
+        #[allow(non_snake_case)]
+        impl<Func, $($param: SystemParam),*> SystemParamFunction<fn($($param,)*)> for Func
+        where
+            Func: Send + 'static,
+            for<'a> &'a mut Func: FnMut($($param),*) + FnMut($(SystemParamItem<'_, $param>),*),
+        {
+            type Params = ($($param,)*);
+
+            #[inline]
+            fn call(&mut self, items: <Self::Params as ParamList>::Items<'_>) {
+                #[allow(clippy::too_many_arguments)]
+                fn call_inner<$($param),*>(mut f: impl FnMut($($param),*), $($param: $param),*) {
+                    f($($param),*)
+                }
+                let ($($param,)*) = items;
+                call_inner(self, $($param),*)
+            }
+        }
+    };
+}
+
+system_function!();
+system_function!(P0 0);
+system_function!(P0 0, P1 1);
+system_function!(P0 0, P1 1, P2 2);
+system_function!(P0 0, P1 1, P2 2, P3 3);
+system_function!(P0 0, P1 1, P2 2, P3 3, P4 4);
+system_function!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5);
+system_function!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6);
+system_function!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7);
+system_function!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8);
+system_function!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9);
+system_function!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9, P10 10);
+system_function!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9, P10 10, P11 11);
+
+/// A function run as a system. Made by [`function_system`].
+pub struct FunctionSystem<F: SystemParamFunction<M>, M> {
+    func: F,
+    state: <F::Params as ParamList>::State,
+    name: String,
+    access: SystemAccess,
+    params: Vec<ParamAccess>,
+    _marker: PhantomData<fn() -> M>,
+}
+
+impl<F: SystemParamFunction<M>, M> FunctionSystem<F, M> {
+    /// The parameters, as described when the system was made.
+    pub fn params(&self) -> &[ParamAccess] {
+        &self.params
+    }
+}
+
+/// The default name of a function system: the function's name without its
+/// module path (`integrate`); a closure keeps the name of the function it is
+/// in (`main::{{closure}}`), so two closures need `.named(..)`.
+pub fn system_name<F>() -> String {
+    let full = std::any::type_name::<F>();
+    let mut parts = full.rsplit("::");
+    let last = parts.next().unwrap_or(full);
+    if last.starts_with('{') {
+        match parts.next() {
+            Some(outer) => format!("{outer}::{last}"),
+            None => last.to_owned(),
+        }
+    } else {
+        last.to_owned()
+    }
+}
+
+/// Makes a system of `func`, deriving its access from its parameters and
+/// refusing parameters that would alias.
+pub fn function_system<M: 'static, F: SystemParamFunction<M>>(
+    func: F,
+) -> Result<FunctionSystem<F, M>, ScheduleError> {
+    let name = system_name::<F>();
+    let mut params = Vec::new();
+    let state = F::Params::describe(&mut params);
+    let mut access = SystemAccess::default();
+    for (i, p) in params.iter().enumerate() {
+        if let Some(reason) = &p.invalid {
+            return Err(ScheduleError::InvalidParam {
+                system: name,
+                param: p.name.clone(),
+                reason: reason.clone(),
+            });
+        }
+        for q in &params[..i] {
+            if let Some(reason) = q.conflict_with(p) {
+                return Err(ScheduleError::ConflictingParams {
+                    system: name,
+                    first: q.name.clone(),
+                    second: p.name.clone(),
+                    reason,
+                });
+            }
+        }
+        access.components.extend(&p.components.access);
+        access.resources.extend(&p.resources);
+        access.managers.extend(&p.managers);
+        access.commands |= p.commands;
+        for key in &p.required_resources {
+            if !access.required_resources.contains(key) {
+                access.required_resources.push(*key);
+            }
+        }
+        for key in &p.required_managers {
+            if !access.required_managers.contains(key) {
+                access.required_managers.push(*key);
+            }
+        }
+    }
+    Ok(FunctionSystem {
+        func,
+        state,
+        name,
+        access,
+        params,
+        _marker: PhantomData,
+    })
+}
+
+impl<F: SystemParamFunction<M>, M: 'static> System for FunctionSystem<F, M> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn access(&self) -> &SystemAccess {
+        &self.access
+    }
+
+    #[inline]
+    fn run(&mut self, context: &mut SystemContext<'_>) {
+        let run = context.system_run();
+        // SAFETY: the schedule runs this system only with its declared access
+        // (derived from the parameters) and after checking the required
+        // resources and managers; the items end with the call.
+        let items = unsafe { F::Params::fetch(&mut self.state, &run) };
+        self.func.call(items);
+    }
+}
+
+/// A function over the whole world, run alone at a sync point.
+pub(crate) struct ExclusiveFunctionSystem<F> {
+    func: F,
+    name: String,
+    access: SystemAccess,
+}
+
+impl<F: FnMut(&mut World) + Send + 'static> ExclusiveFunctionSystem<F> {
+    pub(crate) fn new(func: F, name: String) -> Self {
+        ExclusiveFunctionSystem {
+            func,
+            name,
+            access: SystemAccess {
+                exclusive: true,
+                ..SystemAccess::default()
+            },
+        }
+    }
+}
+
+impl<F: FnMut(&mut World) + Send + 'static> System for ExclusiveFunctionSystem<F> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn access(&self) -> &SystemAccess {
+        &self.access
+    }
+    fn run(&mut self, _context: &mut SystemContext<'_>) {
+        unreachable!(
+            "doecs: exclusive system `{}` run without the world",
+            self.name
+        )
+    }
+    fn run_exclusive(&mut self, world: &mut World) {
+        (self.func)(world)
+    }
+}

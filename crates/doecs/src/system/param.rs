@@ -1,0 +1,433 @@
+//! System parameters: what a function system's arguments ask for.
+//!
+//! A function whose arguments are system parameters is a system:
+//! `fn integrate(q: Query<(&mut Pos, &Vel)>, dt: Res<Dt>, commands: Commands)`.
+//! Each parameter type says, when the system is added, what it reads and
+//! writes ([`SystemParam::describe`]); the schedule derives the system's
+//! access from that, so nothing is declared twice, and refuses two
+//! parameters of one system that would alias. While the system runs, each
+//! parameter is fetched from the world ([`SystemParam::fetch`]).
+//!
+//! The parameters: [`Query`] (with filters), [`Res`] and [`ResMut`] (and
+//! their `Option`s, for resources that may be missing), [`Commands`],
+//! [`Local`], [`Manager`] and [`ManagerMut`] (component managers, such as
+//! the transform hierarchy).
+
+use crate::command::{CommandBuffer, Commands, IdSource};
+use crate::manager::ComponentManager;
+use crate::query::{Access, AccessKey, FilteredAccess, Query, QueryData, QueryFilter, QueryState};
+use crate::system::context::SpawnSource;
+use crate::world::{WorldCore, WorldId};
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+
+/// Everything one parameter touches, recorded when its system is added.
+#[derive(Clone, Debug, Default)]
+pub struct ParamAccess {
+    /// The parameter's type, for messages.
+    pub name: String,
+    /// Components, with the types its entities must have and lack.
+    pub components: FilteredAccess,
+    /// Resources read and written.
+    pub resources: Access,
+    /// Managers read and written.
+    pub managers: Access,
+    /// Resources that must exist.
+    pub required_resources: Vec<AccessKey>,
+    /// Managers that must exist.
+    pub required_managers: Vec<AccessKey>,
+    /// Whether it records commands.
+    pub commands: bool,
+    /// Why it cannot be used at all (a query that aliases itself).
+    pub invalid: Option<String>,
+}
+
+impl ParamAccess {
+    /// Why `self` and `other` cannot both be parameters of one system, if so.
+    pub fn conflict_with(&self, other: &ParamAccess) -> Option<String> {
+        if let Some(key) = self.components.conflict_with(&other.components) {
+            return Some(format!("both access component `{}`, one mutably", key.name));
+        }
+        if let Some(key) = self.resources.conflict_with(&other.resources) {
+            return Some(format!("both access resource `{}`, one mutably", key.name));
+        }
+        if let Some(key) = self.managers.conflict_with(&other.managers) {
+            return Some(format!("both access manager `{}`, one mutably", key.name));
+        }
+        if self.commands && other.commands {
+            return Some("both record into the system's one command buffer".into());
+        }
+        None
+    }
+}
+
+/// What a running function system's parameters are fetched from.
+///
+/// The command buffer and the spawn-id source are raw pointers because
+/// several parameters are fetched at once; only [`Commands`] uses them, and
+/// a system may have one `Commands` parameter (two are refused when the
+/// system is added).
+pub struct SystemRun<'a> {
+    pub(crate) world: &'a WorldCore,
+    pub(crate) commands: *mut CommandBuffer,
+    /// The context's spawn-id source; its lifetime is erased (it outlives the
+    /// run, and only `Commands::fetch` turns it back into a reference).
+    pub(crate) spawn: *mut SpawnSource<'static>,
+}
+
+impl SystemRun<'_> {
+    /// The world the system runs on.
+    pub fn world(&self) -> &WorldCore {
+        self.world
+    }
+}
+
+/// A function system's parameter. See the module docs.
+///
+/// # Safety
+/// `describe` must record everything `fetch` reads (as reads) and hands out
+/// mutably (as writes), and every resource or manager `fetch` expects to
+/// exist as required; `fetch` must touch nothing else.
+pub unsafe trait SystemParam: Sized {
+    /// What the parameter keeps between runs (a query's matched archetypes,
+    /// a local value).
+    type State: Send + Sync + 'static;
+    /// The parameter as the function sees it.
+    type Item<'a>;
+
+    /// Records what the parameter touches and returns its first state.
+    fn describe(access: &mut ParamAccess) -> Self::State;
+
+    /// Fetches the parameter for one run.
+    ///
+    /// # Safety
+    /// The schedule must have checked the system's access (no conflicting
+    /// system runs meanwhile) and the required resources and managers; the
+    /// item must not outlive the run.
+    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Item<'a>;
+}
+
+/// The name of type `T` without module paths, for messages:
+/// `Query<(&mut Position, &Velocity)>`.
+pub fn short_type_name<T: ?Sized>() -> String {
+    let full = std::any::type_name::<T>();
+    let mut out = String::with_capacity(full.len());
+    let mut segment_start = 0;
+    for (i, c) in full.char_indices() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            continue;
+        }
+        let segment = &full[segment_start..i];
+        out.push_str(segment.rsplit("::").next().unwrap_or(segment));
+        out.push(c);
+        segment_start = i + c.len_utf8();
+    }
+    let segment = &full[segment_start..];
+    out.push_str(segment.rsplit("::").next().unwrap_or(segment));
+    // Lifetimes say nothing here.
+    for lifetime in ["'_, ", "'static ", "'_ "] {
+        out = out.replace(lifetime, "");
+    }
+    out.replace("<'_>", "").replace("<'static>", "")
+}
+
+/// A query's matched archetypes, one cache per world the system runs on.
+pub struct QueryParamState<S> {
+    worlds: Vec<(WorldId, crate::query::state::QueryCache<S>)>,
+}
+
+// SAFETY: the data it fetches is what `describe` records: `Q`'s access
+// (checked not to alias) with `F`'s filters.
+unsafe impl<Q, F> SystemParam for Query<'_, Q, F>
+where
+    Q: QueryData + 'static,
+    F: QueryFilter + 'static,
+{
+    type State = QueryParamState<Q::State>;
+    type Item<'a> = Query<'a, Q, F>;
+
+    fn describe(access: &mut ParamAccess) -> Self::State {
+        match QueryState::<Q, F>::filtered_access() {
+            Ok(filtered) => access.components = filtered,
+            Err(e) => access.invalid = Some(e.to_string()),
+        }
+        QueryParamState { worlds: Vec::new() }
+    }
+
+    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Query<'a, Q, F> {
+        let world = run.world.id();
+        let i = match state.worlds.iter().position(|(w, _)| *w == world) {
+            Some(i) => i,
+            None => {
+                state
+                    .worlds
+                    .push((world, crate::query::state::QueryCache::new(world)));
+                state.worlds.len() - 1
+            }
+        };
+        let query = QueryState::<Q, F>::from_cache_mut(&mut state.worlds[i].1);
+        // SAFETY: the system's access covers `Q` (recorded in `describe`), and
+        // the caller guarantees no conflicting access while the system runs.
+        unsafe { Query::borrowed(run.world, query) }
+    }
+}
+
+/// A shared borrow of the resource `T` (a system parameter).
+pub struct Res<'a, T: 'static> {
+    value: &'a T,
+}
+
+impl<T> Deref for Res<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+/// A unique borrow of the resource `T` (a system parameter).
+pub struct ResMut<'a, T: 'static> {
+    value: &'a mut T,
+}
+
+impl<T> Deref for ResMut<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+impl<T> DerefMut for ResMut<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.value
+    }
+}
+
+// SAFETY: reads only resource `T`, recorded as a read and required.
+unsafe impl<T: Send + Sync + 'static> SystemParam for Res<'_, T> {
+    type State = ();
+    type Item<'a> = Res<'a, T>;
+
+    fn describe(access: &mut ParamAccess) {
+        access.resources.add_read(AccessKey::of::<T>());
+        access.required_resources.push(AccessKey::of::<T>());
+    }
+
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Res<'a, T> {
+        let value = run.world.resource::<T>().unwrap_or_else(|| {
+            panic!(
+                "doecs: resource `{}` was removed while the schedule ran",
+                std::any::type_name::<T>()
+            )
+        });
+        Res { value }
+    }
+}
+
+// SAFETY: writes only resource `T`, recorded as a write and required.
+unsafe impl<T: Send + Sync + 'static> SystemParam for ResMut<'_, T> {
+    type State = ();
+    type Item<'a> = ResMut<'a, T>;
+
+    fn describe(access: &mut ParamAccess) {
+        access.resources.add_write(AccessKey::of::<T>());
+        access.required_resources.push(AccessKey::of::<T>());
+    }
+
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> ResMut<'a, T> {
+        // SAFETY: the system declared a write of `T`, so the schedule runs no
+        // other accessor of `T` meanwhile (caller's contract).
+        let value = unsafe { run.world.resources().get_mut_unchecked::<T>() };
+        let value = value.unwrap_or_else(|| {
+            panic!(
+                "doecs: resource `{}` was removed while the schedule ran",
+                std::any::type_name::<T>()
+            )
+        });
+        ResMut { value }
+    }
+}
+
+// SAFETY: reads resource `T` if present, recorded as a read (not required).
+unsafe impl<T: Send + Sync + 'static> SystemParam for Option<Res<'_, T>> {
+    type State = ();
+    type Item<'a> = Option<Res<'a, T>>;
+
+    fn describe(access: &mut ParamAccess) {
+        access.resources.add_read(AccessKey::of::<T>());
+    }
+
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Option<Res<'a, T>> {
+        run.world.resource::<T>().map(|value| Res { value })
+    }
+}
+
+// SAFETY: writes resource `T` if present, recorded as a write (not required).
+unsafe impl<T: Send + Sync + 'static> SystemParam for Option<ResMut<'_, T>> {
+    type State = ();
+    type Item<'a> = Option<ResMut<'a, T>>;
+
+    fn describe(access: &mut ParamAccess) {
+        access.resources.add_write(AccessKey::of::<T>());
+    }
+
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Option<ResMut<'a, T>> {
+        // SAFETY: as for `ResMut`.
+        let value = unsafe { run.world.resources().get_mut_unchecked::<T>() };
+        value.map(|value| ResMut { value })
+    }
+}
+
+// SAFETY: touches only the system's own command buffer and spawn-id source;
+// recorded as `commands`, and a second `Commands` parameter is refused.
+unsafe impl SystemParam for Commands<'_> {
+    type State = ();
+    type Item<'a> = Commands<'a>;
+
+    fn describe(access: &mut ParamAccess) {
+        access.commands = true;
+    }
+
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Commands<'a> {
+        // SAFETY: the pointers come from the system's context, which outlives
+        // the run (so the erased lifetime may be shortened to `'a`); this is
+        // the system's only `Commands` parameter, so nothing else borrows
+        // them meanwhile.
+        let (buffer, spawn) = unsafe {
+            (
+                &mut *run.commands,
+                &mut *run.spawn.cast::<SpawnSource<'a>>(),
+            )
+        };
+        let ids = match spawn {
+            SpawnSource::Pool(pool) => IdSource::Pool(pool),
+            SpawnSource::World(entities) => IdSource::World(entities),
+        };
+        Commands::new(buffer, ids)
+    }
+}
+
+/// A value kept by one system between its runs (a system parameter); it
+/// starts as `T::default()`. One value per system, whatever world it runs on.
+pub struct Local<'a, T> {
+    value: &'a mut T,
+}
+
+impl<T> Deref for Local<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+impl<T> DerefMut for Local<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.value
+    }
+}
+
+// SAFETY: touches only its own state.
+unsafe impl<T: Default + Send + Sync + 'static> SystemParam for Local<'_, T> {
+    type State = T;
+    type Item<'a> = Local<'a, T>;
+
+    fn describe(_: &mut ParamAccess) -> T {
+        T::default()
+    }
+
+    unsafe fn fetch<'a>(state: &'a mut T, _: &'a SystemRun<'a>) -> Local<'a, T> {
+        Local { value: state }
+    }
+}
+
+/// A shared borrow of the component manager `M` (a system parameter).
+pub struct Manager<'a, M> {
+    manager: &'a M,
+}
+
+impl<M> Deref for Manager<'_, M> {
+    type Target = M;
+    fn deref(&self) -> &M {
+        self.manager
+    }
+}
+
+/// A unique borrow of the component manager `M` (a system parameter): a
+/// system can write, say, the transform hierarchy while other systems that
+/// touch neither it nor what this system reads run at the same time.
+pub struct ManagerMut<'a, M> {
+    manager: &'a mut M,
+}
+
+impl<M> Deref for ManagerMut<'_, M> {
+    type Target = M;
+    fn deref(&self) -> &M {
+        self.manager
+    }
+}
+
+impl<M> DerefMut for ManagerMut<'_, M> {
+    fn deref_mut(&mut self) -> &mut M {
+        self.manager
+    }
+}
+
+// SAFETY: reads only manager `M`, recorded as a read and required.
+unsafe impl<M: ComponentManager> SystemParam for Manager<'_, M> {
+    type State = PhantomData<fn() -> M>;
+    type Item<'a> = Manager<'a, M>;
+
+    fn describe(access: &mut ParamAccess) -> Self::State {
+        access.managers.add_read(AccessKey::of::<M>());
+        access.required_managers.push(AccessKey::of::<M>());
+        PhantomData
+    }
+
+    unsafe fn fetch<'a>(_: &'a mut Self::State, run: &'a SystemRun<'a>) -> Manager<'a, M> {
+        let manager = run.world.manager::<M>().unwrap_or_else(|| {
+            panic!(
+                "doecs: manager `{}` was removed while the schedule ran",
+                std::any::type_name::<M>()
+            )
+        });
+        Manager { manager }
+    }
+}
+
+// SAFETY: writes only manager `M`, recorded as a write and required.
+unsafe impl<M: ComponentManager> SystemParam for ManagerMut<'_, M> {
+    type State = PhantomData<fn() -> M>;
+    type Item<'a> = ManagerMut<'a, M>;
+
+    fn describe(access: &mut ParamAccess) -> Self::State {
+        access.managers.add_write(AccessKey::of::<M>());
+        access.required_managers.push(AccessKey::of::<M>());
+        PhantomData
+    }
+
+    unsafe fn fetch<'a>(_: &'a mut Self::State, run: &'a SystemRun<'a>) -> ManagerMut<'a, M> {
+        // SAFETY: the system declared a write of `M`, so the schedule runs no
+        // other accessor of `M` meanwhile (caller's contract).
+        let manager = unsafe { run.world.managers.get_mut_unchecked::<M>() };
+        let manager = manager.unwrap_or_else(|| {
+            panic!(
+                "doecs: manager `{}` was removed while the schedule ran",
+                std::any::type_name::<M>()
+            )
+        });
+        ManagerMut { manager }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_drop_module_paths() {
+        assert_eq!(
+            short_type_name::<Query<'static, (&'static mut u8, &'static String)>>(),
+            "Query<(&mut u8, &String)>"
+        );
+        assert_eq!(short_type_name::<Res<'static, Vec<u8>>>(), "Res<Vec<u8>>");
+    }
+}
