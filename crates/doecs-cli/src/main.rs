@@ -313,6 +313,12 @@ fn run(args: RunArgs) -> Result<(), String> {
         strict: args.strict,
     };
     let mut world = World::new();
+    // Every node moves every frame: the deferred manager only marks moved
+    // nodes, and the schedule's `propagate` system updates them in one pass.
+    world.add_manager(
+        doecs_transform::TransformManager::deferred(),
+        doecs::DestroyNotice::Callback,
+    );
     let t0 = Instant::now();
     let (view, skipped) = spawner
         .load(&blob, options)

@@ -1,21 +1,26 @@
 //! `doecs run`: spawn a level into a world and run frames of point-mass
-//! physics and transform updates, then print a timing table.
+//! physics and transform updates on a [`Schedule`], then print the
+//! schedule's per-system times.
 //!
-//! Each frame runs four systems in order:
-//! - `gravity+drag` (parallel over chunks): `&mut Velocity, &Mass`;
+//! Every step of a frame is a function system; the schedule derives what each
+//! touches from its parameters and runs the ones that do not conflict at the
+//! same time:
+//! - `gravity_drag` (parallel over chunks): `&mut Velocity, &Mass`;
 //! - `integrate` (parallel over chunks): `&mut Position, &mut Velocity`,
 //!   bouncing off the ground plane;
-//! - `gather locals`: the new local transform of every moving node (ships
-//!   follow their position, parts spin about their y axis);
-//! - `transform update`: one `set_local_many` call, an O(n) world update of
-//!   every moved subtree.
-//!
-//! The physics systems run on a rayon pool of `--threads` workers; the scene
-//! graph update is one batch on the calling thread.
+//! - `spin_parts`: every part turns about its local y axis (writes the
+//!   transform manager; runs beside the physics);
+//! - `ship_transforms`: the physics results into the transform hierarchy:
+//!   each ship's local transform follows its position, fed chunk by chunk
+//!   from the query into the manager;
+//! - `propagate`: one O(n) pass updating every moved node's world transform,
+//!   parents first (the manager runs in deferred mode, so the two writers
+//!   above only mark nodes).
 
 use crate::components::{Mass, Position, Spin, Velocity};
-use doecs::{Entity, World};
-use doecs_transform::{Instance, TransformManager};
+use doecs::prelude::*;
+use doecs::{ScheduleError, SystemTime};
+use doecs_transform::TransformManager;
 use glam::{Affine3A, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::{Duration, Instant};
@@ -23,13 +28,90 @@ use std::time::{Duration, Instant};
 /// Seconds per frame.
 pub const DT: f32 = 1.0 / 60.0;
 
-/// Time and work of one system over a run.
+/// The frame's time step, a resource the systems read.
+pub struct FrameDt(pub f32);
+
+/// Gravity and drag on every point mass.
+fn gravity_drag(mut masses: Query<(&mut Velocity, &Mass)>, dt: Res<FrameDt>) {
+    let dt = dt.0;
+    masses.par_for_each_chunk(|(vs, ms)| {
+        for (v, m) in vs.iter_mut().zip(ms) {
+            let drag = 0.05 / m.0;
+            v.0[1] -= 9.81 * dt;
+            for c in &mut v.0 {
+                *c -= *c * drag * dt;
+            }
+        }
+    });
+}
+
+/// Moves every point mass and bounces it off the ground.
+fn integrate(mut bodies: Query<(&mut Position, &mut Velocity)>, dt: Res<FrameDt>) {
+    let dt = dt.0;
+    bodies.par_for_each_chunk(|(ps, vs)| {
+        for (p, v) in ps.iter_mut().zip(vs.iter_mut()) {
+            for k in 0..3 {
+                p.0[k] += v.0[k] * dt;
+            }
+            if p.0[1] < 0.0 {
+                p.0[1] = -p.0[1];
+                v.0[1] = -v.0[1] * 0.8;
+            }
+        }
+    });
+}
+
+/// Every part turns about its local y axis.
+fn spin_parts(
+    mut transforms: ManagerMut<TransformManager>,
+    mut parts: Query<(Entity, &Spin)>,
+    dt: Res<FrameDt>,
+) {
+    let dt = dt.0;
+    parts.for_each_chunk(|(es, spins)| {
+        transforms.update_locals(es.iter().copied().zip(spins), |local, spin| {
+            *local *= Affine3A::from_rotation_y(spin.0 * dt);
+        });
+    });
+}
+
+/// The physics results into the transform hierarchy: each ship's local
+/// transform follows its position, straight from the query's chunks.
+fn ship_transforms(
+    mut transforms: ManagerMut<TransformManager>,
+    mut ships: Query<(Entity, &Position)>,
+) {
+    ships.for_each_chunk(|(es, ps)| {
+        transforms.set_locals(
+            es,
+            ps.iter()
+                .map(|p| Affine3A::from_translation(Vec3::from_array(p.0))),
+        );
+    });
+}
+
+/// One pass updating every moved node's world transform, parents first.
+fn propagate(mut transforms: ManagerMut<TransformManager>) {
+    transforms.propagate();
+}
+
+/// The frame's schedule on a pool of `threads` workers.
+pub fn schedule(threads: usize) -> Result<Schedule, ScheduleError> {
+    let mut schedule = Schedule::with_threads(threads);
+    schedule
+        .add_system(gravity_drag)?
+        .add_system(integrate)?
+        .add_system(spin_parts)?
+        .add_system(ship_transforms)?
+        .add_system(propagate)?;
+    Ok(schedule)
+}
+
+/// One system's time over a run.
 #[derive(Clone, Debug, Default)]
 pub struct SystemStats {
     /// The system's name.
-    pub name: &'static str,
-    /// Entities it touched per frame.
-    pub entities: usize,
+    pub name: String,
     /// Total time over all frames.
     pub total: Duration,
 }
@@ -37,34 +119,25 @@ pub struct SystemStats {
 /// Everything `run` measured.
 #[derive(Clone, Debug, Default)]
 pub struct RunReport {
-    /// Per-system statistics, in frame order.
+    /// Per-system statistics, in schedule order, from the schedule's own
+    /// run reports.
     pub systems: Vec<SystemStats>,
-    /// Wall time of each frame.
+    /// Wall time of each frame (one schedule run).
     pub frames: Vec<Duration>,
     /// Mean height of the point masses at the end (a checksum of the physics).
     pub mean_height: f64,
 }
 
-fn timed<R>(stat: &mut SystemStats, f: impl FnOnce() -> (usize, R)) -> R {
-    let start = Instant::now();
-    let (n, r) = f();
-    stat.total += start.elapsed();
-    stat.entities = n;
-    r
-}
-
-/// Runs `frames` frames on a pool of `threads` workers, with a progress bar
-/// unless `quiet`.
+/// Runs `frames` frames of the schedule on `threads` workers, with a progress
+/// bar unless `quiet`.
 pub fn run_frames(
     world: &mut World,
     frames: usize,
     threads: usize,
     quiet: bool,
 ) -> Result<RunReport, String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| format!("cannot start {threads} worker threads: {e}"))?;
+    world.insert_resource(FrameDt(DT));
+    let mut schedule = schedule(threads).map_err(|e| e.to_string())?;
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -77,82 +150,16 @@ pub fn run_frames(
         .expect("valid template")
         .progress_chars("=> "),
     );
-    let mut systems = vec![
-        SystemStats {
-            name: "gravity+drag",
-            ..Default::default()
-        },
-        SystemStats {
-            name: "integrate",
-            ..Default::default()
-        },
-        SystemStats {
-            name: "gather locals",
-            ..Default::default()
-        },
-        SystemStats {
-            name: "transform update",
-            ..Default::default()
-        },
-    ];
+    let mut systems: Vec<SystemStats> = Vec::new();
     let mut frame_times = Vec::with_capacity(frames);
-    let mut items: Vec<(Instance, Affine3A)> = Vec::new();
-    pool.install(|| {
-        for _ in 0..frames {
-            let start = Instant::now();
-            timed(&mut systems[0], || {
-                world
-                    .query_mut::<(&mut Velocity, &Mass)>()
-                    .par_for_each_chunk(|(vs, ms)| {
-                        for (v, m) in vs.iter_mut().zip(ms) {
-                            let drag = 0.05 / m.0;
-                            v.0[1] -= 9.81 * DT;
-                            for c in &mut v.0 {
-                                *c -= *c * drag * DT;
-                            }
-                        }
-                    });
-                (0, ())
-            });
-            timed(&mut systems[1], || {
-                world
-                    .query_mut::<(&mut Position, &mut Velocity)>()
-                    .par_for_each_chunk(|(ps, vs)| {
-                        for (p, v) in ps.iter_mut().zip(vs.iter_mut()) {
-                            for k in 0..3 {
-                                p.0[k] += v.0[k] * DT;
-                            }
-                            if p.0[1] < 0.0 {
-                                p.0[1] = -p.0[1];
-                                v.0[1] = -v.0[1] * 0.8;
-                            }
-                        }
-                    });
-                (0, ())
-            });
-            timed(&mut systems[2], || {
-                items.clear();
-                if let Some(tm) = world.manager::<TransformManager>() {
-                    gather_locals(world, tm, &mut items);
-                }
-                (items.len(), ())
-            });
-            timed(&mut systems[3], || {
-                if let Some(tm) = world.manager_mut::<TransformManager>() {
-                    tm.set_local_many(&items)
-                        .expect("instances were looked up this frame");
-                    (tm.len(), ())
-                } else {
-                    (0, ())
-                }
-            });
-            frame_times.push(start.elapsed());
-            bar.inc(1);
-        }
-    });
+    for _ in 0..frames {
+        let start = Instant::now();
+        let report = schedule.run(world).map_err(|e| e.to_string())?;
+        frame_times.push(start.elapsed());
+        add_times(&mut systems, &report.systems);
+        bar.inc(1);
+    }
     bar.finish_and_clear();
-    systems[0].entities = world.query::<(&Velocity, &Mass)>().iter().count();
-    systems[1].entities = world.query::<(&Position, &Velocity)>().iter().count();
     let (sum, count) = world
         .query::<&Position>()
         .iter()
@@ -164,25 +171,17 @@ pub fn run_frames(
     })
 }
 
-/// New local transforms: ships follow their position, parts spin.
-fn gather_locals(world: &World, tm: &TransformManager, items: &mut Vec<(Instance, Affine3A)>) {
-    world
-        .query::<(Entity, &Position)>()
-        .for_each_chunk(|(es, ps)| {
-            for (&e, p) in es.iter().zip(ps) {
-                if let Some(inst) = tm.lookup(e) {
-                    items.push((inst, Affine3A::from_translation(Vec3::from_array(p.0))));
-                }
-            }
-        });
-    world.query::<(Entity, &Spin)>().for_each_chunk(|(es, ss)| {
-        for (&e, s) in es.iter().zip(ss) {
-            if let Some(inst) = tm.lookup(e) {
-                let local = tm.local(inst).unwrap_or(Affine3A::IDENTITY);
-                items.push((inst, local * Affine3A::from_rotation_y(s.0 * DT)));
-            }
-        }
-    });
+/// Adds one run's system times to the totals.
+fn add_times(totals: &mut Vec<SystemStats>, run: &[SystemTime]) {
+    if totals.is_empty() {
+        totals.extend(run.iter().map(|s| SystemStats {
+            name: s.name.to_string(),
+            total: Duration::ZERO,
+        }));
+    }
+    for (total, s) in totals.iter_mut().zip(run) {
+        total.total += s.time;
+    }
 }
 
 /// The percentile `p` (0..=1) of sorted durations.
@@ -193,39 +192,46 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Formats the end-of-run table.
+/// Formats the end-of-run table: each system's mean time per frame and its
+/// share of the mean frame, then the frame-time percentiles.
 pub fn format_report(report: &RunReport) -> String {
     use std::fmt::Write;
     let frames = report.frames.len().max(1);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<18} {:>10} {:>12} {:>14}",
-        "system", "entities", "total ms", "mean us/frame"
-    );
-    for s in &report.systems {
-        let _ = writeln!(
-            out,
-            "{:<18} {:>10} {:>12.3} {:>14.2}",
-            s.name,
-            s.entities,
-            s.total.as_secs_f64() * 1e3,
-            s.total.as_secs_f64() * 1e6 / frames as f64
-        );
-    }
     let mut sorted = report.frames.clone();
     sorted.sort_unstable();
     let total: Duration = sorted.iter().sum();
+    let mean_frame = total.as_secs_f64() / frames as f64;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<18} {:>12} {:>14} {:>10}",
+        "system", "total ms", "mean us/frame", "of frame"
+    );
+    for s in &report.systems {
+        let mean = s.total.as_secs_f64() / frames as f64;
+        let _ = writeln!(
+            out,
+            "{:<18} {:>12.3} {:>14.2} {:>9.1}%",
+            s.name,
+            s.total.as_secs_f64() * 1e3,
+            mean * 1e6,
+            100.0 * mean / mean_frame.max(f64::MIN_POSITIVE)
+        );
+    }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let _ = writeln!(
         out,
         "frames {}: mean {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
         report.frames.len(),
-        ms(total) / frames as f64,
+        mean_frame * 1e3,
         ms(percentile(&sorted, 0.5)),
         ms(percentile(&sorted, 0.9)),
         ms(percentile(&sorted, 0.99)),
         ms(percentile(&sorted, 1.0)),
+    );
+    let _ = writeln!(
+        out,
+        "(systems that do not conflict run at the same time, so the shares can add up to more than 100%)"
     );
     let _ = writeln!(
         out,

@@ -102,6 +102,68 @@ impl TransformManager {
         Ok(())
     }
 
+    /// Sets the local transforms of entities straight from a query's chunk:
+    /// `entities[k]` gets `locals[k]` (the iterator's `k`-th item). Entities
+    /// without an instance are skipped; returns how many were set. No
+    /// intermediate list: each entity is looked up and written in place. In
+    /// immediate mode one O(n) world update of the touched subtrees runs at
+    /// the end of the call; in deferred mode the nodes are only marked for
+    /// the next [`propagate`](Self::propagate).
+    ///
+    /// ```
+    /// use doecs::World;
+    /// use doecs_transform::TransformManager;
+    /// use glam::{Affine3A, Vec3};
+    /// let mut world = World::new();
+    /// let es = world.spawn_batch((0..3u32).map(|i| (i,)));
+    /// let mut tm = TransformManager::new();
+    /// for &e in &es {
+    ///     tm.create(e, Affine3A::IDENTITY).unwrap();
+    /// }
+    /// let set = tm.set_locals(&es, (0..3).map(|i| Affine3A::from_translation(Vec3::X * i as f32)));
+    /// assert_eq!(set, 3);
+    /// let world_of_2 = tm.world(tm.lookup(es[2]).unwrap()).unwrap();
+    /// assert_eq!(world_of_2.translation.x, 2.0);
+    /// ```
+    pub fn set_locals(
+        &mut self,
+        entities: &[Entity],
+        locals: impl IntoIterator<Item = Affine3A>,
+    ) -> usize {
+        self.update_locals(entities.iter().copied().zip(locals), |local, new| {
+            *local = new
+        })
+    }
+
+    /// Changes the local transforms of entities in place, straight from a
+    /// query: for each `(entity, value)`, `change(&mut local, value)`. As
+    /// [`set_locals`](Self::set_locals) otherwise.
+    pub fn update_locals<V>(
+        &mut self,
+        items: impl IntoIterator<Item = (Entity, V)>,
+        mut change: impl FnMut(&mut Affine3A, V),
+    ) -> usize {
+        let mut idx = std::mem::take(&mut self.batch_slots);
+        idx.clear();
+        let mut count = 0;
+        for (entity, value) in items {
+            if let Some(i) = self.index_of(entity) {
+                change(&mut self.store.cols_mut().local[i as usize], value);
+                count += 1;
+                if self.deferred {
+                    self.mark_moved(i);
+                } else {
+                    idx.push(i);
+                }
+            }
+        }
+        if !self.deferred {
+            self.update_topmost(&idx);
+        }
+        self.batch_slots = idx;
+        count
+    }
+
     /// Updates the subtrees of the topmost nodes among `targets`, each node once.
     fn update_topmost(&mut self, targets: &[u32]) {
         let mut roots = std::mem::take(&mut self.topmost_roots);

@@ -44,6 +44,10 @@ pub enum EntityError {
     /// The same component was named twice in one request.
     #[error("component {0:?} is named twice")]
     DuplicateComponent(ComponentId),
+    /// The same entity was named twice where distinct ones are needed
+    /// (`get_many_mut`).
+    #[error("entity {0} is named twice; the entities must be distinct")]
+    AliasedEntity(Entity),
     /// A bundle type names one component type twice; nothing was changed.
     #[error("bundle `{bundle}` names component `{component}` twice")]
     DuplicateInBundle {

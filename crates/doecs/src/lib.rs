@@ -2,6 +2,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
+// Lets the derive macros' `::doecs::..` paths work inside this crate too.
+extern crate self as doecs;
+
 pub mod bundle;
 pub mod command;
 pub mod component;
@@ -26,6 +29,9 @@ pub use component::{
     name_hash, Component, ComponentDescriptor, ComponentId, ComponentInfo, Components,
     RegisterError,
 };
+/// `#[derive(Bundle)]`: a struct whose fields are components, used like a
+/// tuple bundle (see [`doecs_macros`]).
+pub use doecs_macros::Bundle;
 pub use entities::{Entities, SlotState};
 pub use entity::{Entity, MIN_FREE_INDICES};
 pub use error::EntityError;
@@ -35,7 +41,7 @@ pub use query::{
     Access, Or, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, View,
     ViewMut, With, Without,
 };
-pub use schedule::{Plan, RunReport, Schedule, ScheduleError};
+pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use storage::{ArchetypeId, Row};
 pub use system::desc::SystemDesc;
 pub use system::{
@@ -44,4 +50,6 @@ pub use system::{
 };
 pub use type_index::{TypeIdHasher, TypeIdMap};
 pub use universe::{SharedWorld, Universe, WorldKey};
-pub use world::{World, WorldConfig, WorldCore, WorldId};
+pub use world::{
+    EntityBuilder, EntityMut, EntityRef, EntityTemplate, World, WorldConfig, WorldCore, WorldId,
+};

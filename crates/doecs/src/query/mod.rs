@@ -13,12 +13,14 @@
 //! avoids even the cache lookup.
 
 pub mod access;
+pub mod batched;
 pub mod data;
 pub mod filter;
 pub mod state;
 pub mod view;
 
 pub use access::{Access, AccessKey, AliasError, FilteredAccess};
+pub use batched::{Batch, BatchedIter};
 pub use data::{QueryData, ReadOnlyQueryData};
 pub use filter::{Or, QueryFilter, With, Without};
 pub use state::{QueryCaches, QueryIter, QueryState};
@@ -134,6 +136,29 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
         let state = self.state();
         state.update(world);
         QueryIter::new(world, &state.cache.matched)
+    }
+
+    /// The items in batches of at most `batch` rows, for parallel loops the
+    /// caller drives: batches are disjoint, and `Send` when the items are.
+    ///
+    /// ```
+    /// use rayon::prelude::*;
+    /// let mut world = doecs::World::new();
+    /// world.spawn_batch((0..1000u32).map(|i| (i,)));
+    /// world.query_mut::<&mut u32>().iter_batched(64).par_bridge().for_each(|batch| {
+    ///     for v in batch {
+    ///         *v *= 2;
+    ///     }
+    /// });
+    /// assert_eq!(world.query::<&u32>().iter().sum::<u32>(), 999 * 1000);
+    /// ```
+    pub fn iter_batched(&mut self, batch: usize) -> BatchedIter<'_, Q> {
+        let world = self.world;
+        let state = self.state();
+        state.update(world);
+        // SAFETY: the constructor's caller vouched for the access for `'w`,
+        // and the iterator borrows `self` mutably.
+        unsafe { BatchedIter::new(world, &state.cache.matched, batch) }
     }
 
     /// Number of archetypes that match.

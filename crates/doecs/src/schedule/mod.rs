@@ -40,7 +40,7 @@ use crate::system::{System, SystemAccess};
 use crate::world::{World, WorldId};
 use ids::SpawnIds;
 use plan::{Graph, Segment, Step, SystemFacts};
-pub(crate) use runner::on_schedule_pool;
+pub use runner::on_schedule_pool;
 use runner::{run_graph, WorkerPool};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
@@ -135,6 +135,17 @@ pub enum ScheduleError {
 pub struct RunReport {
     /// What applying the command buffers did.
     pub commands: ApplyReport,
+    /// How long each system took, in insertion order.
+    pub systems: Vec<SystemTime>,
+}
+
+/// One system's time in one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SystemTime {
+    /// The system's name.
+    pub name: std::sync::Arc<str>,
+    /// Wall time of its run (zero if it did not run).
+    pub time: Duration,
 }
 
 /// What one system keeps about one world.
@@ -148,7 +159,7 @@ struct PerWorld {
 struct Slot {
     system: Box<dyn System>,
     access: SystemAccess,
-    name: String,
+    name: std::sync::Arc<str>,
     before: Vec<String>,
     after: Vec<String>,
     labels: Vec<String>,
@@ -280,7 +291,8 @@ impl Schedule {
         let desc: SystemDesc = system.into_desc();
         let system = desc.system?;
         let access = system.access().clone();
-        let name = desc.name.unwrap_or_else(|| system.name().to_owned());
+        let name: std::sync::Arc<str> =
+            desc.name.unwrap_or_else(|| system.name().to_owned()).into();
         self.steps.push(Step::System(self.slots.len()));
         self.records_commands.push(access.commands);
         self.slots.push(Mutex::new(Slot {
@@ -354,7 +366,7 @@ impl Schedule {
             .iter_mut()
             .map(|m| {
                 let slot = m.get_mut().unwrap_or_else(PoisonError::into_inner);
-                (slot.name.clone(), slot.last_time.unwrap_or_default())
+                (slot.name.to_string(), slot.last_time.unwrap_or_default())
             })
             .collect()
     }
@@ -458,6 +470,20 @@ impl PlanRun<'_> {
                 }
             }
         }
+        report.systems = slots
+            .iter()
+            .map(|slot| {
+                let slot = lock(slot);
+                SystemTime {
+                    name: slot.name.clone(),
+                    time: if slot.ran {
+                        slot.last_time.unwrap_or_default()
+                    } else {
+                        Duration::ZERO
+                    },
+                }
+            })
+            .collect();
         Ok(report)
     }
 
@@ -488,7 +514,7 @@ fn check_required(slot: &Slot, world: &World) -> Result<(), ScheduleError> {
         .find(|k| !world.resources().contains_type(k.type_id))
     {
         return Err(ScheduleError::MissingResource {
-            system: slot.name.clone(),
+            system: slot.name.to_string(),
             resource: key.name,
         });
     }
@@ -499,7 +525,7 @@ fn check_required(slot: &Slot, world: &World) -> Result<(), ScheduleError> {
         .find(|k| !world.managers.contains_type(k.type_id))
     {
         return Err(ScheduleError::MissingManager {
-            system: slot.name.clone(),
+            system: slot.name.to_string(),
             manager: key.name,
         });
     }

@@ -56,10 +56,12 @@ pub(crate) fn with_pool<R>(pool: &rayon::ThreadPool, f: impl FnOnce() -> R) -> R
     f()
 }
 
-/// Runs the parallel loop `f` on the pool of the schedule running on this
-/// thread, if a schedule runs systems here outside its pool; else on the
-/// current rayon pool.
-pub(crate) fn on_schedule_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+/// Runs the parallel work `f` (rayon iterators, `join`, `scope`) on the pool
+/// of the schedule running on this thread, if a schedule runs a system here
+/// outside its pool (a tiny segment or an exclusive system runs on the
+/// caller's thread); else on the current rayon pool. Query loops do this
+/// already; managers with parallel work of their own should too.
+pub fn on_schedule_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     let pool = SCHEDULE_POOL.with(|p| p.get());
     if pool.is_null() {
         return f();

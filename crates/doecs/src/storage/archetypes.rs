@@ -45,6 +45,21 @@ pub struct RemoveEdge {
     pub fields: Box<[ColumnIndex]>,
 }
 
+/// The cached result of swapping one bundle for another on one archetype:
+/// the remove and insert edges in one step, so the entity moves once and no
+/// archetype between them is made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExchangeEdge {
+    /// The archetype without the old bundle and with the new one, or the
+    /// first old field the source lacks.
+    pub target: Result<ArchetypeId, ComponentId>,
+    /// The old bundle's columns in the source, in field order.
+    pub old_fields: Box<[ColumnIndex]>,
+    /// Where each field of the new bundle goes; `replaces` means the entity
+    /// kept that component from before (it is not one of the old fields).
+    pub new_fields: Box<[FieldTarget]>,
+}
+
 /// Index of an edge in one of the [`Archetypes`] edge arenas.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct EdgeIndex(u32);
@@ -62,6 +77,7 @@ pub struct Archetypes {
     by_components: HashMap<Box<[ComponentId]>, ArchetypeId>,
     insert_edges: Vec<InsertEdge>,
     remove_edges: Vec<RemoveEdge>,
+    exchange_edges: HashMap<(ArchetypeId, BundleId, BundleId), ExchangeEdge>,
     chunk_bytes: usize,
 }
 
@@ -79,6 +95,7 @@ impl Archetypes {
             by_components: HashMap::new(),
             insert_edges: Vec::new(),
             remove_edges: Vec::new(),
+            exchange_edges: HashMap::new(),
             chunk_bytes,
         };
         archetypes.get_or_create(&[], components);
@@ -362,6 +379,64 @@ impl Archetypes {
     /// Number of cached edges, insert and remove.
     pub fn edge_count(&self) -> usize {
         self.insert_edges.len() + self.remove_edges.len()
+    }
+
+    /// The edge for swapping bundle `old` for bundle `new` on archetype
+    /// `from`, computed and cached on first use.
+    pub(crate) fn exchange_edge(
+        &mut self,
+        from: ArchetypeId,
+        (old, old_info): (BundleId, &BundleInfo),
+        (new, new_info): (BundleId, &BundleInfo),
+        components: &Components,
+    ) -> &ExchangeEdge {
+        let key = (from, old, new);
+        if !self.exchange_edges.contains_key(&key) {
+            let source = self.get(from);
+            let edge = match old_info.ids().iter().find(|&&c| !source.has(c)) {
+                Some(&missing) => ExchangeEdge {
+                    target: Err(missing),
+                    old_fields: Box::new([]),
+                    new_fields: Box::new([]),
+                },
+                None => {
+                    let old_fields: Box<[ColumnIndex]> = old_info
+                        .ids()
+                        .iter()
+                        .map(|&c| source.column_of(c).expect("checked above"))
+                        .collect();
+                    let mut set: Vec<ComponentId> = source
+                        .components()
+                        .iter()
+                        .copied()
+                        .filter(|c| old_info.sorted().binary_search(c).is_err())
+                        .collect();
+                    let kept = set.clone();
+                    for &c in new_info.sorted() {
+                        if let Err(i) = set.binary_search(&c) {
+                            set.insert(i, c);
+                        }
+                    }
+                    let target = self.get_or_create(&set, components);
+                    let target_arch = self.get(target);
+                    let new_fields = new_info
+                        .ids()
+                        .iter()
+                        .map(|&c| FieldTarget {
+                            column: target_arch.column_of(c).expect("target has every field"),
+                            replaces: kept.binary_search(&c).is_ok(),
+                        })
+                        .collect();
+                    ExchangeEdge {
+                        target: Ok(target),
+                        old_fields,
+                        new_fields,
+                    }
+                }
+            };
+            self.exchange_edges.insert(key, edge);
+        }
+        &self.exchange_edges[&key]
     }
 
     /// An insert edge by index.

@@ -26,12 +26,16 @@
 //! Rust types and for runtime components; `batch` the batch paths.
 
 mod batch;
+mod builder;
 pub mod core;
+mod entity_ref;
 mod structure;
 mod typed;
 mod untyped;
 
 pub use self::core::{WorldCore, WorldId};
+pub use builder::{EntityBuilder, EntityTemplate};
+pub use entity_ref::{EntityMut, EntityRef};
 
 use crate::bundle::Bundle;
 use crate::entities::Entities;
@@ -210,6 +214,22 @@ impl World {
         } else {
             Err(EntityError::NoSuchEntity(entity))
         }
+    }
+
+    /// Removes the components of bundle `B` from `entity`, despawns it (its
+    /// other components drop), and returns them. If the entity lacks one of
+    /// `B`'s components, nothing changes.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// let e = world.spawn((1u8, "name"));
+    /// assert_eq!(world.take::<(u8,)>(e), Ok((1,)));
+    /// assert!(!world.alive(e));
+    /// ```
+    pub fn take<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
+        let values = self.core.remove::<B>(entity)?;
+        self.despawn(entity)?;
+        Ok(values)
     }
 
     /// Despawns every live entity in `entities` (dead ones are skipped) and

@@ -318,6 +318,71 @@ impl WorldCore {
         Ok(unsafe { self.move_row(entity, location, target) })
     }
 
+    /// Swaps the components of bundle `old` for those of bundle `new` on
+    /// `entity`, at `location`, in one move: `take(bases, row)` gets `old`'s
+    /// columns in the source and must move every value out, then `write`
+    /// fills `new`'s columns in the target. Components of `new` the entity
+    /// keeps from before are replaced (their old values drop last). Fails,
+    /// changing nothing, if the entity lacks one of `old`'s components.
+    ///
+    /// # Safety
+    /// As [`WorldCore::remove_fields`] for `take` and
+    /// [`WorldCore::insert_fields`] for `write`.
+    pub(crate) unsafe fn exchange_fields(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        old: BundleId,
+        new: BundleId,
+        take: impl FnOnce(&[*mut u8], usize),
+        write: impl FieldWriter,
+    ) -> Result<Location, EntityError> {
+        let edge = self
+            .archetypes
+            .exchange_edge(
+                location.archetype,
+                (old, self.bundles.info(old)),
+                (new, self.bundles.info(new)),
+                &self.components,
+            )
+            .clone();
+        let target = match edge.target {
+            Ok(target) => target,
+            Err(missing) => return Err(self.components.missing(entity, missing)),
+        };
+        let source = self.archetypes.get(location.archetype);
+        with_bases(source, edge.old_fields.iter().copied(), |bases| {
+            take(bases, location.row.index())
+        });
+        // Components in both bundles were just moved out; the move copies
+        // their stale bytes, which the write overwrites without dropping
+        // (the edge does not count them as replaced).
+        let here = if target == location.archetype {
+            location
+        } else {
+            // SAFETY: every source component the target lacks is one of
+            // `old`'s, moved out above; the target's new columns are `new`'s
+            // fields, written below.
+            unsafe { self.move_row(entity, location, target) }
+        };
+        let arch = self.archetypes.get(target);
+        let info = self.bundles.info(new);
+        let mut graveyard = Graveyard::default();
+        for (f, &id) in edge.new_fields.iter().zip(info.ids()) {
+            if f.replaces {
+                let c = self.components.info(id);
+                let slot = arch.slot_ptr(here.row, f.column);
+                // SAFETY: the slot holds the entity's kept value of `id`.
+                unsafe { graveyard.bury(slot.as_ptr(), c.layout(), c.drop_fn()) };
+            }
+        }
+        with_bases(arch, edge.new_fields.iter().map(|f| f.column), |bases| {
+            write(bases, here.row.index())
+        });
+        drop(graveyard);
+        Ok(here)
+    }
+
     /// Moves `entity` from its row at `from` to a new row in `to`, copying the
     /// components both share. Returns the new location; the index is updated
     /// for `entity` and for the row that filled the hole.

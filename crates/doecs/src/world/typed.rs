@@ -66,6 +66,74 @@ impl WorldCore {
         Ok(values.expect("read by remove_fields"))
     }
 
+    /// Swaps bundle `Old` for bundle `New` on `entity` in one move, and
+    /// returns the old values. If the entity lacks one of `Old`'s
+    /// components, nothing changes.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// let e = world.spawn((1u8, 2u16));
+    /// let old: (u8,) = world.exchange(e, (3.0f32,)).unwrap();
+    /// assert_eq!(old, (1,));
+    /// assert!(world.get::<u8>(e).is_err());
+    /// assert_eq!(world.get::<f32>(e), Ok(&3.0));
+    /// ```
+    pub fn exchange<Old: Bundle, New: Bundle>(
+        &mut self,
+        entity: Entity,
+        new: New,
+    ) -> Result<Old, EntityError> {
+        let location = self.location(entity)?;
+        let old = match self.bundles.id_of::<Old>() {
+            Some(id) => id,
+            None => self.first_removal::<Old>(entity)?,
+        };
+        let new_id = self.bundle_id::<New>()?;
+        let mut values = None;
+        // SAFETY: `location` is the entity's; `take` reads every field of
+        // `Old` out (typed); the writer fills exactly `New`'s fields.
+        unsafe {
+            self.exchange_fields(
+                entity,
+                location,
+                old,
+                new_id,
+                |bases, row| values = Some(Old::read_row(bases, row)),
+                typed_writer(new),
+            )?
+        };
+        Ok(values.expect("read by exchange_fields"))
+    }
+
+    /// Mutable references to the `T` of several distinct entities at once.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// let a = world.spawn((1u32,));
+    /// let b = world.spawn((2u32,));
+    /// let [x, y] = world.get_many_mut::<u32, 2>([a, b]).unwrap();
+    /// std::mem::swap(x, y);
+    /// assert_eq!(world.get::<u32>(a), Ok(&2));
+    /// assert!(world.get_many_mut::<u32, 2>([a, a]).is_err());
+    /// ```
+    pub fn get_many_mut<T: Component, const N: usize>(
+        &mut self,
+        entities: [Entity; N],
+    ) -> Result<[&mut T; N], EntityError> {
+        for (i, e) in entities.iter().enumerate() {
+            if entities[..i].contains(e) {
+                return Err(EntityError::AliasedEntity(*e));
+            }
+        }
+        let mut ptrs = [std::ptr::null_mut::<T>(); N];
+        for (ptr, &e) in ptrs.iter_mut().zip(&entities) {
+            *ptr = self.component_ptr::<T>(e)?;
+        }
+        // SAFETY: the entities are distinct and alive, so each pointer is a
+        // different initialised `T` slot; `&mut self` makes them exclusive.
+        Ok(ptrs.map(|p| unsafe { &mut *p }))
+    }
+
     /// The bundle id of `B` for its first removal: refused, registering
     /// nothing, if one of its types was never registered (no entity has it).
     #[cold]

@@ -1,0 +1,263 @@
+//! Bundles assembled at run time: [`EntityBuilder`] (values moved in once)
+//! and [`EntityTemplate`] (values cloned on every spawn).
+//!
+//! A tuple bundle's types are fixed when the program is compiled. A builder
+//! collects components one at a time (a level editor, a script, a network
+//! message decides which), each behind a small type-erased box that knows how
+//! to register its type and move (or clone) its value into a column. Spawning
+//! a builder goes through the same structural core as a tuple bundle: a
+//! runtime bundle of the builder's component ids, with its cached edge.
+
+use super::core::WorldCore;
+use super::World;
+use crate::component::{Component, ComponentId, Components};
+use crate::entity::Entity;
+use crate::error::EntityError;
+use std::any::TypeId;
+
+/// One component value of a builder, type-erased.
+trait Part: Send + Sync {
+    fn type_id(&self) -> TypeId;
+    fn register(&self, components: &mut Components) -> ComponentId;
+    /// Moves the value into `dst`.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of the value's type and hold nothing
+    /// that needs dropping.
+    unsafe fn move_into(self: Box<Self>, dst: *mut u8);
+}
+
+/// One component value of a template, type-erased and clonable.
+trait ClonePart: Part {
+    fn clone_box(&self) -> Box<dyn ClonePart>;
+}
+
+struct Value<T>(T);
+
+impl<T: Component> Part for Value<T> {
+    fn type_id(&self) -> TypeId {
+        TypeId::of::<T>()
+    }
+    fn register(&self, components: &mut Components) -> ComponentId {
+        components.register::<T>()
+    }
+    unsafe fn move_into(self: Box<Self>, dst: *mut u8) {
+        // SAFETY: the caller gives a writable, empty slot of type `T`.
+        unsafe { dst.cast::<T>().write(self.0) }
+    }
+}
+
+impl<T: Component + Clone> ClonePart for Value<T> {
+    fn clone_box(&self) -> Box<dyn ClonePart> {
+        Box::new(Value(self.0.clone()))
+    }
+}
+
+/// A bundle assembled at run time; spawning it moves the values out and
+/// leaves it empty, ready for the next entity.
+///
+/// ```
+/// use doecs::{EntityBuilder, World};
+/// let mut world = World::new();
+/// let mut builder = EntityBuilder::new();
+/// builder.add(1u32).add("name").add(2u32); // the second u32 replaces the first
+/// let e = world.spawn_built(&mut builder);
+/// assert_eq!(world.get::<u32>(e), Ok(&2));
+/// assert_eq!(world.get::<&str>(e), Ok(&"name"));
+/// assert!(builder.is_empty());
+/// ```
+#[derive(Default)]
+pub struct EntityBuilder {
+    parts: Vec<Box<dyn Part>>,
+}
+
+impl EntityBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `value`, replacing any value of the same type.
+    pub fn add<T: Component>(&mut self, value: T) -> &mut Self {
+        let part = Box::new(Value(value));
+        match self
+            .parts
+            .iter()
+            .position(|p| p.type_id() == TypeId::of::<T>())
+        {
+            Some(i) => self.parts[i] = part,
+            None => self.parts.push(part),
+        }
+        self
+    }
+
+    /// Whether it holds `T`.
+    pub fn has<T: Component>(&self) -> bool {
+        self.parts.iter().any(|p| p.type_id() == TypeId::of::<T>())
+    }
+
+    /// Number of components.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Drops every value.
+    pub fn clear(&mut self) {
+        self.parts.clear();
+    }
+}
+
+/// A bundle assembled at run time whose values are cloned into every entity
+/// spawned from it: build it once, spawn it many times. It is `Clone`
+/// itself.
+///
+/// ```
+/// use doecs::{EntityTemplate, World};
+/// let mut world = World::new();
+/// let mut template = EntityTemplate::new();
+/// template.add(String::from("orc")).add(10u32);
+/// let orcs = world.spawn_template_batch(&template, 3);
+/// assert_eq!(world.get::<String>(orcs[2]).unwrap(), "orc");
+/// let copy = template.clone();
+/// let one_more = world.spawn_template(&copy);
+/// assert_eq!(world.get::<u32>(one_more), Ok(&10));
+/// ```
+#[derive(Default)]
+pub struct EntityTemplate {
+    parts: Vec<Box<dyn ClonePart>>,
+}
+
+impl Clone for EntityTemplate {
+    fn clone(&self) -> Self {
+        EntityTemplate {
+            parts: self.parts.iter().map(|p| p.clone_box()).collect(),
+        }
+    }
+}
+
+impl EntityTemplate {
+    /// An empty template.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `value`, replacing any value of the same type.
+    pub fn add<T: Component + Clone>(&mut self, value: T) -> &mut Self {
+        let part = Box::new(Value(value));
+        match self
+            .parts
+            .iter()
+            .position(|p| p.type_id() == TypeId::of::<T>())
+        {
+            Some(i) => self.parts[i] = part,
+            None => self.parts.push(part),
+        }
+        self
+    }
+
+    /// Number of components.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+}
+
+/// The runtime bundle of some parts and each part's value size.
+fn runtime_bundle<'p, P: Part + ?Sized + 'p>(
+    core: &mut WorldCore,
+    parts: impl Iterator<Item = &'p P>,
+) -> (crate::bundle::BundleId, Vec<usize>) {
+    let ids: Vec<ComponentId> = parts.map(|p| p.register(&mut core.components)).collect();
+    let sizes = ids
+        .iter()
+        .map(|&id| core.components.info(id).layout().size())
+        .collect();
+    let bundle = core
+        .bundles
+        .of_ids(&ids, &core.components)
+        .expect("a builder holds each type once, all registered");
+    (bundle, sizes)
+}
+
+impl World {
+    /// Spawns an entity with the builder's components, leaving it empty.
+    pub fn spawn_built(&mut self, builder: &mut EntityBuilder) -> Entity {
+        let (bundle, sizes) = runtime_bundle(&mut self.core, builder.parts.iter().map(|p| &**p));
+        let entity = self.core.entities.alloc();
+        let parts = std::mem::take(&mut builder.parts);
+        // SAFETY: the entity is new; the writer moves each part into its own
+        // field's slot (bases follow the bundle's field order, the parts'
+        // order), filling every field.
+        unsafe {
+            self.core.place_row(entity, bundle, |bases, row| {
+                for ((part, &base), &size) in parts.into_iter().zip(bases).zip(&sizes) {
+                    part.move_into(base.add(row * size));
+                }
+            })
+        };
+        entity
+    }
+
+    /// Spawns an entity with clones of the template's components.
+    pub fn spawn_template(&mut self, template: &EntityTemplate) -> Entity {
+        self.spawn_template_batch(template, 1)[0]
+    }
+
+    /// Spawns `count` entities, each with clones of the template's components.
+    pub fn spawn_template_batch(&mut self, template: &EntityTemplate, count: usize) -> Vec<Entity> {
+        let (bundle, sizes) = runtime_bundle(
+            &mut self.core,
+            template.parts.iter().map(|p| &**p as &dyn Part),
+        );
+        // A panicking `clone` must not leave rows unfilled: clone first.
+        let clones: Vec<Vec<Box<dyn ClonePart>>> = (0..count)
+            .map(|_| template.parts.iter().map(|p| p.clone_box()).collect())
+            .collect();
+        let mut out = Vec::with_capacity(count);
+        self.core.entities.alloc_many(count, &mut out);
+        // SAFETY: the entities are new; every row gets a clone of every part
+        // in its field's column (bases follow the parts' order).
+        unsafe {
+            self.core.place_rows(&out, bundle, |bases, first| {
+                for (k, row) in clones.into_iter().enumerate() {
+                    for ((part, &base), &size) in row.into_iter().zip(bases).zip(&sizes) {
+                        let part: Box<dyn Part> = part;
+                        part.move_into(base.add((first + k) * size));
+                    }
+                }
+            })
+        };
+        out
+    }
+
+    /// Adds (or replaces) the builder's components on `entity`, leaving the
+    /// builder empty.
+    pub fn insert_built(
+        &mut self,
+        entity: Entity,
+        builder: &mut EntityBuilder,
+    ) -> Result<(), EntityError> {
+        let location = self.core.location(entity)?;
+        let (bundle, sizes) = runtime_bundle(&mut self.core, builder.parts.iter().map(|p| &**p));
+        let parts = std::mem::take(&mut builder.parts);
+        // SAFETY: `location` is the entity's; the writer fills every field.
+        unsafe {
+            self.core
+                .insert_fields(entity, location, bundle, |bases, row| {
+                    for ((part, &base), &size) in parts.into_iter().zip(bases).zip(&sizes) {
+                        part.move_into(base.add(row * size));
+                    }
+                })
+        };
+        Ok(())
+    }
+}

@@ -1,0 +1,176 @@
+//! Entity views: one entity's components in one handle.
+//!
+//! `world.entity(e)` gives an [`EntityRef`] (read its components, list them);
+//! `world.entity_mut(e)` an [`EntityMut`], which also inserts, removes and
+//! despawns. Both check the entity once, when made; every call on them goes
+//! through the same paths as the world's own methods.
+
+use super::core::WorldCore;
+use super::World;
+use crate::bundle::Bundle;
+use crate::component::{Component, ComponentInfo};
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::location::Location;
+
+/// Read access to one live entity. See the module docs.
+///
+/// ```
+/// let mut world = doecs::World::new();
+/// let e = world.spawn((1u32, 2.5f32));
+/// let view = world.entity(e).unwrap();
+/// assert_eq!(view.get::<u32>(), Some(&1));
+/// assert!(view.contains::<f32>() && !view.contains::<u8>());
+/// let names: Vec<&str> = view.components().map(|c| c.name()).collect();
+/// assert_eq!(names, ["u32", "f32"]);
+/// ```
+#[derive(Copy, Clone)]
+pub struct EntityRef<'w> {
+    world: &'w WorldCore,
+    entity: Entity,
+    location: Location,
+}
+
+impl<'w> EntityRef<'w> {
+    /// The entity.
+    pub fn id(&self) -> Entity {
+        self.entity
+    }
+
+    /// Its `T`, if it has one.
+    pub fn get<T: Component>(&self) -> Option<&'w T> {
+        self.world.get::<T>(self.entity).ok()
+    }
+
+    /// Whether it has `T`.
+    pub fn contains<T: Component>(&self) -> bool {
+        self.get::<T>().is_some()
+    }
+
+    /// Its components, in the archetype's (id) order.
+    pub fn components(&self) -> impl Iterator<Item = &'w ComponentInfo> + 'w {
+        let world = self.world;
+        world
+            .archetypes()
+            .get(self.location.archetype)
+            .components()
+            .iter()
+            .map(move |&id| world.components().info(id))
+    }
+}
+
+/// Write access to one live entity of a [`World`]. See the module docs.
+///
+/// ```
+/// let mut world = doecs::World::new();
+/// let e = world.spawn((1u32,));
+/// let mut view = world.entity_mut(e).unwrap();
+/// *view.get_mut::<u32>().unwrap() += 1;
+/// view.insert((2.5f32, 'x')).unwrap();
+/// assert_eq!(view.remove::<(char,)>(), Ok(('x',)));
+/// assert_eq!(view.components().count(), 2);
+/// view.despawn();
+/// assert!(!world.alive(e));
+/// ```
+pub struct EntityMut<'w> {
+    world: &'w mut World,
+    entity: Entity,
+}
+
+impl EntityMut<'_> {
+    /// The entity.
+    pub fn id(&self) -> Entity {
+        self.entity
+    }
+
+    /// Its `T`, if it has one.
+    pub fn get<T: Component>(&self) -> Option<&T> {
+        self.world.get::<T>(self.entity).ok()
+    }
+
+    /// Its `T`, mutably, if it has one.
+    pub fn get_mut<T: Component>(&mut self) -> Option<&mut T> {
+        self.world.get_mut::<T>(self.entity).ok()
+    }
+
+    /// Whether it has `T`.
+    pub fn contains<T: Component>(&self) -> bool {
+        self.get::<T>().is_some()
+    }
+
+    /// Adds (or replaces) the components of `bundle`.
+    pub fn insert<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
+        self.world.insert(self.entity, bundle)?;
+        Ok(self)
+    }
+
+    /// Adds (or replaces) one component.
+    pub fn insert_one<T: Component>(&mut self, value: T) -> Result<&mut Self, EntityError> {
+        self.insert((value,))
+    }
+
+    /// Removes the components of bundle `B` and returns them.
+    pub fn remove<B: Bundle>(&mut self) -> Result<B, EntityError> {
+        self.world.remove::<B>(self.entity)
+    }
+
+    /// Removes one component and returns it.
+    pub fn remove_one<T: Component>(&mut self) -> Result<T, EntityError> {
+        self.world.remove_one::<T>(self.entity)
+    }
+
+    /// Its components, in the archetype's (id) order.
+    pub fn components(&self) -> impl Iterator<Item = &ComponentInfo> + '_ {
+        let location = self
+            .world
+            .location(self.entity)
+            .expect("an EntityMut's entity stays alive until `despawn`");
+        let world: &WorldCore = self.world;
+        world
+            .archetypes()
+            .get(location.archetype)
+            .components()
+            .iter()
+            .map(move |&id| world.components().info(id))
+    }
+
+    /// Despawns the entity, dropping its components.
+    pub fn despawn(self) {
+        self.world
+            .despawn(self.entity)
+            .expect("an EntityMut's entity stays alive until `despawn`");
+    }
+
+    /// Takes the components of bundle `B` and despawns the entity (see
+    /// [`World::take`]). If it lacks one of them, nothing changes and the
+    /// view is handed back with the error.
+    pub fn take<B: Bundle>(self) -> Result<B, (Self, EntityError)> {
+        match self.world.take::<B>(self.entity) {
+            Ok(values) => Ok(values),
+            Err(e) => Err((self, e)),
+        }
+    }
+}
+
+impl WorldCore {
+    /// A view of the live `entity`.
+    pub fn entity(&self, entity: Entity) -> Result<EntityRef<'_>, EntityError> {
+        let location = self.location(entity)?;
+        Ok(EntityRef {
+            world: self,
+            entity,
+            location,
+        })
+    }
+}
+
+impl World {
+    /// A mutable view of the live `entity`.
+    pub fn entity_mut(&mut self, entity: Entity) -> Result<EntityMut<'_>, EntityError> {
+        self.location(entity)?;
+        Ok(EntityMut {
+            world: self,
+            entity,
+        })
+    }
+}
