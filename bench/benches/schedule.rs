@@ -30,6 +30,16 @@ fn bevy_ce(mut q: BevyQuery<(&mut C, &mut E)>) {
     }
 }
 
+fn doecs_ab(mut q: doecs::Query<(&mut A, &mut B)>) {
+    q.for_each(|(a, b)| swap(&mut a.0, &mut b.0));
+}
+fn doecs_cd(mut q: doecs::Query<(&mut C, &mut D)>) {
+    q.for_each(|(c, d)| swap(&mut c.0, &mut d.0));
+}
+fn doecs_ce(mut q: doecs::Query<(&mut C, &mut E)>) {
+    q.for_each(|(c, e)| swap(&mut c.0, &mut e.0));
+}
+
 fn shipyard_ab(mut a: ViewMut<A>, mut b: ViewMut<B>) {
     for (a, b) in (&mut a, &mut b).iter() {
         swap(&mut a.0, &mut b.0);
@@ -76,6 +86,20 @@ fn schedule(c: &mut Criterion) {
     doecs_schedule.run(&mut world).expect("schedule runs"); // builds the plan once
     g.bench_function("doecs", |b| {
         b.iter(|| doecs_schedule.run(&mut world).expect("schedule runs"))
+    });
+
+    // The same three systems as plain functions (access from the parameters).
+    let mut fn_schedule = doecs::Schedule::new();
+    fn_schedule
+        .add_system(doecs_ab)
+        .unwrap()
+        .add_system(doecs_cd)
+        .unwrap()
+        .add_system(doecs_ce)
+        .unwrap();
+    fn_schedule.run(&mut world).expect("schedule runs");
+    g.bench_function("doecs_fn", |b| {
+        b.iter(|| fn_schedule.run(&mut world).expect("schedule runs"))
     });
 
     bevy_task_pool();

@@ -1,7 +1,7 @@
 //! Command buffers: structural changes recorded now and applied later.
 //!
 //! While systems iterate they may not change the world's structure, so they
-//! record what they want instead (seed 002's `PendingRemove` list and `Flush`,
+//! record what they want instead (the `PendingRemove` list and `Flush` of Jungwan Byun's "Data-oriented Entity Component System",
 //! and its "record the change requests" answer to data races). A
 //! [`CommandBuffer`] keeps one small header per command in a `Vec` and every
 //! command's payload (the bundle to insert, the closure to run) packed

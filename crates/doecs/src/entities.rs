@@ -1,7 +1,7 @@
 //! The entity table: the id allocator and the entity index in one array.
 //!
 //! One 12-byte slot per entity index holds the slot's generation and what the
-//! slot is: where the entity's row is (seed 003's entity index), or that the
+//! slot is: where the entity's row is (the entity index of Sander Mertens's "Building an ECS #2: Archetypes and Vectorization"), or that the
 //! index is live without a row, free, reserved or retired. So one load
 //! answers "is this exact entity here, and where is its row?", and a world
 //! spends 12 bytes per entity on bookkeeping besides the id stored in its
@@ -9,7 +9,7 @@
 //! two arrays costs a second cache miss on every lookup and 8 more bytes per
 //! entity.)
 //!
-//! **Allocation** (seed 001 part 1). Freed indices wait in a FIFO queue and
+//! **Allocation** (Bitsquid's "Building a Data-Oriented Entity System", part 1). Freed indices wait in a FIFO queue and
 //! are reused only once at least `min_free_indices` of them are waiting (1024
 //! by default). That spreads reuse over many slots, so a given slot cycles
 //! through its generations slowly. A slot whose generation would wrap is

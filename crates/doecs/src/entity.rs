@@ -4,7 +4,7 @@
 //! generation, packed into a `u64`. A handle is alive exactly when its
 //! generation equals its slot's current generation in the world's
 //! [`Entities`](crate::Entities) table, so every stale copy of a despawned
-//! handle reads as dead: entities work as weak references (seed 001, part 1).
+//! handle reads as dead: entities work as weak references (Bitsquid's "Building a Data-Oriented Entity System", part 1).
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! Component managers: components that own their storage (seed 001, part 2).
+//! Component managers: components that own their storage (Bitsquid's "Building a Data-Oriented Entity System", part 2).
 //!
 //! Some components want full control of their data layout, like the Bitsquid
 //! managers: a transform hierarchy, a physics scene, a data store. Such a manager
@@ -12,7 +12,7 @@
 //!   of destroyed entities, one call per batch.
 //! - **Lazy garbage collection:** the world never calls `on_destroy`; instead
 //!   [`ComponentManager::collect_garbage`] runs when the user asks
-//!   (`World::collect_garbage`). The seed's version probes random instances and
+//!   (`World::collect_garbage`). The article's version probes random instances and
 //!   stops after four live ones in a row, so it costs almost nothing when nothing
 //!   died.
 
@@ -206,7 +206,7 @@ pub struct GcReport {
     pub destroyed: usize,
 }
 
-/// The seed's lazy garbage collection (seed 001, part 2), shared by managers.
+/// Lazy garbage collection as in Bitsquid's "Building a Data-Oriented Entity System" (part 2), shared by managers.
 ///
 /// A sweep probes random instances, destroying each whose entity is dead, and
 /// stops after [`LazyGc::ALIVE_IN_A_ROW`] live ones in a row. When nothing has

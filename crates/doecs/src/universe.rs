@@ -1,4 +1,4 @@
-//! Several worlds sharing one entity id space (seed 001, part 3).
+//! Several worlds sharing one entity id space (Bitsquid's "Building a Data-Oriented Entity System", part 3).
 //!
 //! Bitsquid lets the same entity live in a "game" world and an "inventory"
 //! world at once: one entity manager hands out the ids, and each world keeps

@@ -4,8 +4,9 @@
 //! [`Entity`], or a tuple of these) describes three things: whether an
 //! archetype matches (and which columns it uses there), a per-archetype
 //! `Fetch` of raw column pointers, and how to turn a fetch into one row's
-//! item or into one chunk's slices. The chunk form is seed 002's
-//! `Execute(entityCount, components)`: plain slices the compiler can vectorize.
+//! item or into one chunk's slices. The chunk form is the
+//! `Execute(entityCount, components)` of Jungwan Byun's "Data-oriented Entity
+//! Component System": plain slices the compiler can vectorize.
 
 use super::access::{Access, AccessKey, AliasError};
 use crate::component::{Component, Components};

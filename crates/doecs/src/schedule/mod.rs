@@ -1,6 +1,6 @@
 //! The schedule: systems run in parallel where their accesses allow.
 //!
-//! This is seed 002's task scheduler. Systems are added in order, with
+//! This is the task scheduler of Jungwan Byun's "Data-oriented Entity Component System". Systems are added in order, with
 //! optional `before`/`after` constraints; [`Schedule::build`] turns them into a
 //! [`Plan`] (see [`plan`]): any two systems whose accesses conflict are
 //! ordered, by constraint or else by insertion order, and the rest may overlap.

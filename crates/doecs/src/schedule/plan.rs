@@ -1,8 +1,8 @@
 //! The schedule's plan: which systems may overlap, and why the others are ordered.
 //!
 //! Sync points and exclusive systems cut the schedule into segments that run
-//! one after another. Inside a segment the plan is a dependency graph (seed
-//! 002's task graph): an edge `a -> b` means `b` starts only after `a` ends.
+//! one after another. Inside a segment the plan is a dependency graph (the task
+//! graph of Jungwan Byun's "Data-oriented Entity Component System"): an edge `a -> b` means `b` starts only after `a` ends.
 //! Edges come from two places, in this order:
 //! 1. explicit `before`/`after` constraints (a cycle among them is an error);
 //! 2. every pair of systems whose accesses conflict and that the graph does not

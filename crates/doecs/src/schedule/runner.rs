@@ -1,7 +1,7 @@
 //! Running one parallel segment of a schedule on the schedule's worker pool.
 //!
-//! Each system of the segment has a counter of unfinished dependencies (seed
-//! 002's task scheduler). The systems at zero are spawned onto the pool; a
+//! Each system of the segment has a counter of unfinished dependencies (the
+//! task scheduler of Jungwan Byun's "Data-oriented Entity Component System"). The systems at zero are spawned onto the pool; a
 //! finishing system decrements its dependents' counters, continues with one
 //! newly ready dependent on its own thread and spawns the others. The
 //! schedule's own thread, moved onto a pool worker, waits until no job is in

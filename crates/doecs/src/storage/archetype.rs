@@ -1,12 +1,12 @@
 //! One archetype: every entity with exactly one sorted set of components.
 //!
 //! Rows are dense: rows `0..len` are live, and removing a row moves the
-//! archetype's last row into the hole (seed 001's swap-remove). Each component
+//! archetype's last row into the hole (the swap-remove of Bitsquid's "Building a Data-Oriented Entity System"). Each component
 //! lives in its own [`Column`], one contiguous array per component, and the
 //! entity ids in one more; all columns share the archetype's capacity, which
 //! grows geometrically (and starts small, so the many small archetypes of a
 //! fragmented world cost little). Systems see the rows in chunks of
-//! [`ChunkShape::rows`] rows, seed 002's 16 KiB unit (see [`super::layout`]).
+//! [`ChunkShape::rows`] rows, the 16 KiB unit of Jungwan Byun's "Data-oriented Entity Component System" (see [`super::layout`]).
 //!
 //! This layer knows nothing of the entity index. Operations that move an entity
 //! into a row report which entity moved, and the world fixes its location. The

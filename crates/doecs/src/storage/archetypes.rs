@@ -1,4 +1,4 @@
-//! The archetype registry, the type index and the archetype graph (seed 003).
+//! The archetype registry, the type index and the archetype graph (after Sander Mertens's "Building an ECS #2: Archetypes and Vectorization").
 //!
 //! Archetypes are found by their sorted component set through a type index
 //! (a hash map from the set to the id). The graph caches, per archetype and

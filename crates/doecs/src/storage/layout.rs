@@ -1,6 +1,6 @@
 //! The chunk: how many rows one chunk of an archetype holds.
 //!
-//! Seed 002 sizes a chunk so that its rows' data fills 16 KiB, half of a
+//! Jungwan Byun's "Data-oriented Entity Component System" sizes a chunk so that its rows' data fills 16 KiB, half of a
 //! typical L1 data cache: a system working on one chunk finds everything it
 //! touches in L1. doecs keeps that chunk as the unit systems see: the slices
 //! `for_each_chunk` hands out, the pieces `par_for_each` splits work into,

@@ -1,6 +1,6 @@
 //! Systems: named units of work that declare what they touch.
 //!
-//! A system is seed 002's "system": a function over the components it names,
+//! A system is the "system" of Jungwan Byun's "Data-oriented Entity Component System": a function over the components it names,
 //! run once per schedule pass. Before it runs it states its
 //! [`SystemAccess`] — component types read and written, resource types and
 //! managers read and written, whether it records structural changes, or

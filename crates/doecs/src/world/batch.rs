@@ -1,4 +1,4 @@
-//! Batch paths: "where there is one, there are many" (seed 001).
+//! Batch paths: "where there is one, there are many" (Bitsquid's "Building a Data-Oriented Entity System").
 //!
 //! `spawn_batch` reserves room for the whole batch, then a [`RowPlacer`]
 //! writes rows with typed stores into the columns. `spawn_columns_raw` spawns
