@@ -154,7 +154,7 @@ pub const NOTES: &[(&str, &str)] = &[
     ),
     (
         "schedule",
-        "doecs, bevy_ecs and shipyard run the three systems with their parallel schedulers; flecs_ecs runs them as pipeline systems (`progress()`, one thread, its default); the baseline runs the three loops one after another.",
+        "doecs (builder systems; `doecs_fn`: the same systems as plain functions whose parameters declare their access), bevy_ecs and shipyard run the three systems with their parallel schedulers; flecs_ecs runs them as pipeline systems (`progress()`, one thread, its default); the baseline runs the three loops one after another.",
     ),
     (
         "get_random",

@@ -54,7 +54,8 @@ pub fn retained<T>(build: impl FnOnce() -> T) -> (T, usize) {
 /// The naive peer.
 pub type Naive = Vec<HashMap<String, Value>>;
 
-/// The seed's character sheet, flattened.
+/// The character sheet of Bitsquid's "Allocation Adventures 1: The
+/// DataComponent", flattened.
 pub fn sheet_pairs() -> Vec<(&'static str, Value)> {
     vec![
         ("name", json!("The One")),
@@ -65,7 +66,7 @@ pub fn sheet_pairs() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The seed's character sheet as nested JSON.
+/// The article's character sheet as nested JSON.
 pub fn sheet_json() -> Value {
     json!({
         "name": "The One",

@@ -6,7 +6,8 @@
 //!   with more than one path;
 //! - `set_existing_f32`: overwrite one existing float key, for every entity;
 //! - memory (printed, from the counting allocator): 100,000 entities with a
-//!   `health` float, and with the seed's five-key character sheet.
+//!   `health` float, and with the five-key character sheet of Bitsquid's
+//!   "Allocation Adventures 1: The DataComponent".
 //!
 //! The DataStore is measured with the same string path as the peer
 //! (`"stats.health"`, hashed on every call) and with a pre-hashed `Key`.

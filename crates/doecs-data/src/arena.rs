@@ -1,5 +1,6 @@
-//! The arena: every entity's record in one large buffer (the seed's "next
-//! post": many records, one allocation).
+//! The arena: every entity's record in one large buffer (the "next post" of
+//! Bitsquid's "Allocation Adventures 1: The DataComponent": many records, one
+//! allocation).
 //!
 //! `bytes` holds the record blocks back to back; `slots`, indexed by entity
 //! index, says where each entity's block is. A block's capacity is the

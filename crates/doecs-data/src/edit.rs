@@ -3,10 +3,11 @@
 //! Every function here works on one block (`&mut [u8]` whose length is the
 //! record's capacity) that holds a valid record, and leaves a valid record.
 //! The fast paths ([`try_set`], [`remove`]) never move other records: a value
-//! that grows gets a new slot from the free space (seed step 6) and its old
-//! bytes become a hole. When the free space runs out the caller rewrites the
-//! record tight ([`write_tight`]) into the same or a bigger block, which is
-//! where holes are reclaimed.
+//! that grows gets a new slot from the free space (as in Bitsquid's
+//! "Allocation Adventures 1: The DataComponent") and its old bytes become a
+//! hole. When the free space runs out the caller rewrites the record tight
+//! ([`write_tight`]) into the same or a bigger block, which is where holes are
+//! reclaimed.
 
 use crate::key::KeyHash;
 use crate::record::{

@@ -1,4 +1,5 @@
-//! Keys: flattened paths, hashed segment by segment (seed 004, steps 1–2).
+//! Keys: flattened paths, hashed segment by segment (after Bitsquid's
+//! "Allocation Adventures 1: The DataComponent").
 //!
 //! A value lives at a path such as `stats.health`. The record never stores
 //! the path, only a 32-bit [`KeyHash`]. Each segment is hashed on its own
@@ -31,7 +32,8 @@ impl fmt::Display for KeyHash {
 
 /// A hashed path: the 64-bit fold of its segment hashes.
 ///
-/// Hash a path once and reuse the key, as the seed does with hashed strings:
+/// Hash a path once and reuse the key, as Bitsquid's DataComponent does with
+/// hashed strings:
 ///
 /// ```
 /// use doecs_data::Key;
@@ -175,7 +177,7 @@ thread_local! {
     /// a pure function of the bytes, so a hit (same length, same padded
     /// words: every byte compared) returns exactly what parsing would; it
     /// only saves the per-segment hashing when a loop reads the same path
-    /// for many entities, the common case the seed hashes once for.
+    /// for many entities, the common case the article hashes once for.
     static PARSED: [std::cell::Cell<MemoEntry>; MEMO_SLOTS] = const {
         [const {
             std::cell::Cell::new(MemoEntry { lo: 0, hi: 0, len: 0, key: Key::ROOT })
@@ -286,8 +288,9 @@ impl Key {
         Key(mix(self.0.rotate_left(23) ^ segment, MUL))
     }
 
-    /// The key of a dotted path, computable at compile time, as the seed
-    /// hashes its strings once (`const HEALTH: Key = Key::constant("stats.health");`).
+    /// The key of a dotted path, computable at compile time, as Bitsquid's
+    /// DataComponent hashes its strings once
+    /// (`const HEALTH: Key = Key::constant("stats.health");`).
     /// A path with an empty segment gives [`Key::ROOT`], which every store
     /// operation refuses with `DataError::EmptySegment`.
     ///

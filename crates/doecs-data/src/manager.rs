@@ -1,9 +1,10 @@
-//! The store as a doecs component manager (seed 001, part 2).
+//! The store as a doecs component manager (Bitsquid's "Building a
+//! Data-Oriented Entity System", part 2).
 //!
 //! A [`DataStore`] belongs to one world. Added with
 //! `DestroyNotice::Callback`, the world calls `on_destroy` with each batch of
 //! despawned entities and their records are dropped at once. Added with
-//! `DestroyNotice::LazyGc`, `collect_garbage` runs the seed's sweep
+//! `DestroyNotice::LazyGc`, `collect_garbage` runs the article's sweep
 //! ([`doecs::LazyGc`]): probe random slots, drop records whose entity is
 //! dead, stop after four live ones in a row. Either way the arena compacts
 //! itself once enough bytes are dead.
@@ -13,7 +14,7 @@ use doecs::{ComponentManager, Entities, Entity, GcReport, Probe};
 
 impl DataStore {
     /// One lazy-gc sweep against `entities`: drops records of dead entities
-    /// found by random probes, as in the seed.
+    /// found by random probes, as in the article.
     pub fn sweep_garbage(&mut self, entities: &Entities) -> GcReport {
         let mut gc = std::mem::take(&mut self.gc);
         let report = gc.sweep(|random| {

@@ -1,4 +1,5 @@
-//! Merging records key by key (seed 004's collaborative-workflow argument).
+//! Merging records key by key (the collaborative-workflow argument of
+//! Bitsquid's "Allocation Adventures 1: The DataComponent").
 //!
 //! Every change to data is "set one key" (objects are flattened; strings and
 //! float arrays are monolithic), so two versions of a record merge key by

@@ -1,4 +1,5 @@
-//! One entity's record: a single relocatable buffer (seed 004, steps 3–8).
+//! One entity's record: a single relocatable buffer (after Bitsquid's
+//! "Allocation Adventures 1: The DataComponent").
 //!
 //! ```text
 //! 0      2      4                 4+4n           4+8n           4+12n    4+13n

@@ -1,4 +1,5 @@
-//! Values: the restricted JSON model of seed 004.
+//! Values: the restricted JSON model of Bitsquid's "Allocation Adventures 1:
+//! The DataComponent".
 //!
 //! A stored value is a bool, an `f32`, a string or an array of `f32`. Objects
 //! are not values: they are flattened into paths (`stats.health`), so every

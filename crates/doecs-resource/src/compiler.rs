@@ -1,5 +1,6 @@
-//! The compiler (seed 001 part 4's `EntityCompiler`): component compilers
-//! registered by name with a spawn order, turning a JSON level into a blob.
+//! The compiler (the `EntityCompiler` of Bitsquid's "Building a Data-Oriented
+//! Entity System", part 4): component compilers registered by name with a
+//! spawn order, turning a JSON level into a blob.
 //!
 //! A compile function turns **one** component's JSON into its instance bytes
 //! (little-endian, exactly the registered instance size). The compiler walks

@@ -1,6 +1,6 @@
-//! The built-in `data` component: the DataComponent of `doecs-data` (seed
-//! 004), small dynamic per-entity data spawned into the world's
-//! [`DataStore`].
+//! The built-in `data` component: the DataComponent of `doecs-data` (after
+//! Bitsquid's "Allocation Adventures 1: The DataComponent"), small dynamic
+//! per-entity data spawned into the world's [`DataStore`].
 //!
 //! JSON: any object of the restricted kinds the DataComponent stores (bool,
 //! number, string, nested objects, arrays of numbers), e.g.

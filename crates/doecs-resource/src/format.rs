@@ -1,6 +1,7 @@
 //! The on-disk layout of a compiled entity resource (the blob).
 //!
-//! The blob is the seed's grouped layout (seed 001 part 4, after the pivot)
+//! The blob is the grouped layout of Bitsquid's "Building a Data-Oriented
+//! Entity System" (part 4, after the pivot: data grouped by component type)
 //! with a fixed header in front. Every integer is **little-endian**, nothing
 //! is a pointer, and every section starts at an offset that is a multiple of
 //! its alignment *relative to the start of the blob*, so a blob loaded at a

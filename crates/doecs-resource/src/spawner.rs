@@ -1,5 +1,6 @@
-//! The spawner (seed 001 part 4's `EntitySpawner`): component spawners
-//! registered by name, and spawning a validated blob type by type.
+//! The spawner (the `EntitySpawner` of Bitsquid's "Building a Data-Oriented
+//! Entity System", part 4): component spawners registered by name, and
+//! spawning a validated blob type by type.
 //!
 //! [`Spawner::spawn`] runs in two phases. **Check** (no change to the world):
 //! validate the blob ([`BlobView::parse`]), look up each block's spawner by
@@ -22,7 +23,7 @@ use doecs::{name_hash, ComponentId, Entity, World};
 use std::alloc::Layout;
 use std::collections::HashMap;
 
-/// Everything a spawner gets for one component type: seed 001's
+/// Everything a spawner gets for one component type: the article's
 /// `(entity_lookup, num_instances, entity_index, data)`.
 #[derive(Copy, Clone, Debug)]
 pub struct SpawnBatch<'a> {

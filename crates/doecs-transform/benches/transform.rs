@@ -173,9 +173,10 @@ fn immediate_small<M: Measurement>(c: &mut Criterion<M>) {
     g.finish();
 }
 
-/// The seed's lazy garbage collection when nothing died: one sweep of a
-/// 100,000-instance manager stops after four live probes, so it should cost
-/// about as much as four random liveness checks done by hand.
+/// The lazy garbage collection of Bitsquid's "Building a Data-Oriented Entity
+/// System" (part 2) when nothing died: one sweep of a 100,000-instance manager
+/// stops after four live probes, so it should cost about as much as four
+/// random liveness checks done by hand.
 fn lazy_gc<M: Measurement>(c: &mut Criterion<M>) {
     let n = if smoke() { 100 } else { 100_000 };
     let mut entities = Entities::new();

@@ -1,5 +1,6 @@
-//! Deferred mode: the dirty partition at the end of the arrays (seed 001 part 3,
-//! "A side note on deferred updates").
+//! Deferred mode: the dirty partition at the end of the arrays (Bitsquid's
+//! "Building a Data-Oriented Entity System", part 3, "A side note on deferred
+//! updates").
 //!
 //! `set_local`, `link` and `unlink` only mark a node (`MOVED`) and, if it is in
 //! the clean region, queue its entity as pending. [`TransformManager::propagate`]

@@ -23,7 +23,8 @@ pub(crate) const STAY: u8 = 4;
 pub(crate) const NO_INSTANCE: u32 = u32::MAX;
 
 /// The transform component of one world: a scene graph stored as SoA in a
-/// single allocation (seed 001 part 3).
+/// single allocation (Bitsquid's "Building a Data-Oriented Entity System",
+/// part 3).
 ///
 /// # Storage invariants (checked by [`check_invariants`](Self::check_invariants))
 /// - Slots `0..len` are live; capacity is always at least `len + 1`, so slot
@@ -80,9 +81,10 @@ impl std::fmt::Debug for TransformManager {
 }
 
 impl TransformManager {
-    /// One lazy-gc sweep (seed 001 part 2): probes random instances, destroys
-    /// those whose entity is dead, stops after four live ones in a row. The
-    /// report says how many probes it took (four when nothing died).
+    /// One lazy-gc sweep (part 2 of Bitsquid's series): probes random
+    /// instances, destroys those whose entity is dead, stops after four live
+    /// ones in a row. The report says how many probes it took (four when
+    /// nothing died).
     pub fn sweep_garbage(&mut self, entities: &Entities) -> GcReport {
         let mut gc = std::mem::take(&mut self.gc);
         let report = gc.sweep(|random| {
@@ -205,7 +207,7 @@ impl TransformManager {
     /// If the map holds an instance for an *older generation* of the same entity
     /// index (its entity died without notice), that stale instance is destroyed first.
     /// The entity map is a dense array indexed by `entity.index()` (as in the
-    /// seed), so it grows to the largest index seen.
+    /// article), so it grows to the largest index seen.
     ///
     /// Errors: [`TransformError::AlreadyExists`], [`TransformError::CapacityOverflow`].
     pub fn create(&mut self, entity: Entity, local: Affine3A) -> Result<Instance, TransformError> {
@@ -486,7 +488,7 @@ impl ComponentManager for TransformManager {
         }
     }
 
-    /// The seed's lazy collection: probe random instances, destroy those whose
+    /// Bitsquid's lazy collection: probe random instances, destroy those whose
     /// entity is dead, stop after four live ones in a row.
     fn collect_garbage(&mut self, entities: &Entities) -> usize {
         self.sweep_garbage(entities).destroyed

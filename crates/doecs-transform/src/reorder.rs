@@ -1,11 +1,12 @@
-//! Moving instances in the arrays: swap-remove, the seed's three-step swap, and
-//! compaction for locality.
+//! Moving instances in the arrays: swap-remove, the three-step swap of
+//! Bitsquid's "Building a Data-Oriented Entity System" (part 3), and compaction
+//! for locality.
 //!
 //! Every move goes through one primitive, `move_row(from, to)`: copy the whole
 //! row, then repoint the four kinds of reference to it (the parent's
 //! `first_child` or the previous sibling's `next_sibling`, the next sibling's
 //! `prev_sibling`, every child's `parent`, and the entity map). It requires that
-//! nothing refers to `to`. Swapping A and B is then the seed's three steps
+//! nothing refers to `to`. Swapping A and B is then the article's three steps
 //! through the spare slot `[len]` (capacity is always `len + 1`):
 //! `[len] <- [A]`, `[A] <- [B]`, `[B] <- [len]`; each step meets the
 //! precondition, even when A and B are parent and child or siblings.

@@ -1,6 +1,7 @@
-//! The instance data: structure of arrays in a single allocation (seed 001 parts 2–3).
+//! The instance data: structure of arrays in a single allocation (Bitsquid's
+//! "Building a Data-Oriented Entity System", parts 2–3).
 //!
-//! Like the seed's `InstanceData`, one raw buffer holds every column: `local`,
+//! Like the article's `InstanceData`, one raw buffer holds every column: `local`,
 //! `world`, `entity`, the four hierarchy links and two bytes of deferred-mode
 //! state. Columns are laid out back to back, largest alignment first, so each
 //! starts suitably aligned. The buffer is allocated **zeroed** and every column
