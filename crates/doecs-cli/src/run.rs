@@ -8,8 +8,9 @@
 //! - `gravity_drag` (parallel over chunks): `&mut Velocity, &Mass`;
 //! - `integrate` (parallel over chunks): `&mut Position, &mut Velocity`,
 //!   bouncing off the ground plane;
-//! - `spin_parts`: every part turns about its local y axis (writes the
-//!   transform manager; runs beside the physics);
+//! - `spin_parts` (parallel over chunks): every part turns about its local
+//!   y axis, written straight into the transform manager (runs beside the
+//!   physics);
 //! - `ship_transforms`: the physics results into the transform hierarchy:
 //!   each ship's local transform follows its position, fed chunk by chunk
 //!   from the query into the manager;
@@ -68,10 +69,9 @@ fn spin_parts(
     dt: Res<FrameDt>,
 ) {
     let dt = dt.0;
-    parts.for_each_chunk(|(es, spins)| {
-        transforms.update_locals(es.iter().copied().zip(spins), |local, spin| {
-            *local *= Affine3A::from_rotation_y(spin.0 * dt);
-        });
+    // In parallel over the query's chunks, straight into the manager.
+    transforms.par_update_locals(&mut parts, |local, spin| {
+        *local *= Affine3A::from_rotation_y(spin.0 * dt);
     });
 }
 

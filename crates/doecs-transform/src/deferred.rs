@@ -31,7 +31,9 @@ impl TransformManager {
         }
         self.enter_pending();
         let (fd, len) = (self.first_dirty, self.len);
-        let ordered = {
+        // `partition_ordered` is conservative: when set, parents are known to
+        // precede children, and the O(m) check is skipped.
+        let ordered = self.partition_ordered || {
             let c = self.store.cols();
             (fd..len).all(|i| c.parent[i as usize].get().is_none_or(|p| p < fd || p < i))
         };
@@ -39,34 +41,32 @@ impl TransformManager {
             let order = self.bfs_order(fd, len);
             self.permute_region(fd, &order);
         }
+        // One pass, parents first: the world transform, whether the node
+        // moved (its own mark, or a dirty parent that moved: `idle == 0`
+        // means "moved in this pass"), and whether it stays in the
+        // partition (`STAY`, rewritten here for every node before any child
+        // reads it, so it needs no clearing). `MOVED` is consumed.
         let mut leaving = 0usize;
         {
             let c = self.store.cols_mut();
-            for i in fd as usize..len as usize {
+            let fd = fd as usize;
+            for i in fd..len as usize {
                 let p = c.parent[i].get().map(|p| p as usize);
-                let dirty_parent = p.filter(|&p| p >= fd as usize);
+                let dirty_parent = p.filter(|&p| p >= fd);
                 c.world[i] = match p {
                     Some(p) => c.world[p] * c.local[i],
                     None => c.local[i],
                 };
-                let moved = c.flags[i] & MOVED != 0
-                    || dirty_parent.is_some_and(|p| c.flags[p] & MOVED != 0);
-                if moved {
-                    c.flags[i] |= MOVED;
-                    c.idle[i] = 0;
+                let moved = c.flags[i] & MOVED != 0 || dirty_parent.is_some_and(|p| c.idle[p] == 0);
+                c.idle[i] = if moved {
+                    0
                 } else {
-                    c.idle[i] = c.idle[i].saturating_add(1);
-                }
-            }
-            for i in fd as usize..len as usize {
-                let parent_stays = c.parent[i]
-                    .get()
-                    .is_some_and(|p| p >= fd && c.flags[p as usize] & STAY != 0);
-                if c.idle[i] < IDLE_PROPAGATIONS || parent_stays {
-                    c.flags[i] |= STAY;
-                } else {
-                    leaving += 1;
-                }
+                    c.idle[i].saturating_add(1)
+                };
+                let stays = c.idle[i] < IDLE_PROPAGATIONS
+                    || dirty_parent.is_some_and(|p| c.flags[p] & STAY != 0);
+                c.flags[i] = (c.flags[i] & !(MOVED | STAY)) | if stays { STAY } else { 0 };
+                leaving += usize::from(!stays);
             }
         }
         if leaving > 0 {
@@ -76,10 +76,6 @@ impl TransformManager {
             let order: Vec<u32> = go.chain(stay).collect();
             self.permute_region(fd, &order);
             self.first_dirty = fd + leaving as u32;
-        }
-        let c = self.store.cols_mut();
-        for i in fd as usize..len as usize {
-            c.flags[i] &= !(MOVED | STAY);
         }
         self.partition_ordered = true;
     }
@@ -134,6 +130,8 @@ impl TransformManager {
             }
             self.first_dirty = base;
             self.sorted = false;
+            // The entered root's parent may sit later in the partition.
+            self.partition_ordered = false;
         }
         self.pending = pending;
         self.pending.clear();

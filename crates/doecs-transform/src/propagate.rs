@@ -12,7 +12,7 @@
 
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
-use crate::manager::{TransformManager, NO_INSTANCE};
+use crate::manager::{TransformManager, MOVED, NO_INSTANCE};
 use doecs::Entity;
 use glam::Affine3A;
 
@@ -162,6 +162,104 @@ impl TransformManager {
         }
         self.batch_slots = idx;
         count
+    }
+
+    /// [`update_locals`](Self::update_locals) fed by a query and run in
+    /// parallel over its chunks, on the current pool (in a system: the
+    /// schedule's): each entity the query visits that has an instance gets
+    /// `change(&mut local, &value)`. Returns how many were changed.
+    ///
+    /// A query yields each entity once, and an entity has one instance, so
+    /// every slot is written by one thread. Nodes are marked as by
+    /// `update_locals`: in deferred mode for the next
+    /// [`propagate`](Self::propagate); in immediate mode one O(n) world
+    /// update of the touched subtrees runs at the end.
+    ///
+    /// ```
+    /// use doecs::{Entity, World};
+    /// use doecs_transform::TransformManager;
+    /// use glam::{Affine3A, Vec3};
+    /// struct Speed(f32);
+    /// let mut world = World::new();
+    /// let es = world.spawn_batch((0..100).map(|i| (Speed(i as f32),)));
+    /// let mut tm = TransformManager::new();
+    /// for &e in &es {
+    ///     tm.create(e, Affine3A::IDENTITY).unwrap();
+    /// }
+    /// let mut q = world.query_mut::<(Entity, &Speed)>();
+    /// let n = tm.par_update_locals(&mut q, |local, s| {
+    ///     local.translation.x += s.0;
+    /// });
+    /// assert_eq!(n, 100);
+    /// let w = tm.world(tm.lookup(es[7]).unwrap()).unwrap();
+    /// assert_eq!(Vec3::from(w.translation), Vec3::X * 7.0);
+    /// ```
+    pub fn par_update_locals<V: doecs::Component, F: doecs::QueryFilter + 'static>(
+        &mut self,
+        query: &mut doecs::Query<'_, (Entity, &V), F>,
+        change: impl Fn(&mut Affine3A, &V) + Send + Sync,
+    ) -> usize {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+        let (len, first_dirty, deferred) = (self.len, self.first_dirty, self.deferred);
+        let changed = AtomicUsize::new(0);
+        let outside_partition = AtomicBool::new(false);
+        {
+            let map = &self.map;
+            let slots = self.store.shared_slots();
+            query.par_for_each_chunk(|(entities, values)| {
+                let mut n = 0;
+                let mut outside = false;
+                for (&e, v) in entities.iter().zip(values) {
+                    let Some(&i) = map.get(e.index() as usize) else {
+                        continue;
+                    };
+                    if i == NO_INSTANCE || i >= len || slots.entity()[i as usize] != e.to_bits() {
+                        continue;
+                    }
+                    // SAFETY: the query yields each entity once, and slot `i`
+                    // is the one live slot holding `e`, so no other item of
+                    // this call (on any thread) maps to `i`.
+                    let (local, flags) = unsafe { slots.slot(i as usize) };
+                    change(local, v);
+                    *flags |= MOVED;
+                    n += 1;
+                    outside |= !deferred || i < first_dirty;
+                }
+                changed.fetch_add(n, Relaxed);
+                if outside {
+                    outside_partition.store(true, Relaxed);
+                }
+            });
+        }
+        if outside_partition.into_inner() {
+            self.finish_parallel_marks();
+        }
+        changed.into_inner()
+    }
+
+    /// After a parallel update marked nodes with `MOVED` only: in deferred
+    /// mode queues the marked clean nodes as pending (as `mark_moved` does);
+    /// in immediate mode clears the marks and updates the touched subtrees.
+    fn finish_parallel_marks(&mut self) {
+        if self.deferred {
+            for i in 0..self.first_dirty {
+                if self.store.cols().flags[i as usize] & MOVED != 0 {
+                    self.mark_moved(i);
+                }
+            }
+        } else {
+            let mut idx = std::mem::take(&mut self.batch_slots);
+            idx.clear();
+            let flags = self.store.cols_mut().flags;
+            for (i, f) in flags[..self.len as usize].iter_mut().enumerate() {
+                if *f & MOVED != 0 {
+                    *f &= !MOVED;
+                    idx.push(i as u32);
+                }
+            }
+            self.update_topmost(&idx);
+            self.batch_slots = idx;
+        }
     }
 
     /// Updates the subtrees of the topmost nodes among `targets`, each node once.

@@ -207,6 +207,76 @@ impl Storage {
     }
 }
 
+/// Per-slot write access to the `local` and `flags` columns, shared across
+/// threads, for batch updates whose slots are known to be distinct; the
+/// `entity` column reads as a plain shared slice meanwhile.
+///
+/// # Aliasing rule
+/// The writer borrows the storage mutably, so nothing else touches the
+/// buffer while it lives. Through it, `entity` is only read, and `local` and
+/// `flags` are only reached one slot at a time through [`SharedSlots::slot`],
+/// whose caller promises that no slot is handed out twice at once.
+pub(crate) struct SharedSlots<'a> {
+    local: NonNull<Affine3A>,
+    flags: NonNull<u8>,
+    entity: &'a [u64],
+    cap: usize,
+}
+
+// SAFETY: the pointers address plain data owned by the mutably borrowed
+// storage; sharing the writer between threads is sound because every slot
+// access goes through `slot`, whose contract forbids two live accesses to one
+// slot, and the `entity` slice is only read.
+unsafe impl Sync for SharedSlots<'_> {}
+
+impl SharedSlots<'_> {
+    /// The entity column, `capacity` long.
+    #[inline]
+    pub(crate) fn entity(&self) -> &[u64] {
+        self.entity
+    }
+
+    /// Slot `i`'s local transform and flags.
+    ///
+    /// # Safety
+    /// While the returned references live, no other call (on any thread) may
+    /// pass the same `i`.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn slot(&self, i: usize) -> (&mut Affine3A, &mut u8) {
+        assert!(i < self.cap, "slot {i} beyond capacity {}", self.cap);
+        // SAFETY: `i < cap`, so both addresses lie inside their columns
+        // (type invariant of `Storage`), which are initialized, aligned and
+        // disjoint from each other and from `entity`; the caller makes this
+        // the only access to slot `i` for the references' lifetime.
+        unsafe {
+            (
+                &mut *self.local.as_ptr().add(i),
+                &mut *self.flags.as_ptr().add(i),
+            )
+        }
+    }
+}
+
+impl Storage {
+    /// Shared per-slot write access to `local` and `flags`; see [`SharedSlots`].
+    pub(crate) fn shared_slots(&mut self) -> SharedSlots<'_> {
+        let o = Offsets::new(self.cap);
+        let base = self.buf.as_ptr();
+        // SAFETY: the columns lie inside the live allocation at these offsets
+        // (type invariant); `entity` is initialized and, under the writer's
+        // aliasing rule, never written while the slice lives.
+        unsafe {
+            SharedSlots {
+                local: NonNull::new_unchecked(base.cast()),
+                flags: NonNull::new_unchecked(base.add(o.flags)),
+                entity: std::slice::from_raw_parts(base.add(o.entity).cast(), self.cap),
+                cap: self.cap,
+            }
+        }
+    }
+}
+
 impl Drop for Storage {
     fn drop(&mut self) {
         // SAFETY: `buf` was allocated by `alloc_zeroed` with exactly this layout

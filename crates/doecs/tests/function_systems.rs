@@ -307,3 +307,37 @@ fn closures_with_the_same_default_name_must_be_named() {
         Err(ScheduleError::DuplicateName(_))
     ));
 }
+
+#[test]
+fn parallel_loops_run_in_place_on_a_one_thread_schedule() {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    let threads_seen = Arc::new(Mutex::new(HashSet::new()));
+    let seen = threads_seen.clone();
+    let system_thread = Arc::new(Mutex::new(None));
+    let st = system_thread.clone();
+    let spread = move |mut q: Query<&mut Position>| {
+        *st.lock().unwrap() = Some(std::thread::current().id());
+        q.par_for_each(|p| {
+            p.0 += 1.0;
+            seen.lock().unwrap().insert(std::thread::current().id());
+        });
+    };
+    let mut world = World::new();
+    world.spawn_batch((0..20_000).map(|i| (Position(i as f32),)));
+    let mut schedule = Schedule::with_threads(1);
+    schedule.add_system(spread.named("spread")).unwrap();
+    for _ in 0..3 {
+        schedule.run(&mut world).unwrap();
+    }
+    let seen: Vec<_> = threads_seen.lock().unwrap().drain().collect();
+    assert_eq!(
+        seen,
+        vec![system_thread.lock().unwrap().unwrap()],
+        "in place"
+    );
+    assert_eq!(
+        world.query::<&Position>().iter().map(|p| p.0).sum::<f32>(),
+        (0..20_000).map(|i| i as f32 + 3.0).sum::<f32>()
+    );
+}

@@ -411,6 +411,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ) where
         for<'w> Q::Item<'w>: Send,
     {
+        if crate::schedule::sequential_here() {
+            // SAFETY: forwarded contract; one thread visits every row once.
+            return unsafe { self.for_each_unchecked(world, f) };
+        }
         self.update(world);
         let matched = &self.cache.matched;
         crate::schedule::on_schedule_pool(|| {
@@ -482,6 +486,16 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         body: impl Fn(&Archetype, Q::State, usize) + Send + Sync,
     ) {
         self.update(world);
+        if crate::schedule::sequential_here() {
+            let archetypes = world.archetypes();
+            for &(id, state) in &self.cache.matched {
+                let arch = archetypes.get(id);
+                for chunk in 0..arch.chunk_count() {
+                    body(arch, state, chunk);
+                }
+            }
+            return;
+        }
         let work: Vec<(ArchetypeId, Q::State, usize)> = self
             .cache
             .matched

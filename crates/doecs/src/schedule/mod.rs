@@ -41,6 +41,7 @@ use crate::world::{World, WorldId};
 use ids::SpawnIds;
 use plan::{Graph, Segment, Step, SystemFacts};
 pub use runner::on_schedule_pool;
+pub(crate) use runner::sequential_here;
 use runner::{run_graph, WorkerPool};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
@@ -394,7 +395,8 @@ impl Schedule {
         };
         // Systems that run on this thread (exclusive ones, tiny segments) send
         // their parallel loops to the schedule's pool.
-        runner::with_pool(pool, || run.run(world))
+        // With one thread, parallel query loops run in place.
+        runner::with_sequential(threads == 1, || runner::with_pool(pool, || run.run(world)))
     }
 }
 

@@ -19,8 +19,9 @@
 //! A segment whose systems together took less than [`INLINE_BELOW`] in the
 //! previous run runs on the waiting thread alone, in plan order: for tiny
 //! systems, handing work to other threads costs more than it saves. (A first
-//! run, with nothing measured yet, is parallel.) Which thread runs a system
-//! never changes the result.
+//! run, with nothing measured yet, is parallel.) The parallel forms of query
+//! loops inside such a segment (or in a one-thread schedule) run in place,
+//! piece by piece. Which thread runs a system never changes the result.
 
 use super::plan::Graph;
 use super::{lock, panic_message, Panicked, Slot};
@@ -41,6 +42,32 @@ thread_local! {
     /// runs systems on its caller's thread (see [`with_pool`]).
     static SCHEDULE_POOL: std::cell::Cell<*const rayon::ThreadPool> =
         const { std::cell::Cell::new(std::ptr::null()) };
+    /// Whether the systems running on this thread should run their query
+    /// loops' parallel forms sequentially, in place: set while a tiny
+    /// segment runs on the caller's thread, and while a one-thread schedule
+    /// runs (see [`sequential_here`]).
+    static SEQUENTIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether parallel query loops started on this thread should run in place,
+/// one piece after another: inside a segment too small to be worth other
+/// threads, or a schedule with one thread. Handing those loops to the pool
+/// would only add two thread switches per loop.
+#[inline]
+pub(crate) fn sequential_here() -> bool {
+    SEQUENTIAL.with(std::cell::Cell::get)
+}
+
+/// Runs `f` with [`sequential_here`] answering `sequential`.
+pub(crate) fn with_sequential<R>(sequential: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SEQUENTIAL.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SEQUENTIAL.with(|s| s.replace(sequential)));
+    f()
 }
 
 /// Runs `f` with `pool` recorded as this thread's schedule pool, so that
@@ -248,15 +275,18 @@ pub(crate) fn run_graph(
         panics: Mutex::new(Vec::new()),
     };
     if inline || threads == 1 {
-        // One thread, the caller's: the plan's order, no task overhead.
-        let mut failed = vec![false; graph.systems.len()];
-        for &node in &graph.order {
-            let blocked = graph
-                .edges
-                .iter()
-                .any(|e| e.to == node && failed[e.from as usize]);
-            failed[node as usize] = blocked || !run.run_system(node);
-        }
+        // One thread, the caller's: the plan's order, no task overhead, and
+        // query loops run in place.
+        with_sequential(true, || {
+            let mut failed = vec![false; graph.systems.len()];
+            for &node in &graph.order {
+                let blocked = graph
+                    .edges
+                    .iter()
+                    .any(|e| e.to == node && failed[e.from as usize]);
+                failed[node as usize] = blocked || !run.run_system(node);
+            }
+        });
     } else {
         pool.install(|| {
             let shared = Arc::new(Shared {
