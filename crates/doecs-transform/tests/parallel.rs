@@ -64,7 +64,7 @@ fn turn(local: &mut Affine3A, t: &Turn) {
 fn parallel_and_sequential_updates_agree() {
     for deferred in [false, true] {
         let (mut wa, mut a) = setup(deferred, 40, 4, 300);
-        let (mut wb, mut b) = setup(deferred, 40, 4, 300);
+        let (wb, mut b) = setup(deferred, 40, 4, 300);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(4)
             .build()

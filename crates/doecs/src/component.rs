@@ -134,6 +134,7 @@ pub struct ComponentInfo {
     drop_fn: Option<unsafe fn(*mut u8)>,
     type_id: Option<TypeId>,
     type_name: Option<&'static str>,
+    row_ticks: bool,
 }
 
 impl ComponentInfo {
@@ -165,6 +166,12 @@ impl ComponentInfo {
     pub fn type_name(&self) -> Option<&'static str> {
         self.type_name
     }
+    /// Whether the world keeps per-row change stamps for this component
+    /// (from the first query that filters on its changes on; see
+    /// [`crate::storage::ticks`]).
+    pub fn tracks_rows(&self) -> bool {
+        self.row_ticks
+    }
     /// Whether values are plain bytes: a dynamic component with no drop
     /// function. Only these can be written from arbitrary bytes safely.
     pub fn is_plain_bytes(&self) -> bool {
@@ -180,6 +187,8 @@ pub struct Components {
     by_type: TypeIndex<ComponentId>,
     by_name: HashMap<String, ComponentId>,
     by_hash: HashMap<u64, ComponentId>,
+    /// Rust types asked to keep row stamps before they were registered.
+    tracked_types: Vec<TypeId>,
 }
 
 /// Registration failed.
@@ -244,6 +253,12 @@ impl Components {
     #[inline]
     pub fn id_of<T: 'static>(&self) -> Option<ComponentId> {
         self.by_type.get(TypeId::of::<T>())
+    }
+
+    /// The id of the Rust type with this `TypeId`, if registered.
+    #[inline]
+    pub fn by_type_id(&self, type_id: TypeId) -> Option<ComponentId> {
+        self.by_type.get(type_id)
     }
 
     /// The id of the component with this name.
@@ -332,6 +347,7 @@ impl Components {
         if let Some(type_id) = d.type_id {
             self.by_type.insert(type_id, id);
         }
+        let row_ticks = d.type_id.is_some_and(|t| self.tracked_types.contains(&t));
         self.infos.push(ComponentInfo {
             id,
             name_hash: hash,
@@ -340,8 +356,29 @@ impl Components {
             drop_fn: d.drop_fn,
             type_id: d.type_id,
             type_name: d.type_name,
+            row_ticks,
         });
         Ok(id)
+    }
+
+    /// Marks component `id` as keeping row stamps. Returns whether it did
+    /// not before (the caller then gives every archetype holding it stamps).
+    pub(crate) fn track_rows(&mut self, id: ComponentId) -> bool {
+        !std::mem::replace(&mut self.infos[id.index()].row_ticks, true)
+    }
+
+    /// Marks Rust type `type_id` as keeping row stamps: now if registered
+    /// (returning its id when it did not before), else from its registration on.
+    pub(crate) fn track_type(&mut self, type_id: TypeId) -> Option<ComponentId> {
+        match self.by_type.get(type_id) {
+            Some(id) => self.track_rows(id).then_some(id),
+            None => {
+                if !self.tracked_types.contains(&type_id) {
+                    self.tracked_types.push(type_id);
+                }
+                None
+            }
+        }
     }
 }
 

@@ -48,6 +48,15 @@ pub enum EntityError {
     /// (`get_many_mut`).
     #[error("entity {0} is named twice; the entities must be distinct")]
     AliasedEntity(Entity),
+    /// The entity has what the query fetches, but its filter does not pass
+    /// it (a change filter, say, when the entity has not changed).
+    #[error("entity {entity} does not pass the query filter `{filter}`")]
+    FilteredOut {
+        /// The entity.
+        entity: Entity,
+        /// The filter's type name.
+        filter: &'static str,
+    },
     /// A bundle type names one component type twice; nothing was changed.
     #[error("bundle `{bundle}` names component `{component}` twice")]
     DuplicateInBundle {

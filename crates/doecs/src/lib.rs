@@ -19,6 +19,7 @@ pub mod resource;
 pub mod schedule;
 pub mod storage;
 pub mod system;
+pub mod tick;
 mod type_index;
 pub mod universe;
 pub mod world;
@@ -38,8 +39,8 @@ pub use error::EntityError;
 pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, Or, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, View,
-    ViewMut, With, Without,
+    Access, Added, Changed, Or, Query, QueryData, QueryFilter, QueryIter, QueryState,
+    ReadOnlyQueryData, View, ViewMut, With, Without,
 };
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use storage::{ArchetypeId, Row};
@@ -48,6 +49,7 @@ pub use system::{
     function_system, system, Conflict, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut,
     System, SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemParam,
 };
+pub use tick::{ChangeWindow, Tick};
 pub use type_index::{TypeIdHasher, TypeIdMap};
 pub use universe::{SharedWorld, Universe, WorldKey};
 pub use world::{

@@ -2,7 +2,7 @@
 
 pub use crate::command::{CommandBuffer, Commands};
 pub use crate::entity::Entity;
-pub use crate::query::{Or, Query, QueryState, View, ViewMut, With, Without};
+pub use crate::query::{Added, Changed, Or, Query, QueryState, View, ViewMut, With, Without};
 pub use crate::schedule::Schedule;
 pub use crate::system::{
     system, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut, SystemConfig,

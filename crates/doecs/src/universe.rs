@@ -251,7 +251,8 @@ impl SharedWorld<'_> {
         &mut self,
     ) -> Query<'_, Q, F> {
         let state = self.query_caches.state::<Q, F>(self.core.id());
+        let window = state.write_window(self.core);
         // SAFETY: the world is borrowed mutably for the query's life.
-        unsafe { Query::borrowed(self.core, state) }
+        unsafe { Query::borrowed(self.core, state, window) }
     }
 }

@@ -75,6 +75,15 @@ impl Access {
         Ok(())
     }
 
+    /// Records a read of `key` unless it is already written (a change
+    /// filter reading the ticks of a component its query also writes: the
+    /// query itself orders the two).
+    pub fn add_read_unless_written(&mut self, key: AccessKey) {
+        if !self.writes.contains(&key) && !self.reads.contains(&key) {
+            self.reads.push(key);
+        }
+    }
+
     /// Records a read of `key`.
     ///
     /// # Panics

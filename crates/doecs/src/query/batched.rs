@@ -5,37 +5,42 @@
 //! A batch is a run of rows of one archetype, so it never straddles two
 //! archetypes' columns. Batches are disjoint: the rows one batch yields are
 //! yielded by no other, so batches of a query with mutable parts may be
-//! handed to different threads at once.
+//! handed to different threads at once. Under a change filter a batch
+//! yields only its rows that pass (so it may yield fewer than its length).
 
 use super::data::QueryData;
-use crate::storage::ArchetypeId;
+use super::filter::QueryFilter;
+use super::state::Matched;
+use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 use std::marker::PhantomData;
 
 /// The batches of a query. Created by [`Query::iter_batched`](super::Query::iter_batched).
-pub struct BatchedIter<'w, Q: QueryData> {
+pub struct BatchedIter<'w, Q: QueryData, F: QueryFilter = ()> {
     world: &'w WorldCore,
-    matched: std::slice::Iter<'w, (ArchetypeId, Q::State)>,
-    current: Option<(Q::Fetch, usize)>,
+    matched: std::slice::Iter<'w, Matched<Q, F>>,
+    current: Option<(Q::Fetch, F::Fetch, usize)>,
     next_row: usize,
     batch: usize,
+    window: ChangeWindow,
 }
 
 // SAFETY: the iterator reads the world's archetype list (`WorldCore` is
-// `Sync`) and hands out batches of disjoint rows, whose items are `Send`; a
-// fetch it holds points at the columns of those items.
-unsafe impl<'w, Q: QueryData> Send for BatchedIter<'w, Q> where Q::Item<'w>: Send {}
+// `Sync`) and hands out batches of disjoint rows, whose items are `Send`; the
+// fetches it holds point at the columns (and ticks) of those rows.
+unsafe impl<'w, Q: QueryData, F: QueryFilter> Send for BatchedIter<'w, Q, F> where Q::Item<'w>: Send {}
 
-impl<'w, Q: QueryData> BatchedIter<'w, Q> {
-    /// Batches of at most `batch` rows (at least 1).
+impl<'w, Q: QueryData, F: QueryFilter> BatchedIter<'w, Q, F> {
+    /// Batches of at most `batch` rows (at least 1), seeing changes in `window`.
     ///
     /// # Safety
-    /// The caller must hold the access `Q` describes for `'w`, as for
-    /// [`QueryIter`](super::QueryIter).
+    /// The caller must hold the access `Q` and `F` describe for `'w`, as
+    /// for [`QueryIter`](super::QueryIter).
     pub(crate) unsafe fn new(
         world: &'w WorldCore,
-        matched: &'w [(ArchetypeId, Q::State)],
+        matched: &'w [Matched<Q, F>],
         batch: usize,
+        window: ChangeWindow,
     ) -> Self {
         BatchedIter {
             world,
@@ -43,78 +48,95 @@ impl<'w, Q: QueryData> BatchedIter<'w, Q> {
             current: None,
             next_row: 0,
             batch: batch.max(1),
+            window,
         }
     }
 }
 
-impl<'w, Q: QueryData> Iterator for BatchedIter<'w, Q> {
-    type Item = Batch<'w, Q>;
+impl<'w, Q: QueryData, F: QueryFilter> Iterator for BatchedIter<'w, Q, F> {
+    type Item = Batch<'w, Q, F>;
 
-    fn next(&mut self) -> Option<Batch<'w, Q>> {
+    fn next(&mut self) -> Option<Batch<'w, Q, F>> {
         loop {
-            if let Some((fetch, len)) = self.current {
+            if let Some((fetch, filter, len)) = self.current {
                 if self.next_row < len {
                     let start = self.next_row;
                     let end = (start + self.batch).min(len);
                     self.next_row = end;
                     return Some(Batch {
                         fetch,
+                        filter,
                         row: start,
                         end,
+                        window: self.window,
                         _world: PhantomData,
                     });
                 }
             }
-            let &(id, state) = self.matched.next()?;
+            let &(id, (state, filter)) = self.matched.next()?;
             let arch = self.world.archetypes().get(id);
-            // SAFETY: `state` was matched on `arch`.
-            self.current = Some((unsafe { Q::fetch(arch, state) }, arch.len()));
+            // SAFETY: the states were matched on `arch`.
+            self.current =
+                Some(unsafe { (Q::fetch(arch, state), F::fetch(arch, filter), arch.len()) });
             self.next_row = 0;
         }
     }
 }
 
-/// One batch: rows `row..end` of one archetype. An iterator over their items.
-pub struct Batch<'w, Q: QueryData> {
+/// One batch: rows `row..end` of one archetype. An iterator over the items
+/// of those that pass the query's filter.
+pub struct Batch<'w, Q: QueryData, F: QueryFilter = ()> {
     fetch: Q::Fetch,
+    filter: F::Fetch,
     row: usize,
     end: usize,
+    window: ChangeWindow,
     _world: PhantomData<&'w WorldCore>,
 }
 
 // SAFETY: a batch hands out the items of its own rows only (disjoint from
 // every other batch's), so moving it to another thread is moving those items,
-// which are `Send`.
-unsafe impl<'w, Q: QueryData> Send for Batch<'w, Q> where Q::Item<'w>: Send {}
+// which are `Send`; its filter fetch only reads ticks the query may read.
+unsafe impl<'w, Q: QueryData, F: QueryFilter> Send for Batch<'w, Q, F> where Q::Item<'w>: Send {}
 
-impl<Q: QueryData> Batch<'_, Q> {
-    /// Rows left in the batch.
+impl<Q: QueryData, F: QueryFilter> Batch<'_, Q, F> {
+    /// Rows left in the batch (under a change filter, an upper bound of the
+    /// items left).
     pub fn len(&self) -> usize {
         self.end - self.row
     }
 
-    /// Whether the batch is used up.
+    /// Whether the batch has no rows left.
     pub fn is_empty(&self) -> bool {
         self.row == self.end
     }
 }
 
-impl<'w, Q: QueryData> Iterator for Batch<'w, Q> {
+impl<'w, Q: QueryData, F: QueryFilter> Iterator for Batch<'w, Q, F> {
     type Item = Q::Item<'w>;
 
     #[inline]
     fn next(&mut self) -> Option<Q::Item<'w>> {
-        if self.row == self.end {
-            return None;
+        while self.row < self.end {
+            let row = self.row;
+            self.row += 1;
+            // SAFETY: `row` is a live row of this batch; the creator held
+            // the filter's read access.
+            if !F::DENSE && !unsafe { F::row_passes(self.filter, row, self.window) } {
+                continue;
+            }
+            // SAFETY: `row` is a live row of this batch, yielded once; the
+            // iterator's creator held the access for `'w`.
+            return Some(unsafe {
+                Q::mark_written(self.fetch, row, 1, self.window.this_run);
+                Q::item(self.fetch, row)
+            });
         }
-        let row = self.row;
-        self.row += 1;
-        // SAFETY: `row` is a live row of this batch, yielded once; the
-        // iterator's creator held the access for `'w`.
-        Some(unsafe { Q::item(self.fetch, row) })
+        None
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.len(), Some(self.len()))
+        let upper = self.len();
+        (if F::DENSE { upper } else { 0 }, Some(upper))
     }
 }

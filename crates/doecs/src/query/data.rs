@@ -11,7 +11,8 @@
 use super::access::{Access, AccessKey, AliasError};
 use crate::component::{Component, Components};
 use crate::entity::Entity;
-use crate::storage::{Archetype, ColumnIndex};
+use crate::storage::{Archetype, ColumnIndex, TickPtrs};
+use crate::tick::Tick;
 use std::ptr::NonNull;
 
 /// Something a query can fetch. See the module docs.
@@ -65,6 +66,17 @@ pub unsafe trait QueryData {
     /// # Safety
     /// The rows must be live; access as for [`QueryData::item`].
     unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> Self::Slice<'w>;
+
+    /// Stamps rows `start..start + len` of every component the query writes
+    /// as changed at `tick`: the loops call it for the rows whose mutable
+    /// items (or slices) they hand out.
+    ///
+    /// # Safety
+    /// The rows must be live and the caller must hold the query's access.
+    #[inline(always)]
+    unsafe fn mark_written(fetch: Self::Fetch, start: usize, len: usize, tick: Tick) {
+        let _ = (fetch, start, len, tick);
+    }
 }
 
 /// Query data that only reads, so it can run on a shared `&World`.
@@ -118,11 +130,12 @@ unsafe impl<T: Component> QueryData for &T {
 // SAFETY: `&T` only reads.
 unsafe impl<T: Component> ReadOnlyQueryData for &T {}
 
-// SAFETY: writes exactly the column matched for `T`, recorded as a write.
+// SAFETY: writes exactly the column matched for `T` (values and change
+// ticks), recorded as a write.
 unsafe impl<T: Component> QueryData for &mut T {
     type Item<'w> = &'w mut T;
     type Slice<'w> = &'w mut [T];
-    type Fetch = NonNull<T>;
+    type Fetch = (NonNull<T>, TickPtrs);
     type State = ColumnIndex;
     type Key = Write<T>;
     fn access(access: &mut Access) -> Result<(), AliasError> {
@@ -135,18 +148,23 @@ unsafe impl<T: Component> QueryData for &mut T {
         archetype.column_of(components.id_of::<T>()?)
     }
     #[inline]
-    unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> NonNull<T> {
-        column(archetype, state)
+    unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> Self::Fetch {
+        (column(archetype, state), archetype.column_ticks(state))
     }
     #[inline]
-    unsafe fn item<'w>(fetch: NonNull<T>, row: usize) -> &'w mut T {
+    unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> &'w mut T {
         // SAFETY: `row` is live and the caller hands each row out once at a time.
-        unsafe { fetch.add(row).as_mut() }
+        unsafe { fetch.0.add(row).as_mut() }
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: NonNull<T>, start: usize, len: usize) -> &'w mut [T] {
+    unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> &'w mut [T] {
         // SAFETY: the rows are live, contiguous, and exclusively ours.
-        unsafe { std::slice::from_raw_parts_mut(fetch.as_ptr().add(start), len) }
+        unsafe { std::slice::from_raw_parts_mut(fetch.0.as_ptr().add(start), len) }
+    }
+    #[inline(always)]
+    unsafe fn mark_written(fetch: Self::Fetch, start: usize, len: usize, tick: Tick) {
+        // SAFETY: forwarded contract: the rows are live and their `T` ours.
+        unsafe { fetch.1.stamp_changed(start, len, tick) }
     }
 }
 
@@ -189,11 +207,12 @@ unsafe impl<T: Component> QueryData for Option<&T> {
 // SAFETY: only reads.
 unsafe impl<T: Component> ReadOnlyQueryData for Option<&T> {}
 
-// SAFETY: writes the column if present, recorded as a write.
+// SAFETY: writes the column if present (values and change ticks), recorded
+// as a write.
 unsafe impl<T: Component> QueryData for Option<&mut T> {
     type Item<'w> = Option<&'w mut T>;
     type Slice<'w> = Option<&'w mut [T]>;
-    type Fetch = Option<NonNull<T>>;
+    type Fetch = Option<(NonNull<T>, TickPtrs)>;
     type State = Option<ColumnIndex>;
     type Key = Option<Write<T>>;
 
@@ -211,22 +230,25 @@ unsafe impl<T: Component> QueryData for Option<&mut T> {
         )
     }
     #[inline]
-    unsafe fn fetch(archetype: &Archetype, state: Option<ColumnIndex>) -> Option<NonNull<T>> {
-        state.map(|c| column(archetype, c))
+    unsafe fn fetch(archetype: &Archetype, state: Option<ColumnIndex>) -> Self::Fetch {
+        state.map(|c| (column(archetype, c), archetype.column_ticks(c)))
     }
     #[inline]
-    unsafe fn item<'w>(fetch: Option<NonNull<T>>, row: usize) -> Option<&'w mut T> {
+    unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> Option<&'w mut T> {
         // SAFETY: as for `&mut T`.
-        fetch.map(|p| unsafe { p.add(row).as_mut() })
+        fetch.map(|(p, _)| unsafe { p.add(row).as_mut() })
     }
     #[inline]
-    unsafe fn slice<'w>(
-        fetch: Option<NonNull<T>>,
-        start: usize,
-        len: usize,
-    ) -> Option<&'w mut [T]> {
+    unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> Option<&'w mut [T]> {
         // SAFETY: as for `&mut T`.
-        fetch.map(|p| unsafe { std::slice::from_raw_parts_mut(p.as_ptr().add(start), len) })
+        fetch.map(|(p, _)| unsafe { std::slice::from_raw_parts_mut(p.as_ptr().add(start), len) })
+    }
+    #[inline(always)]
+    unsafe fn mark_written(fetch: Self::Fetch, start: usize, len: usize, tick: Tick) {
+        if let Some((_, ticks)) = fetch {
+            // SAFETY: as for `&mut T`.
+            unsafe { ticks.stamp_changed(start, len, tick) }
+        }
     }
 }
 
@@ -298,6 +320,11 @@ macro_rules! tuple_query {
             unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> Self::Slice<'w> {
                 // SAFETY: forwarded contract.
                 ($(unsafe { $name::slice(fetch.$index, start, len) },)*)
+            }
+            #[inline(always)]
+            unsafe fn mark_written(fetch: Self::Fetch, start: usize, len: usize, tick: Tick) {
+                // SAFETY: forwarded contract.
+                $(unsafe { $name::mark_written(fetch.$index, start, len, tick) };)*
             }
         }
         // SAFETY: every element only reads.

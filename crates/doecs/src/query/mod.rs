@@ -1,33 +1,42 @@
 //! Typed queries over the world's archetypes.
 //!
 //! - [`data`]: what a query fetches (`&T`, `&mut T`, `Option<..>`, `Entity`, tuples).
-//! - [`filter`]: `With<T>`, `Without<T>`, `Or<(..)>`.
+//! - [`filter`]: `With<T>`, `Without<T>`, `Or<(..)>`; [`change`]:
+//!   `Changed<T>`, `Added<T>`.
 //! - [`access`]: read/write sets, used for aliasing checks and by the schedule.
-//! - [`state`]: [`QueryState`], the cached matching and every loop form.
+//! - [`state`]: [`QueryState`], the cached matching; `loops` and `iter`:
+//!   every loop form over it.
 //! - [`view`]: [`View`], one component type by entity, resolved once.
 //!
 //! A [`Query`] is a query borrowing its world: what `world.query_mut()`,
 //! `world.query()` and a system's `ctx.query()` return. It reuses a
 //! per-world (or per-system) cache of matched archetypes keyed by the
 //! query's shape, so ad-hoc queries are cheap too; holding a [`QueryState`]
-//! avoids even the cache lookup.
+//! avoids even the cache lookup. It carries its change window: a system's,
+//! or, on a world, the one since the last use of its shape there.
 
 pub mod access;
 pub mod batched;
+pub mod change;
 pub mod data;
 pub mod filter;
+mod iter;
+mod loops;
 pub mod state;
 pub mod view;
 
 pub use access::{Access, AccessKey, AliasError, FilteredAccess};
 pub use batched::{Batch, BatchedIter};
+pub use change::{Added, Changed};
 pub use data::{QueryData, ReadOnlyQueryData};
 pub use filter::{Or, QueryFilter, With, Without};
-pub use state::{QueryCaches, QueryIter, QueryState};
+pub use iter::QueryIter;
+pub use state::{QueryCaches, QueryState};
 pub use view::{View, ViewMut};
 
 use crate::entity::Entity;
 use crate::error::EntityError;
+use crate::tick::ChangeWindow;
 use crate::world::{World, WorldCore};
 
 /// A query borrowing its world. See the module docs.
@@ -39,6 +48,7 @@ use crate::world::{World, WorldCore};
 pub struct Query<'w, Q: QueryData, F: QueryFilter + 'static = ()> {
     world: &'w WorldCore,
     state: StateRef<'w, Q, F>,
+    window: ChangeWindow,
 }
 
 /// A query's state: its own, or borrowed from a cache kept elsewhere.
@@ -48,28 +58,38 @@ enum StateRef<'w, Q: QueryData, F: QueryFilter> {
 }
 
 impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
-    /// A query over `world` using `state` (updated here).
+    /// A query over `world` using `state` (updated here), seeing changes in
+    /// `window` and stamping its writes with `window.this_run`.
     ///
     /// # Safety
     /// For `'w`, nothing else may access what `Q` writes, nor write what it
-    /// reads.
+    /// reads (the filter's reads included).
     #[inline]
-    pub(crate) unsafe fn borrowed(world: &'w WorldCore, state: &'w mut QueryState<Q, F>) -> Self {
+    pub(crate) unsafe fn borrowed(
+        world: &'w WorldCore,
+        state: &'w mut QueryState<Q, F>,
+        window: ChangeWindow,
+    ) -> Self {
         state.update(world);
         Query {
             world,
             state: StateRef::Borrowed(state),
+            window,
         }
     }
 
-    /// A query over `world` with a fresh state.
+    /// A query over `world` with a fresh state (so a change filter sees
+    /// everything).
     ///
     /// # Safety
     /// As [`Query::borrowed`].
     pub(crate) unsafe fn fresh(world: &'w WorldCore) -> Self {
+        let mut state = QueryState::new(world);
+        let window = state.direct_window(world);
         Query {
             world,
-            state: StateRef::Owned(QueryState::new(world)),
+            state: StateRef::Owned(state),
+            window,
         }
     }
 
@@ -81,19 +101,26 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
         }
     }
 
-    /// Calls `f` with every matching entity's item.
-    pub fn for_each(&mut self, f: impl FnMut(Q::Item<'_>)) {
-        let world = self.world;
-        // SAFETY: the constructor's caller vouched for the access for `'w`,
-        // and `&mut self` keeps this query's items from overlapping.
-        unsafe { self.state().for_each_unchecked(world, f) }
+    /// The change window this query sees: changes stamped after
+    /// `last_run`, up to `this_run`, which also stamps its writes.
+    pub fn window(&self) -> ChangeWindow {
+        self.window
     }
 
-    /// Calls `f` with every matching chunk's slices.
+    /// Calls `f` with every matching entity's item.
+    pub fn for_each(&mut self, f: impl FnMut(Q::Item<'_>)) {
+        let (world, window) = (self.world, self.window);
+        // SAFETY: the constructor's caller vouched for the access for `'w`,
+        // and `&mut self` keeps this query's items from overlapping.
+        unsafe { self.state().for_each_unchecked(world, window, f) }
+    }
+
+    /// Calls `f` with every matching chunk's slices (under a change filter:
+    /// every run of passing rows within a chunk).
     pub fn for_each_chunk(&mut self, f: impl FnMut(Q::Slice<'_>)) {
-        let world = self.world;
+        let (world, window) = (self.world, self.window);
         // SAFETY: as in `for_each`.
-        unsafe { self.state().for_each_chunk_unchecked(world, f) }
+        unsafe { self.state().for_each_chunk_unchecked(world, window, f) }
     }
 
     /// `for_each` split by chunk across the current rayon pool (in a system:
@@ -102,9 +129,9 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     where
         for<'a> Q::Item<'a>: Send,
     {
-        let world = self.world;
+        let (world, window) = (self.world, self.window);
         // SAFETY: as in `for_each`; each row goes to one thread.
-        unsafe { self.state().par_for_each_unchecked(world, f) }
+        unsafe { self.state().par_for_each_unchecked(world, window, f) }
     }
 
     /// `for_each_chunk` split across the current rayon pool.
@@ -112,30 +139,33 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     where
         for<'a> Q::Slice<'a>: Send,
     {
-        let world = self.world;
+        let (world, window) = (self.world, self.window);
         // SAFETY: as in `for_each`; each chunk goes to one thread.
-        unsafe { self.state().par_for_each_chunk_unchecked(world, f) }
+        unsafe { self.state().par_for_each_chunk_unchecked(world, window, f) }
     }
 
     /// The item of one entity.
     pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'_>, EntityError> {
-        let world = self.world;
+        let (world, window) = (self.world, self.window);
         // SAFETY: as in `for_each`; the item borrows `self`.
-        unsafe { self.state().get_unchecked(world, entity) }
+        unsafe { self.state().get_unchecked(world, window, entity) }
     }
 
-    /// Number of matching entities.
+    /// Number of matching entities (under a change filter: that pass it).
     pub fn count(&mut self) -> usize {
-        let world = self.world;
-        self.state().count(world)
+        let (world, window) = (self.world, self.window);
+        // SAFETY: the constructor's caller vouched for the filter's reads.
+        unsafe { self.state().count_in(world, window) }
     }
 
     /// An iterator over the items.
-    pub fn iter(&mut self) -> QueryIter<'_, Q> {
-        let world = self.world;
+    pub fn iter(&mut self) -> QueryIter<'_, Q, F> {
+        let (world, window) = (self.world, self.window);
         let state = self.state();
         state.update(world);
-        QueryIter::new(world, &state.cache.matched)
+        // SAFETY: the constructor's caller vouched for the access for `'w`,
+        // and the iterator borrows `self` mutably.
+        unsafe { QueryIter::new(world, &state.cache.matched, window) }
     }
 
     /// The items in batches of at most `batch` rows, for parallel loops the
@@ -152,13 +182,13 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     /// });
     /// assert_eq!(world.query::<&u32>().iter().sum::<u32>(), 999 * 1000);
     /// ```
-    pub fn iter_batched(&mut self, batch: usize) -> BatchedIter<'_, Q> {
-        let world = self.world;
+    pub fn iter_batched(&mut self, batch: usize) -> BatchedIter<'_, Q, F> {
+        let (world, window) = (self.world, self.window);
         let state = self.state();
         state.update(world);
         // SAFETY: the constructor's caller vouched for the access for `'w`,
         // and the iterator borrows `self` mutably.
-        unsafe { BatchedIter::new(world, &state.cache.matched, batch) }
+        unsafe { BatchedIter::new(world, &state.cache.matched, batch, window) }
     }
 
     /// Number of archetypes that match.
@@ -181,8 +211,9 @@ impl World {
         &mut self,
     ) -> Query<'_, Q, F> {
         let state = self.query_caches.state::<Q, F>(self.core.id());
+        let window = state.write_window(&mut self.core);
         // SAFETY: the world is borrowed mutably for the query's life.
-        unsafe { Query::borrowed(&self.core, state) }
+        unsafe { Query::borrowed(&self.core, state, window) }
     }
 }
 

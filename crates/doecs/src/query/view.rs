@@ -47,6 +47,10 @@ pub struct View<'w, T> {
 /// ```
 pub struct ViewMut<'w, T> {
     view: View<'w, T>,
+    /// Per archetype index: `T`'s change ticks, if the archetype has `T`.
+    ticks: Vec<Option<crate::storage::TickPtrs>>,
+    /// What writes are stamped with.
+    tick: crate::tick::Tick,
 }
 
 // SAFETY: a view hands out `&T` (or, through `&mut ViewMut`, `&mut T`) of a
@@ -119,10 +123,20 @@ impl<'w, T: Component> ViewMut<'w, T> {
         Ok(unsafe { ptr.as_ref() })
     }
 
-    /// `entity`'s `T`, mutably.
+    /// `entity`'s `T`, mutably. Marks it changed.
     #[inline]
     pub fn get_mut(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
+        let (archetype, row) = self
+            .view
+            .entities
+            .locate(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
         let mut ptr = self.view.slot(entity)?;
+        if let Some(Some(ticks)) = self.ticks.get(archetype) {
+            // SAFETY: the row is live, and the view borrows the world
+            // uniquely, so its `T` (and ticks) are ours.
+            unsafe { ticks.stamp_changed(row, 1, self.tick) };
+        }
         // SAFETY: the slot holds a live `T`; the view borrows the world
         // uniquely, and `&mut self` makes this the only reference from it.
         Ok(unsafe { ptr.as_mut() })
@@ -138,8 +152,17 @@ impl WorldCore {
 
     /// A mutable view of component `T`. See [`ViewMut`].
     pub fn view_mut<T: Component>(&mut self) -> ViewMut<'_, T> {
+        let tick = self.write_tick();
+        let id = self.components().id_of::<T>();
+        let ticks = self
+            .archetypes()
+            .iter()
+            .map(|a| Some(a.column_ticks(a.column_of(id?)?)))
+            .collect();
         ViewMut {
             view: View::new(self),
+            ticks,
+            tick,
         }
     }
 }

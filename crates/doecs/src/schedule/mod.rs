@@ -37,6 +37,7 @@ use crate::command::{ApplyReport, CommandBuffer};
 use crate::system::context::QueryCaches;
 use crate::system::desc::{IntoSystemDesc, SystemDesc};
 use crate::system::{System, SystemAccess};
+use crate::tick::{ChangeWindow, Tick};
 use crate::world::{World, WorldId};
 use ids::SpawnIds;
 use plan::{Graph, Segment, Step, SystemFacts};
@@ -154,6 +155,11 @@ pub struct SystemTime {
 struct PerWorld {
     caches: QueryCaches,
     spawn_ids: SpawnIds,
+    /// The tick of the system's last run on this world ([`Tick::ZERO`]
+    /// before the first, so the first sees everything).
+    last_run: Tick,
+    /// Whether the row stamps the system's change filters need were turned on.
+    tracking_set_up: bool,
 }
 
 /// One system and its per-system state.
@@ -173,6 +179,8 @@ struct Slot {
     last_time: Option<Duration>,
     /// Whether the system ran in the current run (false: skipped).
     ran: bool,
+    /// The system's change window in the current run.
+    window: ChangeWindow,
 }
 
 impl Slot {
@@ -308,6 +316,7 @@ impl Schedule {
             current: 0,
             last_time: None,
             ran: false,
+            window: ChangeWindow::default(),
         }));
         self.plan = None;
         Ok(self)
@@ -386,6 +395,16 @@ impl Schedule {
             slot.enter(world.id());
             check_required(slot, world)?;
         }
+        for slot in &mut self.slots {
+            let slot = lock_mut(slot);
+            if !slot.here().tracking_set_up {
+                world.core.track_types(&slot.access.tracked);
+                slot.here().tracking_set_up = true;
+            }
+        }
+        // Row-stamp requests filed through shared access since the last
+        // write are carried out before any system stamps anything.
+        world.core.write_tick();
         let run = PlanRun {
             plan: self.plan.as_ref().expect("built"),
             slots: &self.slots,
@@ -418,10 +437,21 @@ impl PlanRun<'_> {
             match segment {
                 Segment::Exclusive(i) => {
                     let mut slot = lock(&slots[*i]);
+                    // The system's step gets the clock's current tick; its
+                    // direct writes stamp with it.
+                    let tick = world.change_tick();
+                    let window = ChangeWindow {
+                        last_run: slot.here().last_run,
+                        this_run: tick,
+                    };
                     let system = &mut slot.system;
                     let start = Instant::now();
-                    let outcome = catch_unwind(AssertUnwindSafe(|| system.run_exclusive(world)));
+                    let outcome =
+                        catch_unwind(AssertUnwindSafe(|| system.run_exclusive(world, window)));
                     slot.last_time = Some(start.elapsed());
+                    slot.here().last_run = tick;
+                    let after = world.change_tick().max(tick.next());
+                    world.set_change_tick(after);
                     if let Err(payload) = outcome {
                         let message = panic_message(payload.as_ref());
                         drop(slot);
@@ -445,8 +475,25 @@ impl PlanRun<'_> {
                         .map(|&i| lock(&slots[i]).last_time)
                         .sum();
                     let inline = last.is_some_and(|t| t < runner::INLINE_BELOW);
+                    // Each system's step gets its own tick, in plan order, so
+                    // the stamps do not depend on which thread ran what.
+                    let base = world.change_tick();
+                    for (k, &node) in graph.order.iter().enumerate() {
+                        let mut slot = lock(&slots[graph.systems[node as usize]]);
+                        slot.window = ChangeWindow {
+                            last_run: slot.here().last_run,
+                            this_run: base.after(k as u64),
+                        };
+                    }
+                    world.set_change_tick(base.after(graph.order.len() as u64));
                     let panics =
                         run_graph(graph, slots, &world.core, self.pool, self.threads, inline);
+                    for &i in &graph.systems {
+                        let mut slot = lock(&slots[i]);
+                        if slot.ran {
+                            slot.here().last_run = slot.window.this_run;
+                        }
+                    }
                     self.with_pools(graph, |pools| {
                         ids::materialize_lanes(&mut world.core.entities, pools)
                     });
@@ -466,6 +513,10 @@ impl PlanRun<'_> {
                     self.with_pools(graph, |pools| {
                         ids::settle_pools(&mut world.core.entities, pools)
                     });
+                    // The commands were stamped with the segment's closing
+                    // tick; what follows gets a later one.
+                    let after = world.change_tick().next();
+                    world.set_change_tick(after);
                     if let Some(error) = failed {
                         return Err(error);
                     }

@@ -176,6 +176,7 @@ impl Run<'_> {
                 &mut slot.commands,
                 SpawnSource::Pool(&mut here.spawn_ids),
                 &mut here.caches,
+                slot.window,
             );
             slot.system.run(&mut context);
         }));

@@ -17,10 +17,12 @@
 
 use super::column::Column;
 use super::layout::ChunkShape;
+use super::ticks::{ChunkTicks, ColumnTicks, TickPtrs};
 use super::{ArchetypeId, Row};
 use crate::bundle::BundleId;
 use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
+use crate::tick::Tick;
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
@@ -51,10 +53,15 @@ const FIRST_CAPACITY: usize = 4;
 ///   the new row's columns are the only exception, which the caller must
 ///   close). Slots `len..capacity` hold nothing.
 /// - `insert_edges` and `remove_edges` are sorted by bundle id.
+/// - `ticks[i]` holds column `i`'s change ticks (see [`super::ticks`]): one
+///   pair per chunk of the capacity, and row stamps (capacity `capacity`)
+///   exactly when the component tracks rows. Live rows' stamps are
+///   initialised, and the tick invariants hold for them.
 pub struct Archetype {
     id: ArchetypeId,
     components: Box<[ComponentId]>,
     columns: Box<[Column]>,
+    ticks: Box<[ColumnTicks]>,
     entities: Column,
     shape: ChunkShape,
     len: usize,
@@ -93,10 +100,22 @@ impl Archetype {
             })
             .collect();
         let layouts: Vec<Layout> = columns.iter().map(Column::item).collect();
+        let shape = ChunkShape::new(chunk_bytes, &layouts);
+        let ticks: Box<[ColumnTicks]> = components
+            .iter()
+            .map(|&c| {
+                let mut ticks = ColumnTicks::new();
+                if registry.info(c).tracks_rows() {
+                    ticks.enable_rows(0, 0, shape.shift());
+                }
+                ticks
+            })
+            .collect();
         Archetype {
             id,
             components,
-            shape: ChunkShape::new(chunk_bytes, &layouts),
+            shape,
+            ticks,
             columns,
             entities: Column::new(Layout::new::<Entity>(), None),
             len: 0,
@@ -218,6 +237,106 @@ impl Archetype {
         self.columns[column.index()].slot(row.index())
     }
 
+    /// Where queries find column `column`'s change ticks.
+    #[inline]
+    pub fn column_ticks(&self, column: ColumnIndex) -> TickPtrs {
+        self.ticks[column.index()].ptrs(self.shape.shift())
+    }
+
+    /// Chunk `chunk`'s change ticks for column `column`.
+    ///
+    /// # Panics
+    /// If the chunk is beyond the capacity.
+    #[inline]
+    pub fn chunk_ticks(&self, column: ColumnIndex, chunk: usize) -> &ChunkTicks {
+        self.ticks[column.index()].chunk(chunk)
+    }
+
+    /// A live row's change stamps for column `column` as `(added, changed)`:
+    /// its own, or its chunk's when the component keeps no row stamps.
+    ///
+    /// # Panics
+    /// If `row` is not live.
+    #[inline]
+    pub fn row_ticks(&self, row: Row, column: ColumnIndex) -> (Tick, Tick) {
+        assert!(row.index() < self.len, "live row");
+        // SAFETY: the row is live.
+        let (a, c) =
+            unsafe { self.ticks[column.index()].row_or_chunk(row.index(), self.shape.shift()) };
+        (Tick::new(a), Tick::new(c))
+    }
+
+    /// Whether column `column` keeps row stamps.
+    #[inline]
+    pub fn tracks_rows(&self, column: ColumnIndex) -> bool {
+        self.ticks[column.index()].has_rows()
+    }
+
+    /// Starts keeping row stamps for column `column` (each live row starts
+    /// from its chunk's ticks).
+    pub(crate) fn enable_row_ticks(&mut self, column: ColumnIndex) {
+        let (len, capacity, shift) = (self.len, self.capacity, self.shape.shift());
+        self.ticks[column.index()].enable_rows(len, capacity, shift);
+    }
+
+    /// Stamps rows `start..start + len` of column `column` as added (and
+    /// changed) at `tick`, the world's current tick.
+    ///
+    /// # Safety
+    /// The rows must be below `len()` after the push that made them, and the
+    /// caller holds `&mut` to the world (or write access to the rows).
+    #[inline]
+    pub(crate) unsafe fn stamp_added(
+        &self,
+        column: ColumnIndex,
+        start: usize,
+        len: usize,
+        tick: Tick,
+    ) {
+        debug_assert!(start + len <= self.len);
+        // SAFETY: forwarded.
+        unsafe { self.ticks[column.index()].stamp_added(start, len, tick, self.shape.shift()) }
+    }
+
+    /// Stamps rows `start..start + len` of every column as added (and
+    /// changed) at `tick`: rows just pushed with all-new values.
+    ///
+    /// # Safety
+    /// As [`Archetype::stamp_added`].
+    #[inline]
+    pub(crate) unsafe fn stamp_rows_added(&self, start: usize, len: usize, tick: Tick) {
+        debug_assert!(start + len <= self.len);
+        let shift = self.shape.shift();
+        for ticks in self.ticks.iter() {
+            // SAFETY: forwarded.
+            unsafe { ticks.stamp_added(start, len, tick, shift) };
+        }
+    }
+
+    /// Gives row `row` of column `column` the stamps a value moving in
+    /// brings, `(added, changed)` (from [`Archetype::row_ticks`] of its old
+    /// row), raising its chunk's ticks to them.
+    ///
+    /// # Safety
+    /// As [`Archetype::stamp_added`].
+    #[inline]
+    pub(crate) unsafe fn stamp_moved_in(
+        &self,
+        column: ColumnIndex,
+        row: Row,
+        stamps: (Tick, Tick),
+    ) {
+        debug_assert!(row.index() < self.len);
+        // SAFETY: forwarded.
+        unsafe {
+            self.ticks[column.index()].move_in(
+                row.index(),
+                (stamps.0.get(), stamps.1.get()),
+                self.shape.shift(),
+            )
+        }
+    }
+
     /// Size in bytes of one value of column `column`.
     #[inline]
     pub fn column_size(&self, column: ColumnIndex) -> usize {
@@ -265,6 +384,11 @@ impl Archetype {
             // SAFETY: every column has capacity `old` (type invariant); rows
             // `len..` hold nothing, and `capacity >= len`.
             unsafe { column.resize(old, capacity) };
+        }
+        let chunks = self.shape.chunks(capacity);
+        for ticks in self.ticks.iter_mut() {
+            // SAFETY: the row stamps have capacity `old` (type invariant).
+            unsafe { ticks.resize(old, capacity, chunks) };
         }
         self.capacity = capacity;
     }
@@ -338,6 +462,7 @@ impl Archetype {
                     )
                 };
             }
+            self.move_stamps(last, row);
             // SAFETY: `row` now holds the moved row's (initialised) entity.
             Some(unsafe { self.entities.slot(row).cast::<Entity>().as_ptr().read() })
         } else {
@@ -364,6 +489,7 @@ impl Archetype {
         let row = row.index();
         debug_assert!(row <= last, "live row");
         let moved = if row != last {
+            self.move_stamps(last, row);
             for column in self.columns.iter().chain(std::iter::once(&self.entities)) {
                 // SAFETY: two distinct live slots of one column, each `size` bytes.
                 unsafe {
@@ -390,6 +516,21 @@ impl Archetype {
         // SAFETY: each pointer addresses one initialised value of the popped row,
         // which no longer belongs to any live row; each is dropped once.
         unsafe { drop_each(doomed) };
+    }
+
+    /// Moves the change stamps of live row `from` into live row `to`, for
+    /// every column: the row at `from` is about to fill the hole at `to`.
+    #[inline]
+    fn move_stamps(&self, from: usize, to: usize) {
+        let shift = self.shape.shift();
+        for ticks in self.ticks.iter() {
+            // SAFETY: both rows are live (callers), and `&mut self` (held by
+            // every caller) makes the stamps ours.
+            unsafe {
+                let stamps = ticks.row_or_chunk(from, shift);
+                ticks.move_in(to, stamps, shift);
+            }
+        }
     }
 
     /// Returns the columns' unused capacity to the allocator (down to the
@@ -450,6 +591,14 @@ impl Archetype {
             );
         }
         assert!(self.shape.rows().is_power_of_two(), "chunk rows");
+        assert_eq!(
+            self.ticks.len(),
+            self.columns.len(),
+            "one tick set per column"
+        );
+        for ticks in self.ticks.iter() {
+            ticks.check(self.len, self.shape.shift());
+        }
     }
 }
 
@@ -472,6 +621,10 @@ impl Drop for Archetype {
                     // `drop_each` drops every value before its unwinding
                     // leaves it, so no live value remains.
                     unsafe { column.free(capacity) };
+                }
+                for ticks in arch.ticks.iter_mut() {
+                    // SAFETY: the row stamps have capacity `capacity`.
+                    unsafe { ticks.free(capacity) };
                 }
                 arch.capacity = 0;
             }

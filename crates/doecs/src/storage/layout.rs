@@ -44,6 +44,12 @@ impl ChunkShape {
         1 << self.shift
     }
 
+    /// log2 of the rows per chunk.
+    #[inline]
+    pub fn shift(self) -> u32 {
+        self.shift
+    }
+
     /// The chunk holding `row`.
     #[inline]
     pub fn chunk_of(self, row: usize) -> usize {

@@ -33,10 +33,12 @@ pub mod archetype;
 pub mod archetypes;
 pub(crate) mod column;
 pub mod layout;
+pub mod ticks;
 
 pub use archetype::{Archetype, ColumnIndex};
 pub use archetypes::Archetypes;
 pub use layout::{ChunkShape, DEFAULT_CHUNK_BYTES};
+pub use ticks::{ChunkTicks, TickPtrs};
 
 /// An archetype's index in its world's [`Archetypes`]. Id 0 is the empty archetype.
 ///

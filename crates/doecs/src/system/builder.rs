@@ -63,10 +63,23 @@ impl SystemBuilder {
     ///
     /// # Panics
     /// If `Q` aliases (names a component mutably twice, or mutably and immutably).
-    pub fn query<Q: QueryData>(mut self) -> Self {
-        self.access
-            .components
-            .extend(&QueryState::<Q, ()>::access());
+    pub fn query<Q: QueryData>(self) -> Self {
+        self.query_filtered::<Q, ()>()
+    }
+
+    /// Declares everything query `Q` filtered by `F` reads and writes (a
+    /// change filter reads its component's ticks), and turns on the row
+    /// stamps `F`'s change filters need before the system first runs.
+    ///
+    /// # Panics
+    /// As [`SystemBuilder::query`].
+    pub fn query_filtered<Q: QueryData, F: QueryFilter + 'static>(mut self) -> Self {
+        self.access.components.extend(&QueryState::<Q, F>::access());
+        for t in QueryState::<Q, F>::tracked() {
+            if !self.access.tracked.contains(&t) {
+                self.access.tracked.push(t);
+            }
+        }
         self
     }
 
@@ -135,7 +148,7 @@ impl SystemBuilder {
         self,
         mut body: impl FnMut(Q::Item<'_>) + Send + 'static,
     ) -> SystemDesc {
-        self.query::<Q>()
+        self.query_filtered::<Q, F>()
             .run(move |ctx| ctx.query_filtered::<Q, F>().for_each(&mut body))
     }
 
@@ -240,7 +253,7 @@ impl<B: FnMut(&mut World) + Send> System for ExclusiveSystem<B> {
             self.name
         )
     }
-    fn run_exclusive(&mut self, world: &mut World) {
+    fn run_exclusive(&mut self, world: &mut World, _window: crate::tick::ChangeWindow) {
         (self.body)(world)
     }
 }

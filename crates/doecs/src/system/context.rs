@@ -22,6 +22,7 @@ use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::query::{AccessKey, Query, QueryData, QueryFilter, QueryState};
 use crate::schedule::ids::SpawnIds;
+use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 
 /// Per-system caches of matched archetypes, keyed by query shape.
@@ -43,6 +44,7 @@ pub struct SystemContext<'a> {
     commands: &'a mut CommandBuffer,
     spawn: SpawnSource<'a>,
     caches: &'a mut QueryCaches,
+    window: ChangeWindow,
 }
 
 impl<'a> SystemContext<'a> {
@@ -59,6 +61,7 @@ impl<'a> SystemContext<'a> {
         commands: &'a mut CommandBuffer,
         spawn: SpawnSource<'a>,
         caches: &'a mut QueryCaches,
+        window: ChangeWindow,
     ) -> Self {
         SystemContext {
             world,
@@ -67,7 +70,14 @@ impl<'a> SystemContext<'a> {
             commands,
             spawn,
             caches,
+            window,
         }
+    }
+
+    /// The system's change window: what its change filters see (changes
+    /// since its previous run), and the tick its writes are stamped with.
+    pub fn window(&self) -> ChangeWindow {
+        self.window
     }
 
     /// The running system's name.
@@ -81,6 +91,7 @@ impl<'a> SystemContext<'a> {
             world: self.world,
             commands: std::ptr::from_mut(self.commands),
             spawn: std::ptr::from_mut(&mut self.spawn).cast(),
+            window: self.window,
         }
     }
 
@@ -113,10 +124,11 @@ impl<'a> SystemContext<'a> {
             self.check_query_access(&QueryState::<Q, F>::access());
         }
         let state = self.caches.state::<Q, F>(self.world.id());
-        // SAFETY: the query's access was checked against the system's
-        // declaration, the schedule runs no conflicting system meanwhile, and
-        // the query borrows `self`, so this system makes one query at a time.
-        unsafe { Query::borrowed(self.world, state) }
+        // SAFETY: the query's access (its filter's reads included) was
+        // checked against the system's declaration, the schedule runs no
+        // conflicting system meanwhile, and the query borrows `self`, so this
+        // system makes one query at a time.
+        unsafe { Query::borrowed(self.world, state, self.window) }
     }
 
     fn check_query_access(&self, wanted: &crate::query::Access) {
@@ -165,11 +177,16 @@ impl<'a> SystemContext<'a> {
     /// If a write of `T` is not declared.
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
         self.require_write(&AccessKey::of::<T>());
-        let ptr = self.world.component_ptr::<T>(entity)?;
+        let (column, location) = self.world.component_column::<T>(entity)?;
         // SAFETY: the system declared a write of `T`, so no other system
-        // touches `T` meanwhile; `&mut self` excludes this system's other
-        // accesses for the reference's life.
-        Ok(unsafe { &mut *ptr })
+        // touches `T` (or its ticks) meanwhile; `&mut self` excludes this
+        // system's other accesses for the reference's life.
+        Ok(unsafe {
+            &mut *self
+                .world
+                .stamped_ptr(column, location, self.window.this_run)
+                .cast::<T>()
+        })
     }
 
     /// The resource `R`. It must be declared read or written; the schedule

@@ -193,6 +193,11 @@ pub fn function_system<M: 'static, F: SystemParamFunction<M>>(
         access.resources.extend(&p.resources);
         access.managers.extend(&p.managers);
         access.commands |= p.commands;
+        for t in &p.tracked {
+            if !access.tracked.contains(t) {
+                access.tracked.push(*t);
+            }
+        }
         for key in &p.required_resources {
             if !access.required_resources.contains(key) {
                 access.required_resources.push(*key);
@@ -267,7 +272,7 @@ impl<F: FnMut(&mut World) + Send + 'static> System for ExclusiveFunctionSystem<F
             self.name
         )
     }
-    fn run_exclusive(&mut self, world: &mut World) {
+    fn run_exclusive(&mut self, world: &mut World, _window: crate::tick::ChangeWindow) {
         (self.func)(world)
     }
 }

@@ -31,6 +31,7 @@ pub use param::{Local, Manager, ManagerMut, Res, ResMut, SystemParam};
 
 use crate::command::CommandBuffer;
 use crate::query::{Access, AccessKey};
+use crate::tick::ChangeWindow;
 use crate::world::World;
 
 /// What a system touches.
@@ -51,6 +52,9 @@ pub struct SystemAccess {
     pub commands: bool,
     /// Whether the system needs `&mut World` and runs alone.
     pub exclusive: bool,
+    /// Rust component types whose per-row change stamps its change filters
+    /// need; the schedule turns them on before the system first runs.
+    pub tracked: Vec<std::any::TypeId>,
 }
 
 /// Why two systems may not run at the same time.
@@ -142,7 +146,11 @@ pub trait System: Send {
     /// `exclusive`; the schedule calls this instead of [`System::run`]. The
     /// default runs [`System::run`] with a context that allows the declared
     /// access and applies its commands straight after.
-    fn run_exclusive(&mut self, world: &mut World) {
+    ///
+    /// `window` is the system's change window: changes since its previous
+    /// run, up to the tick its writes are stamped with (the world's clock
+    /// reads that tick while it runs).
+    fn run_exclusive(&mut self, world: &mut World, window: ChangeWindow) {
         let access = self.access().clone();
         let name = self.name().to_owned();
         let mut commands = CommandBuffer::new();
@@ -154,6 +162,7 @@ pub trait System: Send {
             &mut commands,
             context::SpawnSource::World(&world.core.entities),
             &mut caches,
+            window,
         );
         self.run(&mut context);
         world.apply(&mut commands);

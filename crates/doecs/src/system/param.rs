@@ -40,6 +40,8 @@ pub struct ParamAccess {
     pub commands: bool,
     /// Why it cannot be used at all (a query that aliases itself).
     pub invalid: Option<String>,
+    /// Rust component types whose row stamps it needs (change filters).
+    pub tracked: Vec<std::any::TypeId>,
 }
 
 impl ParamAccess {
@@ -73,12 +75,19 @@ pub struct SystemRun<'a> {
     /// The context's spawn-id source; its lifetime is erased (it outlives the
     /// run, and only `Commands::fetch` turns it back into a reference).
     pub(crate) spawn: *mut SpawnSource<'static>,
+    /// The system's change window.
+    pub(crate) window: crate::tick::ChangeWindow,
 }
 
 impl SystemRun<'_> {
     /// The world the system runs on.
     pub fn world(&self) -> &WorldCore {
         self.world
+    }
+
+    /// The system's change window.
+    pub fn window(&self) -> crate::tick::ChangeWindow {
+        self.window
     }
 }
 
@@ -143,7 +152,7 @@ where
     Q: QueryData + 'static,
     F: QueryFilter + 'static,
 {
-    type State = QueryParamState<Q::State>;
+    type State = QueryParamState<(Q::State, F::State)>;
     type Item<'a> = Query<'a, Q, F>;
 
     fn describe(access: &mut ParamAccess) -> Self::State {
@@ -151,6 +160,7 @@ where
             Ok(filtered) => access.components = filtered,
             Err(e) => access.invalid = Some(e.to_string()),
         }
+        access.tracked = QueryState::<Q, F>::tracked();
         QueryParamState { worlds: Vec::new() }
     }
 
@@ -166,9 +176,10 @@ where
             }
         };
         let query = QueryState::<Q, F>::from_cache_mut(&mut state.worlds[i].1);
-        // SAFETY: the system's access covers `Q` (recorded in `describe`), and
-        // the caller guarantees no conflicting access while the system runs.
-        unsafe { Query::borrowed(run.world, query) }
+        // SAFETY: the system's access covers `Q` and `F`'s reads (recorded
+        // in `describe`), and the caller guarantees no conflicting access
+        // while the system runs.
+        unsafe { Query::borrowed(run.world, query, run.window) }
     }
 }
 

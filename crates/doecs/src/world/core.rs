@@ -50,6 +50,8 @@ pub struct WorldCore {
     resources: Resources,
     /// Scratch for batch despawns, kept to avoid reallocating.
     pub(crate) despawned: Vec<Entity>,
+    /// The change clock and pending row-stamp requests.
+    pub(crate) tracking: super::tracking::Tracking,
 }
 
 impl std::fmt::Debug for WorldCore {
@@ -77,6 +79,7 @@ impl WorldCore {
             managers: Managers::default(),
             resources: Resources::default(),
             despawned: Vec::new(),
+            tracking: Default::default(),
         }
     }
 
@@ -169,12 +172,15 @@ impl WorldCore {
         Ok(unsafe { &*ptr })
     }
 
-    /// A mutable reference to `entity`'s `T`.
+    /// A mutable reference to `entity`'s `T`. Marks it changed.
     #[inline]
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
-        let ptr = self.component_ptr::<T>(entity)?;
+        let (column, location) = self.component_column::<T>(entity)?;
+        let tick = self.write_tick();
+        // SAFETY: the row is live and `&mut self` gives write access to it.
+        let ptr = unsafe { self.stamped_ptr(column, location, tick) };
         // SAFETY: the slot holds an initialised `T`; `&mut self` makes this the only access.
-        Ok(unsafe { &mut *ptr })
+        Ok(unsafe { &mut *ptr.cast::<T>() })
     }
 
     /// Pointer to `entity`'s `T`, valid until the next structural change.
@@ -183,6 +189,17 @@ impl WorldCore {
         &self,
         entity: Entity,
     ) -> Result<*mut T, EntityError> {
+        let (column, location) = self.component_column::<T>(entity)?;
+        let arch = self.archetypes.get(location.archetype);
+        Ok(arch.slot_ptr(location.row, column).cast::<T>().as_ptr())
+    }
+
+    /// Where `entity`'s `T` is: its column and the entity's location.
+    #[inline]
+    pub(crate) fn component_column<T: Component>(
+        &self,
+        entity: Entity,
+    ) -> Result<(crate::storage::ColumnIndex, Location), EntityError> {
         let location = self.location(entity)?;
         let missing = EntityError::MissingComponent {
             entity,
@@ -191,7 +208,30 @@ impl WorldCore {
         let id = self.components.id_of::<T>().ok_or(missing)?;
         let arch = self.archetypes.get(location.archetype);
         let column = arch.column_of(id).ok_or(missing)?;
-        Ok(arch.slot_ptr(location.row, column).cast::<T>().as_ptr())
+        Ok((column, location))
+    }
+
+    /// The slot at `location` in `column`, stamped as changed at `tick`, for
+    /// a write.
+    ///
+    /// # Safety
+    /// `location` must be live and `column` one of its archetype's; the
+    /// caller must hold write access to that slot (and `tick` be its write
+    /// tick).
+    #[inline]
+    pub(crate) unsafe fn stamped_ptr(
+        &self,
+        column: crate::storage::ColumnIndex,
+        location: Location,
+        tick: crate::tick::Tick,
+    ) -> *mut u8 {
+        let arch = self.archetypes.get(location.archetype);
+        // SAFETY: forwarded contract.
+        unsafe {
+            arch.column_ticks(column)
+                .stamp_changed(location.row.index(), 1, tick)
+        };
+        arch.slot_ptr(location.row, column).as_ptr()
     }
 
     /// Adds a component manager. With [`DestroyNotice::Callback`] it hears of

@@ -30,6 +30,7 @@ mod builder;
 pub mod core;
 mod entity_ref;
 mod structure;
+mod tracking;
 mod typed;
 mod untyped;
 

@@ -30,6 +30,7 @@ use crate::manager::Managers;
 use crate::storage::archetype::copy_value;
 use crate::storage::archetypes::{EdgeIndex, FieldTarget};
 use crate::storage::{Archetype, ArchetypeId, Archetypes, ColumnIndex, Row};
+use crate::tick::Tick;
 use std::alloc::Layout;
 
 /// Most fields whose column pointers are gathered on the stack; runtime
@@ -100,6 +101,8 @@ impl Bases {
 pub(crate) struct RowPlacer {
     target: ArchetypeId,
     edge: EdgeIndex,
+    /// What the new rows are stamped with.
+    tick: Tick,
     /// The capacity the bases were computed for.
     capacity: Option<usize>,
     bases: Bases,
@@ -116,6 +119,7 @@ impl RowPlacer {
         RowPlacer {
             target: core.archetypes.insert_edge_at(edge).target,
             edge,
+            tick: core.write_tick(),
             capacity: None,
             bases: Bases::new(),
         }
@@ -150,6 +154,8 @@ impl RowPlacer {
             self.capacity = Some(arch.capacity());
         }
         write(self.bases.as_slice(), row.index());
+        // SAFETY: the row was just pushed, and `&mut` to the core makes it ours.
+        unsafe { arch.stamp_rows_added(row.index(), 1, self.tick) };
         let location = Location {
             archetype: self.target,
             row,
@@ -234,8 +240,11 @@ impl WorldCore {
         }
         let mut bases = Bases::new();
         let fields = &self.archetypes.insert_edge_at(placer.edge).fields;
-        bases.fill(self.archetypes.get(target), fields);
+        let arch = self.archetypes.get(target);
+        bases.fill(arch, fields);
         fill(bases.as_slice(), first);
+        // SAFETY: the rows were just pushed, and `&mut self` makes them ours.
+        unsafe { arch.stamp_rows_added(first, entities.len(), placer.tick) };
     }
 
     /// Adds the components of `bundle` to `entity`, which lives at `location`;
@@ -252,6 +261,7 @@ impl WorldCore {
         bundle: BundleId,
         write: impl FieldWriter,
     ) -> Location {
+        let tick = self.write_tick();
         let info = self.bundles.info(bundle);
         let edge = self
             .archetypes
@@ -281,6 +291,7 @@ impl WorldCore {
         with_bases(arch, edge.fields.iter().map(|f| f.column), |bases| {
             write(bases, new.row.index())
         });
+        stamp_fields(arch, &edge.fields, new.row, tick);
         drop(graveyard);
         new
     }
@@ -337,6 +348,7 @@ impl WorldCore {
         take: impl FnOnce(&[*mut u8], usize),
         write: impl FieldWriter,
     ) -> Result<Location, EntityError> {
+        let tick = self.write_tick();
         let edge = self
             .archetypes
             .exchange_edge(
@@ -379,6 +391,7 @@ impl WorldCore {
         with_bases(arch, edge.new_fields.iter().map(|f| f.column), |bases| {
             write(bases, here.row.index())
         });
+        stamp_fields(arch, &edge.new_fields, here.row, tick);
         drop(graveyard);
         Ok(here)
     }
@@ -410,6 +423,10 @@ impl WorldCore {
                 // SAFETY: two slots of the same component type in different
                 // archetypes' columns; the source value is forgotten below.
                 unsafe { copy_value(src.as_ptr(), dst.as_ptr(), source.column_size(s)) };
+                // The value keeps its change stamps.
+                let stamps = source.row_ticks(from.row, s);
+                // SAFETY: the row was just pushed; `&mut self` makes it ours.
+                unsafe { target.stamp_moved_in(ColumnIndex(d as u32), row, stamps) };
             }
         }
         // SAFETY: every value of the source row was copied, or moved out by
@@ -467,6 +484,22 @@ impl WorldCore {
                     location,
                     false,
                 );
+            }
+        }
+    }
+}
+
+/// Stamps a bundle's fields at `row` of `arch` after a write: a field that
+/// replaced a value as changed, a new one as added.
+fn stamp_fields(arch: &Archetype, fields: &[FieldTarget], row: Row, tick: Tick) {
+    for f in fields {
+        // SAFETY: `row` is live and the caller holds `&mut` to the world.
+        unsafe {
+            if f.replaces {
+                arch.column_ticks(f.column)
+                    .stamp_changed(row.index(), 1, tick);
+            } else {
+                arch.stamp_added(f.column, row.index(), 1, tick);
             }
         }
     }

@@ -125,13 +125,18 @@ impl WorldCore {
                 return Err(EntityError::AliasedEntity(*e));
             }
         }
-        let mut ptrs = [std::ptr::null_mut::<T>(); N];
-        for (ptr, &e) in ptrs.iter_mut().zip(&entities) {
-            *ptr = self.component_ptr::<T>(e)?;
+        let mut slots = [None; N];
+        for (slot, &e) in slots.iter_mut().zip(&entities) {
+            *slot = Some(self.component_column::<T>(e)?);
         }
-        // SAFETY: the entities are distinct and alive, so each pointer is a
-        // different initialised `T` slot; `&mut self` makes them exclusive.
-        Ok(ptrs.map(|p| unsafe { &mut *p }))
+        // Every entity checked out: only now mark them changed.
+        let tick = self.write_tick();
+        Ok(slots.map(|slot| {
+            let (column, location) = slot.expect("filled above");
+            // SAFETY: the entities are distinct and alive, so each slot is a
+            // different initialised `T`; `&mut self` makes them exclusive.
+            unsafe { &mut *self.stamped_ptr(column, location, tick).cast::<T>() }
+        }))
     }
 
     /// The bundle id of `B` for its first removal: refused, registering

@@ -22,7 +22,8 @@ impl WorldCore {
     }
 
     /// Pointer to `entity`'s value of component `id`. Valid until the next
-    /// structural change.
+    /// structural change. Writes through it are not seen by `Changed`
+    /// filters unless marked with [`WorldCore::mark_changed_by_id`].
     pub fn get_ptr(&self, entity: Entity, id: ComponentId) -> Result<NonNull<u8>, EntityError> {
         let location = self.location(entity)?;
         self.info_checked(id)?;
@@ -62,10 +63,18 @@ impl WorldCore {
             return Err(EntityError::NotPlainBytes(id));
         }
         let size = info.layout().size();
-        let ptr = self.get_ptr(entity, id)?;
-        // SAFETY: as in `get_bytes`; `&mut self` makes the access unique, and any
-        // bytes are a valid plain-bytes value.
-        Ok(unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), size) })
+        let location = self.location(entity)?;
+        let column = self
+            .archetypes
+            .get(location.archetype)
+            .column_of(id)
+            .ok_or(EntityError::MissingComponentId { entity, id })?;
+        let tick = self.write_tick();
+        // SAFETY: the row is live and `&mut self` gives write access; the
+        // slot holds plain bytes, which any bytes are a valid value of.
+        Ok(unsafe {
+            std::slice::from_raw_parts_mut(self.stamped_ptr(column, location, tick), size)
+        })
     }
 
     /// Adds (or overwrites) a plain-bytes component from `bytes`.

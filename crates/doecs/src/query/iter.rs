@@ -1,0 +1,95 @@
+//! The lazy iterator over a query's items.
+//!
+//! [`QueryIter`] yields one item per passing row, archetype by archetype.
+//! Under a change filter it checks each chunk's ticks when it enters the
+//! chunk, jumping over chunks that fail, and each row's stamps in the
+//! chunks it keeps. It stamps every row whose mutable item it yields as
+//! written (one row at a time, since the caller may stop early).
+
+use super::data::QueryData;
+use super::filter::QueryFilter;
+use super::state::Matched;
+use crate::tick::ChangeWindow;
+use crate::world::WorldCore;
+
+/// Iterator over a query's items. Created by [`QueryState::iter`](super::QueryState::iter)
+/// and friends.
+pub struct QueryIter<'w, Q: QueryData, F: QueryFilter = ()> {
+    world: &'w WorldCore,
+    matched: std::slice::Iter<'w, Matched<Q, F>>,
+    /// The current archetype's fetches and log2 of its rows per chunk.
+    current: Option<(Q::Fetch, F::Fetch, u32)>,
+    row: usize,
+    len: usize,
+    window: ChangeWindow,
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> QueryIter<'w, Q, F> {
+    /// An iterator over `matched`, seeing changes in `window`.
+    ///
+    /// # Safety
+    /// The caller must hold the query's access for `'w`; `matched` must be
+    /// a cache of `world`.
+    pub(crate) unsafe fn new(
+        world: &'w WorldCore,
+        matched: &'w [Matched<Q, F>],
+        window: ChangeWindow,
+    ) -> Self {
+        QueryIter {
+            world,
+            matched: matched.iter(),
+            current: None,
+            row: 0,
+            len: 0,
+            window,
+        }
+    }
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, Q, F> {
+    type Item = Q::Item<'w>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Q::Item<'w>> {
+        loop {
+            if self.row < self.len {
+                let (fetch, filter, shift) = self.current.expect("set with len");
+                let row = self.row;
+                if !F::DENSE {
+                    let chunk = row >> shift;
+                    let chunk_start = row == chunk << shift;
+                    // SAFETY: the row is live, so its chunk is; the
+                    // iterator's creator held the filter's read access.
+                    if chunk_start && !unsafe { F::chunk_passes(filter, chunk, self.window) } {
+                        self.row = (chunk + 1) << shift;
+                        continue;
+                    }
+                    // SAFETY: as above.
+                    if !unsafe { F::row_passes(filter, row, self.window) } {
+                        self.row += 1;
+                        continue;
+                    }
+                }
+                self.row += 1;
+                // SAFETY: `row < len` is live; each row is yielded once; the
+                // iterator's constructor held the access for `'w`.
+                return Some(unsafe {
+                    Q::mark_written(fetch, row, 1, self.window.this_run);
+                    Q::item(fetch, row)
+                });
+            }
+            let &(id, (state, filter)) = self.matched.next()?;
+            let arch = self.world.archetypes().get(id);
+            // SAFETY: the states were matched on `arch`.
+            self.current = Some(unsafe {
+                (
+                    Q::fetch(arch, state),
+                    F::fetch(arch, filter),
+                    arch.shape().shift(),
+                )
+            });
+            self.row = 0;
+            self.len = arch.len();
+        }
+    }
+}
