@@ -84,7 +84,10 @@ impl ChangeWindow {
     /// Whether a change stamped `stamp` is new, for stamps stored as `u64`.
     #[inline(always)]
     pub(crate) fn contains_raw(self, stamp: u64) -> bool {
-        stamp > self.last_run.0 && stamp <= self.this_run.0
+        // `last < stamp <= this` as one unsigned compare: stamps at or below
+        // `last` wrap around to huge values.
+        stamp.wrapping_sub(self.last_run.0.wrapping_add(1))
+            < self.this_run.0.wrapping_sub(self.last_run.0)
     }
 }
 

@@ -49,7 +49,7 @@ pub struct Added<T>(PhantomData<fn() -> T>);
 
 /// The two filters differ only in which stamp they read.
 macro_rules! change_filter {
-    ($filter:ident, $pick:expr) => {
+    ($filter:ident, $pick:expr, $which:expr) => {
         // SAFETY: records a read of `T`, and reads only `T`'s ticks through
         // the fetch made for the archetype's `T` column.
         unsafe impl<T: Component> QueryFilter for $filter<T> {
@@ -95,9 +95,56 @@ macro_rules! change_filter {
                     None => unsafe { Self::chunk_passes(fetch, fetch.chunk_of(row), window) },
                 }
             }
+            #[inline(always)]
+            unsafe fn first_passing(
+                fetch: TickPtrs,
+                from: usize,
+                to: usize,
+                window: ChangeWindow,
+            ) -> usize {
+                // SAFETY: forwarded contract (live rows of one chunk).
+                match unsafe { fetch.row_stamps($which, from, to) } {
+                    Some(stamps) => from + first_in_window(stamps, window, true),
+                    // Without row stamps the (passing) chunk decides for all.
+                    None => from,
+                }
+            }
+            #[inline(always)]
+            unsafe fn first_failing(
+                fetch: TickPtrs,
+                from: usize,
+                to: usize,
+                window: ChangeWindow,
+            ) -> usize {
+                // SAFETY: forwarded contract.
+                match unsafe { fetch.row_stamps($which, from, to) } {
+                    Some(stamps) => from + first_in_window(stamps, window, false),
+                    None => to,
+                }
+            }
         }
     };
 }
 
-change_filter!(Changed, |(_, changed): (u64, u64)| changed);
-change_filter!(Added, |(added, _): (u64, u64)| added);
+change_filter!(Changed, |(_, changed): (u64, u64)| changed, 1);
+change_filter!(Added, |(added, _): (u64, u64)| added, 0);
+
+/// The first of `stamps` in `window` (`passing`) or outside it (not
+/// `passing`), or `stamps.len()`. Scans eight stamps at a time with no
+/// early exit inside a block, which compiles to vector compares.
+#[inline(always)]
+fn first_in_window(stamps: &[u64], window: ChangeWindow, passing: bool) -> usize {
+    let hit = |t: u64| window.contains_raw(t) == passing;
+    let mut blocks = stamps.chunks_exact(8);
+    let mut at = 0;
+    for block in blocks.by_ref() {
+        if block.iter().fold(false, |any, &t| any | hit(t)) {
+            break;
+        }
+        at += 8;
+    }
+    stamps[at..]
+        .iter()
+        .position(|&t| hit(t))
+        .map_or(stamps.len(), |i| at + i)
+}

@@ -81,6 +81,41 @@ pub unsafe trait QueryFilter {
     /// # Safety
     /// As [`QueryFilter::chunk_passes`], for the row.
     unsafe fn row_passes(fetch: Self::Fetch, row: usize, window: ChangeWindow) -> bool;
+
+    /// The first row in `from..to` that passes, or `to`. Filters with a
+    /// faster scan than row by row override it.
+    ///
+    /// # Safety
+    /// As [`QueryFilter::chunk_passes`], for the rows (all in one chunk).
+    #[inline(always)]
+    unsafe fn first_passing(
+        fetch: Self::Fetch,
+        from: usize,
+        to: usize,
+        window: ChangeWindow,
+    ) -> usize {
+        // SAFETY: forwarded contract.
+        (from..to)
+            .find(|&r| unsafe { Self::row_passes(fetch, r, window) })
+            .unwrap_or(to)
+    }
+
+    /// The first row in `from..to` that fails, or `to`.
+    ///
+    /// # Safety
+    /// As [`QueryFilter::first_passing`].
+    #[inline(always)]
+    unsafe fn first_failing(
+        fetch: Self::Fetch,
+        from: usize,
+        to: usize,
+        window: ChangeWindow,
+    ) -> usize {
+        // SAFETY: forwarded contract.
+        (from..to)
+            .find(|&r| !unsafe { Self::row_passes(fetch, r, window) })
+            .unwrap_or(to)
+    }
 }
 
 /// Passes archetypes that have `T` (without fetching it).

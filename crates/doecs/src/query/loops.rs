@@ -63,18 +63,16 @@ pub(crate) unsafe fn passing_runs<F: QueryFilter>(
             continue;
         }
         while row < chunk_end {
-            // SAFETY: `row` is live; forwarded contract.
-            if !unsafe { F::row_passes(filter, row, window) } {
-                row += 1;
-                continue;
+            // SAFETY: the rows are live and in one chunk; forwarded contract.
+            let run = unsafe { F::first_passing(filter, row, chunk_end, window) };
+            if run == chunk_end {
+                break;
             }
-            let run = row;
             // SAFETY: as above.
-            while row < chunk_end && unsafe { F::row_passes(filter, row, window) } {
-                row += 1;
-            }
+            row = unsafe { F::first_failing(filter, run, chunk_end, window) };
             body(run, row);
         }
+        row = chunk_end;
     }
 }
 

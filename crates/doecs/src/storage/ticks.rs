@@ -167,6 +167,27 @@ impl TickPtrs {
         unsafe { self.chunks.add(chunk).as_ref() }.raw()
     }
 
+    /// The `added` (`which == 0`) or `changed` (`which == 1`) stamps of
+    /// rows `from..to`, if the column keeps row stamps.
+    ///
+    /// # Safety
+    /// The rows must be live, and no writer of the column may run meanwhile.
+    #[inline(always)]
+    pub(crate) unsafe fn row_stamps(
+        self,
+        which: usize,
+        from: usize,
+        to: usize,
+    ) -> Option<&'static [u64]> {
+        let base = match which {
+            0 => self.rows?.0,
+            _ => self.rows?.1,
+        };
+        // SAFETY: live rows are initialised stamps within capacity; the
+        // caller excludes writers and uses the slice at once.
+        Some(unsafe { std::slice::from_raw_parts(base.as_ptr().add(from), to - from) })
+    }
+
     /// Row `row`'s stamps `(added, changed)`, if the column has them.
     ///
     /// # Safety
