@@ -218,7 +218,7 @@ impl CommandBuffer {
     }
 
     /// Records spawning the reserved id `entity` with `bundle`.
-    fn spawn_reserved<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+    pub(crate) fn spawn_reserved<B: Bundle>(&mut self, entity: Entity, bundle: B) {
         self.reserved.push(entity);
         self.push_closure(move |w: &mut World| w.spawn_reserved(entity, bundle));
     }
@@ -461,7 +461,9 @@ impl World {
     /// capacity kept). Commands whose entity died meanwhile are reported, and
     /// the others still apply.
     pub fn apply(&mut self, commands: &mut CommandBuffer) -> ApplyReport {
-        commands.apply_to(self)
+        let report = commands.apply_to(self);
+        self.flush_hooks();
+        report
     }
 
     /// Applies several buffers, one after another in slice order.

@@ -135,6 +135,7 @@ pub struct ComponentInfo {
     type_id: Option<TypeId>,
     type_name: Option<&'static str>,
     row_ticks: bool,
+    hook_mask: u8,
 }
 
 impl ComponentInfo {
@@ -171,6 +172,10 @@ impl ComponentInfo {
     /// [`crate::storage::ticks`]).
     pub fn tracks_rows(&self) -> bool {
         self.row_ticks
+    }
+    /// Which hooks the component has (a mask of [`crate::HookKind`] bits).
+    pub(crate) fn hook_mask(&self) -> u8 {
+        self.hook_mask
     }
     /// Whether values are plain bytes: a dynamic component with no drop
     /// function. Only these can be written from arbitrary bytes safely.
@@ -357,8 +362,14 @@ impl Components {
             type_id: d.type_id,
             type_name: d.type_name,
             row_ticks,
+            hook_mask: 0,
         });
         Ok(id)
+    }
+
+    /// Records which hooks component `id` has.
+    pub(crate) fn set_hook_mask(&mut self, id: ComponentId, mask: u8) {
+        self.infos[id.index()].hook_mask = mask;
     }
 
     /// Marks component `id` as keeping row stamps. Returns whether it did

@@ -11,6 +11,8 @@ pub mod component;
 pub mod entities;
 pub mod entity;
 pub mod error;
+pub mod event;
+pub mod hooks;
 pub mod location;
 pub mod manager;
 pub mod prelude;
@@ -36,6 +38,8 @@ pub use doecs_macros::Bundle;
 pub use entities::{Entities, SlotState};
 pub use entity::{Entity, MIN_FREE_INDICES};
 pub use error::EntityError;
+pub use event::{EventCursor, EventReader, EventWriter, Events};
+pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
@@ -53,5 +57,6 @@ pub use tick::{ChangeWindow, Tick};
 pub use type_index::{TypeIdHasher, TypeIdMap};
 pub use universe::{SharedWorld, Universe, WorldKey};
 pub use world::{
-    EntityBuilder, EntityMut, EntityRef, EntityTemplate, World, WorldConfig, WorldCore, WorldId,
+    EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, World, WorldConfig,
+    WorldCore, WorldId, MAX_HOOK_ROUNDS,
 };

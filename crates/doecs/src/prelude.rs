@@ -2,6 +2,7 @@
 
 pub use crate::command::{CommandBuffer, Commands};
 pub use crate::entity::Entity;
+pub use crate::event::{EventReader, EventWriter, Events};
 pub use crate::query::{Added, Changed, Or, Query, QueryState, View, ViewMut, With, Without};
 pub use crate::schedule::Schedule;
 pub use crate::system::{

@@ -158,8 +158,9 @@ struct PerWorld {
     /// The tick of the system's last run on this world ([`Tick::ZERO`]
     /// before the first, so the first sees everything).
     last_run: Tick,
-    /// Whether the row stamps the system's change filters need were turned on.
-    tracking_set_up: bool,
+    /// Whether the system's setup ran on this world (row stamps its change
+    /// filters need, event types and removal logs it uses).
+    set_up: bool,
 }
 
 /// One system and its per-system state.
@@ -393,18 +394,21 @@ impl Schedule {
         for slot in &mut self.slots {
             let slot = lock_mut(slot);
             slot.enter(world.id());
-            check_required(slot, world)?;
+            if !slot.here().set_up {
+                world.core.track_types(&slot.access.tracked);
+                for setup in &slot.access.setup {
+                    setup(&mut world.core);
+                }
+                slot.here().set_up = true;
+            }
         }
         for slot in &mut self.slots {
-            let slot = lock_mut(slot);
-            if !slot.here().tracking_set_up {
-                world.core.track_types(&slot.access.tracked);
-                slot.here().tracking_set_up = true;
-            }
+            check_required(lock_mut(slot), world)?;
         }
         // Row-stamp requests filed through shared access since the last
         // write are carried out before any system stamps anything.
-        world.core.write_tick();
+        let start = world.core.write_tick();
+        world.core.age_removals(start);
         let run = PlanRun {
             plan: self.plan.as_ref().expect("built"),
             slots: &self.slots,
@@ -537,6 +541,8 @@ impl PlanRun<'_> {
                 }
             })
             .collect();
+        // Events sent in this run stay readable through the next one.
+        world.core.update_events();
         Ok(report)
     }
 

@@ -3,17 +3,20 @@
 //! Sync points and exclusive systems cut the schedule into segments that run
 //! one after another. Inside a segment the plan is a dependency graph (the task
 //! graph of Jungwan Byun's "Data-oriented Entity Component System"): an edge `a -> b` means `b` starts only after `a` ends.
-//! Edges come from two places, in this order:
+//! Edges come from three places, in this order:
 //! 1. explicit `before`/`after` constraints (a cycle among them is an error);
-//! 2. every pair of systems whose accesses conflict and that the graph does not
+//! 2. a system that sends events of some type runs before the systems that
+//!    read them, when rule 1 does not order the pair already;
+//! 3. every pair of systems whose accesses conflict and that the graph does not
 //!    already order (directly or transitively) gets an edge in insertion order.
 //!
-//! Rule 2 never adds a cycle: it only adds `a -> b` when `b` cannot yet reach
+//! Rules 2 and 3 never add a cycle: they only add `a -> b` when `b` cannot yet reach
 //! `a`. A reachability bit matrix, kept transitively closed as edges are added,
 //! answers those questions in O(1). Every edge remembers its reason, so
 //! [`Plan`]'s `Display` can explain the order.
 
 use super::ScheduleError;
+use crate::query::AccessKey;
 use crate::system::{Conflict, SystemAccess};
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
@@ -43,6 +46,8 @@ pub(crate) enum EdgeReason {
     Explicit,
     /// The two conflict and were inserted in this order.
     Conflict(Conflict),
+    /// The first sends events of this type that the second reads.
+    Events(AccessKey),
 }
 
 /// A dependency: `to` waits for `from` (indices local to the segment).
@@ -259,6 +264,22 @@ impl Plan {
                 reach.add(node as usize, d as usize, n);
             }
         }
+        // Event writers before their readers, unless told otherwise.
+        for i in 0..n {
+            for j in 0..n {
+                let (w, r) = (
+                    facts[graph.systems[i]].access,
+                    facts[graph.systems[j]].access,
+                );
+                let Some(&key) = w.event_writes.iter().find(|k| r.event_reads.contains(k)) else {
+                    continue;
+                };
+                if i != j && !reach.get(i, j) && !reach.get(j, i) {
+                    add_edge(&mut graph, i as u32, j as u32, EdgeReason::Events(key));
+                    reach.add(i, j, n);
+                }
+            }
+        }
         for i in 0..n {
             for j in i + 1..n {
                 let (a, b) = (
@@ -394,6 +415,9 @@ impl fmt::Display for Plan {
                             EdgeReason::Explicit => "explicit before/after constraint".to_owned(),
                             EdgeReason::Conflict(c) => {
                                 format!("both access {c}; ordered by insertion")
+                            }
+                            EdgeReason::Events(key) => {
+                                format!("sends `{}` that the other reads", key.name)
                             }
                         };
                         writeln!(f, "  {} -> {}: {why}", name(e.from), name(e.to))?;

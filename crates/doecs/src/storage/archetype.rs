@@ -62,6 +62,8 @@ pub struct Archetype {
     components: Box<[ComponentId]>,
     columns: Box<[Column]>,
     ticks: Box<[ColumnTicks]>,
+    /// Which hooks any of the components has (a mask of `HookKind` bits).
+    hook_mask: u8,
     entities: Column,
     shape: ChunkShape,
     len: usize,
@@ -111,11 +113,15 @@ impl Archetype {
                 ticks
             })
             .collect();
+        let hook_mask = components
+            .iter()
+            .fold(0, |m, &c| m | registry.info(c).hook_mask());
         Archetype {
             id,
             components,
             shape,
             ticks,
+            hook_mask,
             columns,
             entities: Column::new(Layout::new::<Entity>(), None),
             len: 0,
@@ -235,6 +241,20 @@ impl Archetype {
     pub fn slot_ptr(&self, row: Row, column: ColumnIndex) -> NonNull<u8> {
         debug_assert!(row.index() < self.capacity);
         self.columns[column.index()].slot(row.index())
+    }
+
+    /// Which hooks any of the components has (a mask of `HookKind` bits).
+    #[inline]
+    pub(crate) fn hook_mask(&self) -> u8 {
+        self.hook_mask
+    }
+
+    /// Recomputes the hook mask after a component's hooks changed.
+    pub(crate) fn refresh_hook_mask(&mut self, registry: &Components) {
+        self.hook_mask = self
+            .components
+            .iter()
+            .fold(0, |m, &c| m | registry.info(c).hook_mask());
     }
 
     /// Where queries find column `column`'s change ticks.

@@ -193,11 +193,10 @@ pub fn function_system<M: 'static, F: SystemParamFunction<M>>(
         access.resources.extend(&p.resources);
         access.managers.extend(&p.managers);
         access.commands |= p.commands;
-        for t in &p.tracked {
-            if !access.tracked.contains(t) {
-                access.tracked.push(*t);
-            }
-        }
+        super::merge(&mut access.tracked, &p.tracked);
+        super::merge(&mut access.event_writes, &p.event_writes);
+        super::merge(&mut access.event_reads, &p.event_reads);
+        super::merge(&mut access.setup, &p.setup);
         for key in &p.required_resources {
             if !access.required_resources.contains(key) {
                 access.required_resources.push(*key);

@@ -55,6 +55,14 @@ pub struct SystemAccess {
     /// Rust component types whose per-row change stamps its change filters
     /// need; the schedule turns them on before the system first runs.
     pub tracked: Vec<std::any::TypeId>,
+    /// Event types the system sends: it runs before their readers unless
+    /// told otherwise.
+    pub event_writes: Vec<AccessKey>,
+    /// Event types the system reads.
+    pub event_reads: Vec<AccessKey>,
+    /// What the world needs before the system first runs on it; the
+    /// schedule runs these with `&mut` once per world.
+    pub setup: Vec<fn(&mut crate::world::WorldCore)>,
 }
 
 /// Why two systems may not run at the same time.
@@ -114,6 +122,10 @@ impl SystemAccess {
             }
         }
         self.commands |= other.commands;
+        merge(&mut self.tracked, &other.tracked);
+        merge(&mut self.event_writes, &other.event_writes);
+        merge(&mut self.event_reads, &other.event_reads);
+        merge(&mut self.setup, &other.setup);
         self.exclusive |= other.exclusive;
     }
 
@@ -166,5 +178,14 @@ pub trait System: Send {
         );
         self.run(&mut context);
         world.apply(&mut commands);
+    }
+}
+
+/// Appends the items of `extra` that `into` lacks.
+pub(crate) fn merge<T: PartialEq + Copy>(into: &mut Vec<T>, extra: &[T]) {
+    for &x in extra {
+        if !into.contains(&x) {
+            into.push(x);
+        }
     }
 }

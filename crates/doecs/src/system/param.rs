@@ -42,6 +42,13 @@ pub struct ParamAccess {
     pub invalid: Option<String>,
     /// Rust component types whose row stamps it needs (change filters).
     pub tracked: Vec<std::any::TypeId>,
+    /// Event types it sends (`Events<T>` resources).
+    pub event_writes: Vec<AccessKey>,
+    /// Event types it reads.
+    pub event_reads: Vec<AccessKey>,
+    /// What the world needs before the system first runs on it (an event
+    /// type added, a removal log kept); run by the schedule with `&mut`.
+    pub setup: Vec<fn(&mut WorldCore)>,
 }
 
 impl ParamAccess {

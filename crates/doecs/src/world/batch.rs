@@ -94,6 +94,7 @@ impl World {
             unsafe { placer.place(&mut self.core, entity, typed_writer(bundle)) };
             spawned(entity);
         }
+        self.flush_hooks();
         Ok(())
     }
 
@@ -107,6 +108,7 @@ impl World {
             .expect("the empty bundle is valid");
         // SAFETY: the entities are new; the empty bundle has no fields to fill.
         unsafe { self.core.place_rows(&out, id, |_, _| {}) };
+        self.flush_hooks();
         out
     }
 
@@ -143,6 +145,7 @@ impl World {
                 }
             })
         };
+        self.flush_hooks();
         Ok(out)
     }
 

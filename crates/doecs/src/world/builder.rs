@@ -204,6 +204,7 @@ impl World {
                 }
             })
         };
+        self.flush_hooks();
         entity
     }
 
@@ -236,6 +237,7 @@ impl World {
                 }
             })
         };
+        self.flush_hooks();
         out
     }
 
@@ -258,6 +260,7 @@ impl World {
                     }
                 })
         };
+        self.flush_hooks();
         Ok(())
     }
 }

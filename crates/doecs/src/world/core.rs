@@ -52,6 +52,12 @@ pub struct WorldCore {
     pub(crate) despawned: Vec<Entity>,
     /// The change clock and pending row-stamp requests.
     pub(crate) tracking: super::tracking::Tracking,
+    /// Component hooks and the commands they recorded.
+    pub(crate) hooks: crate::hooks::Hooks,
+    /// Removal logs.
+    pub(crate) removals: super::removals::Removals,
+    /// How to turn over each event type added (see [`crate::event`]).
+    pub(crate) event_updaters: Vec<fn(&mut WorldCore)>,
 }
 
 impl std::fmt::Debug for WorldCore {
@@ -80,6 +86,9 @@ impl WorldCore {
             resources: Resources::default(),
             despawned: Vec::new(),
             tracking: Default::default(),
+            hooks: Default::default(),
+            removals: Default::default(),
+            event_updaters: Vec::new(),
         }
     }
 

@@ -29,6 +29,8 @@ mod batch;
 mod builder;
 pub mod core;
 mod entity_ref;
+mod hook_api;
+mod removals;
 mod structure;
 mod tracking;
 mod typed;
@@ -37,6 +39,8 @@ mod untyped;
 pub use self::core::{WorldCore, WorldId};
 pub use builder::{EntityBuilder, EntityTemplate};
 pub use entity_ref::{EntityMut, EntityRef};
+pub use hook_api::MAX_HOOK_ROUNDS;
+pub use removals::RemovedComponents;
 
 use crate::bundle::Bundle;
 use crate::entities::Entities;
@@ -80,6 +84,10 @@ pub struct World {
     pub(crate) core: WorldCore,
     /// Matched-archetype caches of `query_mut` calls, keyed by query shape.
     pub(crate) query_caches: QueryCaches,
+    /// Whether hook commands are being applied (nested flushes wait).
+    pub(crate) flushing_hooks: bool,
+    /// Hook commands that failed when applied.
+    pub(crate) hook_failures: Vec<crate::command::CommandFailure>,
 }
 
 impl Default for World {
@@ -120,6 +128,8 @@ impl World {
         World {
             core: WorldCore::new(config),
             query_caches: QueryCaches::default(),
+            flushing_hooks: false,
+            hook_failures: Vec::new(),
         }
     }
 
@@ -178,6 +188,7 @@ impl World {
             self.core
                 .place_row(entity, id, structure::typed_writer(bundle))
         };
+        self.flush_hooks();
         Ok(entity)
     }
 
@@ -229,7 +240,12 @@ impl World {
     /// ```
     pub fn take<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
         let values = self.core.remove::<B>(entity)?;
-        self.despawn(entity)?;
+        // A hook run by the removal may have despawned it already; either
+        // way it is gone now.
+        let _ = self
+            .core
+            .despawn_rows(std::slice::from_ref(&entity), true, |_, _| {});
+        self.flush_hooks();
         Ok(values)
     }
 
@@ -246,7 +262,9 @@ impl World {
         entities: &[Entity],
         on_dead: impl FnMut(usize, Entity),
     ) -> usize {
-        self.core.despawn_rows(entities, true, on_dead)
+        let removed = self.core.despawn_rows(entities, true, on_dead);
+        self.flush_hooks();
+        removed
     }
 
     /// Despawns every entity.

@@ -22,16 +22,18 @@
 
 use super::core::WorldCore;
 use crate::bundle::{Bundle, BundleId};
+use crate::component::ComponentId;
 use crate::entities::Entities;
 use crate::entity::Entity;
 use crate::error::EntityError;
+use crate::hooks::HookKind;
 use crate::location::Location;
-use crate::manager::Managers;
 use crate::storage::archetype::copy_value;
 use crate::storage::archetypes::{EdgeIndex, FieldTarget};
 use crate::storage::{Archetype, ArchetypeId, Archetypes, ColumnIndex, Row};
 use crate::tick::Tick;
 use std::alloc::Layout;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Most fields whose column pointers are gathered on the stack; runtime
 /// bundles with more use the heap.
@@ -161,6 +163,7 @@ impl RowPlacer {
             row,
         };
         core.entities.set_location(entity, location);
+        core.fire_new_row_hooks(entity, location);
         location
     }
 }
@@ -245,6 +248,40 @@ impl WorldCore {
         fill(bases.as_slice(), first);
         // SAFETY: the rows were just pushed, and `&mut self` makes them ours.
         unsafe { arch.stamp_rows_added(first, entities.len(), placer.tick) };
+        if arch.hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit()) != 0 {
+            for (k, &entity) in entities.iter().enumerate() {
+                let location = Location {
+                    archetype: target,
+                    row: Row((first + k) as u32),
+                };
+                self.fire_new_row_hooks(entity, location);
+            }
+        }
+    }
+
+    /// Fires `on_add` then `on_insert` for every component of a row that
+    /// was just filled with new values.
+    fn fire_new_row_hooks(&mut self, entity: Entity, location: Location) {
+        self.fire_row_hooks(HookKind::Add, entity, location);
+        self.fire_row_hooks(HookKind::Insert, entity, location);
+    }
+
+    /// Whether taking components off an entity at `location` has anything
+    /// to tell: hooks that fire on removal, or removal logs.
+    #[inline]
+    fn removal_observed(&self, location: Location) -> bool {
+        let mask = HookKind::Replace.bit() | HookKind::Remove.bit();
+        self.archetypes.get(location.archetype).hook_mask() & mask != 0 || self.removals_active()
+    }
+
+    /// Fires `on_replace` then `on_remove` for `components` of `entity`,
+    /// which are about to leave it.
+    fn before_removal(&mut self, entity: Entity, location: Location, components: &[ComponentId]) {
+        let mask = HookKind::Replace.bit() | HookKind::Remove.bit();
+        if self.archetypes.get(location.archetype).hook_mask() & mask != 0 {
+            self.fire_hooks(HookKind::Replace, entity, components.iter().copied());
+            self.fire_hooks(HookKind::Remove, entity, components.iter().copied());
+        }
     }
 
     /// Adds the components of `bundle` to `entity`, which lives at `location`;
@@ -266,6 +303,12 @@ impl WorldCore {
         let edge = self
             .archetypes
             .insert_edge(location.archetype, bundle, info, &self.components);
+        let edge_index = edge;
+        if self.has_hooks(location.archetype, HookKind::Replace) {
+            let (replaced, _) =
+                self.split_fields(&self.archetypes.insert_edge_at(edge).fields, bundle);
+            self.fire_hooks(HookKind::Replace, entity, replaced);
+        }
         let target = self.archetypes.insert_edge_at(edge).target;
         let new = if target == location.archetype {
             location
@@ -293,7 +336,42 @@ impl WorldCore {
         });
         stamp_fields(arch, &edge.fields, new.row, tick);
         drop(graveyard);
+        if self.archetypes.get(target).hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit())
+            != 0
+        {
+            let fields = self.archetypes.insert_edge_at(edge_index).fields.clone();
+            self.fire_inserted_hooks(entity, &fields, bundle);
+        }
         new
+    }
+
+    /// The components of `bundle` whose fields replace a value, and those
+    /// that are new, by the edge's `fields` (in field order).
+    fn split_fields(
+        &self,
+        fields: &[FieldTarget],
+        bundle: BundleId,
+    ) -> (Vec<ComponentId>, Vec<ComponentId>) {
+        let ids = self.bundles.info(bundle).ids();
+        let mut replaced = Vec::new();
+        let mut added = Vec::new();
+        for (f, &id) in fields.iter().zip(ids) {
+            if f.replaces {
+                replaced.push(id);
+            } else {
+                added.push(id);
+            }
+        }
+        (replaced, added)
+    }
+
+    /// After an insert (or the insert half of an exchange) through `fields`:
+    /// `on_add` for the new components, then `on_insert` for all of them.
+    fn fire_inserted_hooks(&mut self, entity: Entity, fields: &[FieldTarget], bundle: BundleId) {
+        let (_, added) = self.split_fields(fields, bundle);
+        self.fire_hooks(HookKind::Add, entity, added);
+        let all = self.bundles.info(bundle).ids().to_vec();
+        self.fire_hooks(HookKind::Insert, entity, all);
     }
 
     /// Takes the components of `bundle` out of `entity`, which lives at
@@ -312,21 +390,31 @@ impl WorldCore {
         take: impl FnOnce(&[*mut u8], usize),
     ) -> Result<Location, EntityError> {
         let info = self.bundles.info(bundle);
-        let edge = self
-            .archetypes
-            .remove_edge(location.archetype, bundle, info, &self.components);
-        let edge = self.archetypes.remove_edge_at(edge);
-        let target = match edge.target {
+        let edge_index =
+            self.archetypes
+                .remove_edge(location.archetype, bundle, info, &self.components);
+        let target = match self.archetypes.remove_edge_at(edge_index).target {
             Ok(target) => target,
             Err(missing) => return Err(self.components.missing(entity, missing)),
         };
+        let removed = self
+            .removal_observed(location)
+            .then(|| self.bundles.info(bundle).ids().to_vec());
+        if let Some(removed) = &removed {
+            self.before_removal(entity, location, removed);
+        }
+        let edge = self.archetypes.remove_edge_at(edge_index);
         let source = self.archetypes.get(location.archetype);
         with_bases(source, edge.fields.iter().copied(), |bases| {
             take(bases, location.row.index())
         });
         // SAFETY: the target is the source minus the bundle, whose values
         // were all moved out above.
-        Ok(unsafe { self.move_row(entity, location, target) })
+        let new = unsafe { self.move_row(entity, location, target) };
+        if let Some(removed) = &removed {
+            self.log_removals(entity, removed);
+        }
+        Ok(new)
     }
 
     /// Swaps the components of bundle `old` for those of bundle `new` on
@@ -362,6 +450,18 @@ impl WorldCore {
             Ok(target) => target,
             Err(missing) => return Err(self.components.missing(entity, missing)),
         };
+        // Hooks first, while nothing has changed: the old bundle leaves, and
+        // the new bundle's components the entity keeps are replaced.
+        let removed = self
+            .removal_observed(location)
+            .then(|| self.bundles.info(old).ids().to_vec());
+        if let Some(removed) = &removed {
+            self.before_removal(entity, location, removed);
+        }
+        if self.has_hooks(location.archetype, HookKind::Replace) {
+            let (kept, _) = self.split_fields(&edge.new_fields, new);
+            self.fire_hooks(HookKind::Replace, entity, kept);
+        }
         let source = self.archetypes.get(location.archetype);
         with_bases(source, edge.old_fields.iter().copied(), |bases| {
             take(bases, location.row.index())
@@ -393,6 +493,14 @@ impl WorldCore {
         });
         stamp_fields(arch, &edge.new_fields, here.row, tick);
         drop(graveyard);
+        if let Some(removed) = &removed {
+            self.log_removals(entity, removed);
+        }
+        if self.archetypes.get(target).hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit())
+            != 0
+        {
+            self.fire_inserted_hooks(entity, &edge.new_fields, new);
+        }
         Ok(here)
     }
 
@@ -451,40 +559,72 @@ impl WorldCore {
         free_ids: bool,
         mut on_missing: impl FnMut(usize, Entity),
     ) -> usize {
-        let notify = NotifyManagers::new(&mut self.managers, &mut self.despawned);
-        for (k, &entity) in entities.iter().enumerate() {
-            match self.entities.location(entity) {
-                Some(location) => {
-                    notify.destroyed.push(entity);
-                    drop_row(
-                        &mut self.entities,
-                        &mut self.archetypes,
-                        entity,
-                        location,
-                        free_ids,
-                    );
+        let mut destroyed = std::mem::take(&mut self.despawned);
+        destroyed.clear();
+        // Managers hear of every removed entity even if a hook or a `Drop`
+        // panics; the panic then goes on.
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            for (k, &entity) in entities.iter().enumerate() {
+                match self.entities.location(entity) {
+                    Some(location) => {
+                        if self.removal_observed(location) {
+                            let components = self
+                                .archetypes
+                                .get(location.archetype)
+                                .components()
+                                .to_vec();
+                            self.before_removal(entity, location, &components);
+                            self.log_removals(entity, &components);
+                        }
+                        destroyed.push(entity);
+                        drop_row(
+                            &mut self.entities,
+                            &mut self.archetypes,
+                            entity,
+                            location,
+                            free_ids,
+                        );
+                    }
+                    None => on_missing(k, entity),
                 }
-                None => on_missing(k, entity),
             }
+        }));
+        self.managers.notify_destroyed(&destroyed);
+        let count = destroyed.len();
+        self.despawned = destroyed;
+        if let Err(payload) = outcome {
+            resume_unwind(payload);
         }
-        notify.destroyed.len()
+        count
     }
 
     /// Removes entities that died in a shared id space: drops their rows (if
     /// they had any here) and tells callback managers about all of them.
     pub(crate) fn forget_destroyed(&mut self, destroyed: &[Entity]) {
-        let notify = NotifyManagers::new(&mut self.managers, &mut self.despawned);
-        notify.destroyed.extend_from_slice(destroyed);
-        for &entity in destroyed {
-            if let Some(location) = self.entities.location(entity) {
-                drop_row(
-                    &mut self.entities,
-                    &mut self.archetypes,
-                    entity,
-                    location,
-                    false,
-                );
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            for &entity in destroyed {
+                if let Some(location) = self.entities.location(entity) {
+                    if self.removals_active() {
+                        let components = self
+                            .archetypes
+                            .get(location.archetype)
+                            .components()
+                            .to_vec();
+                        self.log_removals(entity, &components);
+                    }
+                    drop_row(
+                        &mut self.entities,
+                        &mut self.archetypes,
+                        entity,
+                        location,
+                        false,
+                    );
+                }
             }
+        }));
+        self.managers.notify_destroyed(destroyed);
+        if let Err(payload) = outcome {
+            resume_unwind(payload);
         }
     }
 }
@@ -529,29 +669,6 @@ fn drop_row(
             }
         })
     };
-}
-
-/// Collects destroyed entities and tells callback managers about them when
-/// dropped, so they hear of every despawn even if a component's `Drop` panicked.
-struct NotifyManagers<'a> {
-    managers: &'a mut Managers,
-    destroyed: &'a mut Vec<Entity>,
-}
-
-impl<'a> NotifyManagers<'a> {
-    fn new(managers: &'a mut Managers, scratch: &'a mut Vec<Entity>) -> Self {
-        scratch.clear();
-        NotifyManagers {
-            managers,
-            destroyed: scratch,
-        }
-    }
-}
-
-impl Drop for NotifyManagers<'_> {
-    fn drop(&mut self) {
-        self.managers.notify_destroyed(self.destroyed);
-    }
 }
 
 /// Values moved out of storage, dropped when the graveyard drops (after the

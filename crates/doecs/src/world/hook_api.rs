@@ -1,0 +1,194 @@
+//! Hooks on a [`World`]: registering them, and applying the commands they
+//! record.
+//!
+//! Hooks fire inside the structural cores (see [`crate::hooks`]); the
+//! commands they record wait in the world until the `World` operation that
+//! fired them finishes, which then applies them ([`World::flush_hooks`]).
+//! Commands applied there may fire more hooks, whose commands are applied
+//! in the next round, and so on: breadth first, in recorded order, so the
+//! result never depends on timing. A hook that keeps recording commands
+//! forever would never let an operation finish, so a flush stops after
+//! [`MAX_HOOK_ROUNDS`] rounds and leaves the rest queued for the next
+//! operation's flush (nothing is dropped, and nothing hangs).
+//!
+//! The `World` methods here shadow the [`WorldCore`] methods of the same
+//! name (insert, remove, exchange, and their untyped forms): each calls the
+//! core's, then flushes.
+
+use super::core::WorldCore;
+use super::World;
+use crate::bundle::Bundle;
+use crate::command::CommandFailure;
+use crate::component::{Component, ComponentId};
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::hooks::ComponentHooks;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+/// Most rounds of hook commands one flush applies.
+pub const MAX_HOOK_ROUNDS: usize = 1024;
+
+impl World {
+    /// Sets the hooks of component `T` (registering `T` if needed),
+    /// replacing any it had. `ComponentHooks::new()` removes them.
+    pub fn set_hooks<T: Component>(&mut self, hooks: ComponentHooks) {
+        let id = self.core.component_id::<T>();
+        self.set_hooks_by_id(id, hooks)
+            .expect("the id was just registered");
+    }
+
+    /// Sets the hooks of component `id` (a runtime component, say).
+    pub fn set_hooks_by_id(
+        &mut self,
+        id: ComponentId,
+        hooks: ComponentHooks,
+    ) -> Result<(), EntityError> {
+        if self.core.components.get_info(id).is_none() {
+            return Err(EntityError::UnknownComponent(id));
+        }
+        let mask = hooks.mask();
+        self.core.hooks.set(id, hooks);
+        self.core.components.set_hook_mask(id, mask);
+        let core = &mut self.core;
+        for arch in core.archetypes.iter_mut() {
+            if arch.has(id) {
+                arch.refresh_hook_mask(&core.components);
+            }
+        }
+        Ok(())
+    }
+
+    /// The hooks of component `id`, if it has any.
+    pub fn hooks_of(&self, id: ComponentId) -> Option<&ComponentHooks> {
+        self.core.hooks.of(id).map(|h| &**h)
+    }
+
+    /// Applies the commands hooks recorded, round after round (see the
+    /// module docs). World operations call this themselves; calling it is
+    /// only needed after [`MAX_HOOK_ROUNDS`] rounds ran out.
+    pub fn flush_hooks(&mut self) {
+        if self.core.hooks.commands.is_empty() || self.flushing_hooks {
+            return;
+        }
+        self.flushing_hooks = true;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let mut rounds = 0;
+            while !self.core.hooks.commands.is_empty() && rounds < MAX_HOOK_ROUNDS {
+                rounds += 1;
+                let mut batch = std::mem::take(&mut self.core.hooks.commands);
+                let report = self.apply(&mut batch);
+                self.hook_failures.extend(report.failed);
+            }
+        }));
+        self.flushing_hooks = false;
+        if let Err(payload) = outcome {
+            resume_unwind(payload);
+        }
+    }
+
+    /// The commands recorded by hooks that failed when applied (an entity
+    /// already dead, say), oldest first; taking them empties the list.
+    pub fn take_hook_failures(&mut self) -> Vec<CommandFailure> {
+        std::mem::take(&mut self.hook_failures)
+    }
+
+    /// As [`WorldCore::insert_one`], then applies what hooks recorded.
+    pub fn insert_one<T: Component>(
+        &mut self,
+        entity: Entity,
+        value: T,
+    ) -> Result<(), EntityError> {
+        let result = self.core.insert_one(entity, value);
+        self.flush_hooks();
+        result
+    }
+
+    /// As [`WorldCore::insert`], then applies what hooks recorded.
+    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+        let result = self.core.insert(entity, bundle);
+        self.flush_hooks();
+        result
+    }
+
+    /// As [`WorldCore::remove_one`], then applies what hooks recorded.
+    pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
+        let result = self.core.remove_one::<T>(entity);
+        self.flush_hooks();
+        result
+    }
+
+    /// As [`WorldCore::remove`], then applies what hooks recorded.
+    pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
+        let result = self.core.remove::<B>(entity);
+        self.flush_hooks();
+        result
+    }
+
+    /// As [`WorldCore::exchange`], then applies what hooks recorded.
+    pub fn exchange<Old: Bundle, New: Bundle>(
+        &mut self,
+        entity: Entity,
+        new: New,
+    ) -> Result<Old, EntityError> {
+        let result = self.core.exchange::<Old, New>(entity, new);
+        self.flush_hooks();
+        result
+    }
+
+    /// As [`WorldCore::insert_bytes`], then applies what hooks recorded.
+    pub fn insert_bytes(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        bytes: &[u8],
+    ) -> Result<(), EntityError> {
+        let result = self.core.insert_bytes(entity, id, bytes);
+        self.flush_hooks();
+        result
+    }
+
+    /// As [`WorldCore::insert_raw`], then applies what hooks recorded.
+    ///
+    /// # Safety
+    /// As [`WorldCore::insert_raw`].
+    pub unsafe fn insert_raw(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        value: *const u8,
+    ) -> Result<(), EntityError> {
+        // SAFETY: forwarded contract.
+        let result = unsafe { self.core.insert_raw(entity, id, value) };
+        self.flush_hooks();
+        result
+    }
+
+    /// As [`WorldCore::remove_by_id`], then applies what hooks recorded.
+    pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<(), EntityError> {
+        let result = self.core.remove_by_id(entity, id);
+        self.flush_hooks();
+        result
+    }
+}
+
+impl Drop for World {
+    /// Despawns every entity first when hooks are registered, so `on_replace`
+    /// and `on_remove` fire for every component the world still holds (and
+    /// entities their commands spawn are despawned too, for as many rounds
+    /// as [`MAX_HOOK_ROUNDS`] allows); the storage then drops the rest.
+    fn drop(&mut self) {
+        let core: &WorldCore = &self.core;
+        let any_hooks = core.archetypes.iter().any(|a| a.hook_mask() != 0);
+        if !any_hooks {
+            return;
+        }
+        for _ in 0..MAX_HOOK_ROUNDS {
+            if self.core.is_empty() {
+                break;
+            }
+            self.clear();
+        }
+        // Whatever hooks recorded last can no longer apply anywhere.
+        self.core.hooks.commands.clear();
+    }
+}
