@@ -1,5 +1,5 @@
 //! Command-line checks clap cannot express: a mistyped subcommand, and the
-//! limits on `--threads`.
+//! limits on `--threads` and `--fps`.
 //!
 //! The top-level command takes an optional LEVEL, so clap reads
 //! `doecs compil x.json` as a level named `compil` and then complains about
@@ -45,6 +45,22 @@ pub fn check_threads(threads: Option<usize>, cores: usize) -> Result<usize, Stri
             ))
         }
         Some(t) => Ok(t),
+    }
+}
+
+/// The most frames per second `--fps` accepts.
+pub const MAX_FPS: f64 = 10_000.0;
+
+/// Checks an `--fps` value; returns the time per frame (`None`: unpaced).
+pub fn check_fps(fps: Option<f64>) -> Result<Option<std::time::Duration>, String> {
+    match fps {
+        None => Ok(None),
+        Some(f) if f.is_finite() && f > 0.0 && f <= MAX_FPS => {
+            Ok(Some(std::time::Duration::from_secs_f64(1.0 / f)))
+        }
+        Some(f) => Err(format!(
+            "--fps must be greater than 0 and at most {MAX_FPS}, got {f}"
+        )),
     }
 }
 
@@ -191,6 +207,18 @@ mod tests {
         assert_eq!(first(&["-q", "--threads", "2"]), None);
         assert_eq!(first(&["--", "compil"]), None);
         assert_eq!(first(&[]), None);
+    }
+
+    #[test]
+    fn fps_limits() {
+        assert_eq!(check_fps(None), Ok(None));
+        assert_eq!(
+            check_fps(Some(50.0)),
+            Ok(Some(std::time::Duration::from_millis(20)))
+        );
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e9] {
+            assert!(check_fps(Some(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -2,22 +2,24 @@
 //! compiler and spawner: `transform` (built in), and the plain components
 //! `position`, `velocity` (three `f32`s each), `mass` and `spin` (one `f32`).
 
+use bytemuck::{Pod, Zeroable};
 use doecs_resource::{standard_compiler, standard_spawner, Compiler, PlainBytes, Spawner};
+use serde::{Deserialize, Serialize};
 
 /// World-space position of a point mass (metres).
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, Pod, Zeroable)]
 #[repr(transparent)]
 pub struct Position(pub [f32; 3]);
 /// Velocity of a point mass (metres per second).
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, Pod, Zeroable)]
 #[repr(transparent)]
 pub struct Velocity(pub [f32; 3]);
 /// Mass (kilograms).
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, Pod, Zeroable)]
 #[repr(transparent)]
 pub struct Mass(pub f32);
 /// Spin of a part about its local y axis (radians per second).
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, Pod, Zeroable)]
 #[repr(transparent)]
 pub struct Spin(pub f32);
 

@@ -3,6 +3,7 @@
 mod args;
 mod components;
 mod demo_level;
+mod registry;
 mod run;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -85,6 +86,22 @@ struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// Serve the inspector (a web page and a JSON API) while running, on ADDR
+    ///
+    /// ADDR is HOST:PORT or PORT (default 127.0.0.1:8370, loopback only);
+    /// port 0 picks a free port. The address is printed on start. Requests
+    /// are answered between frames; the simulation keeps running. Write
+    /// `--inspect=ADDR` when a level file follows.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = doecs_inspect::DEFAULT_ADDR)]
+    inspect: Option<String>,
+    /// Let the inspector edit the world (set component values, despawn); implies --inspect
+    #[arg(long)]
+    inspect_write: bool,
+    /// Run at most this many frames per second (default: as fast as possible)
+    ///
+    /// With --inspect, the time between frames is spent answering requests.
+    #[arg(long, value_name = "FPS")]
+    fps: Option<f64>,
 }
 
 fn main() -> ExitCode {
@@ -267,6 +284,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         return Err("--frames must be at least 1".into());
     }
     let threads = args::check_threads(args.threads, args::cores())?;
+    let pace = args::check_fps(args.fps)?;
     demo_level::check_ships(args.ships)?;
     let mut start = Instant::now();
     let (source, blob) = match &args.level {
@@ -355,7 +373,47 @@ fn run(args: RunArgs) -> Result<(), String> {
         args.frames,
         threads
     );
-    let report = run::run_frames(&mut world, args.frames, threads, args.quiet)?;
+    let mut inspector = start_inspector(&args)?;
+    let options = run::RunOptions {
+        frames: args.frames,
+        threads,
+        quiet: args.quiet,
+        pace,
+    };
+    let report = run::run_frames(&mut world, &options, inspector.as_mut())?;
     print!("{}", run::format_report(&report));
     Ok(())
+}
+
+/// Starts the inspector when `--inspect` or `--inspect-write` asks for one,
+/// and prints its address.
+fn start_inspector(args: &RunArgs) -> Result<Option<doecs_inspect::Inspector>, String> {
+    if args.inspect.is_none() && !args.inspect_write {
+        return Ok(None);
+    }
+    let addr = args
+        .inspect
+        .as_deref()
+        .unwrap_or(doecs_inspect::DEFAULT_ADDR);
+    let config = doecs_inspect::InspectorConfig::new(addr)
+        .write(args.inspect_write)
+        .registry(registry::component_registry());
+    let inspector = doecs_inspect::Inspector::start(config).map_err(|e| {
+        if Path::new(addr).exists() {
+            format!(
+                "{e} (--inspect took the level file as its address: \
+                 write --inspect=ADDR, or put the level first)"
+            )
+        } else {
+            e.to_string()
+        }
+    })?;
+    let access = if args.inspect_write {
+        "read and write"
+    } else {
+        "read-only"
+    };
+    println!("inspector: {} ({access})", inspector.url());
+    let _ = std::io::stdout().flush();
+    Ok(Some(inspector))
 }

@@ -17,10 +17,18 @@
 //! - `propagate`: one O(n) pass updating every moved node's world transform,
 //!   parents first (the manager runs in deferred mode, so the two writers
 //!   above only mark nodes).
+//!
+//! With `--inspect`, an inspector serves the world between frames: before
+//! each frame the loop answers the queued requests (and, while paused from
+//! the page, waits there until resumed or stepped); after it, the frame's
+//! system times go to the inspector's history. With `--fps`, the time left
+//! in a frame's slot is spent answering requests (or sleeping). The time
+//! spent answering is reported beside the frame times.
 
 use crate::components::{Mass, Position, Spin, Velocity};
 use doecs::prelude::*;
 use doecs::{ScheduleError, SystemTime};
+use doecs_inspect::{Inspector, ServeStats};
 use doecs_transform::TransformManager;
 use glam::{Affine3A, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -126,18 +134,42 @@ pub struct RunReport {
     pub frames: Vec<Duration>,
     /// Mean height of the point masses at the end (a checksum of the physics).
     pub mean_height: f64,
+    /// What the inspector's answers cost, when one served.
+    pub inspector: Option<ServeStats>,
 }
 
-/// Runs `frames` frames of the schedule on `threads` workers, with a progress
-/// bar unless `quiet`.
+/// How `run_frames` runs.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Frames to run.
+    pub frames: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// No progress bar.
+    pub quiet: bool,
+    /// The time per frame to pace to (`--fps`), if any.
+    pub pace: Option<Duration>,
+}
+
+/// Runs the frames of the schedule (see [`RunOptions`]), serving
+/// `inspector` between them when there is one.
 pub fn run_frames(
     world: &mut World,
-    frames: usize,
-    threads: usize,
-    quiet: bool,
+    options: &RunOptions,
+    mut inspector: Option<&mut Inspector>,
 ) -> Result<RunReport, String> {
+    let RunOptions {
+        frames,
+        threads,
+        quiet,
+        pace,
+    } = *options;
     world.insert_resource(FrameDt(DT));
     let mut schedule = schedule(threads).map_err(|e| e.to_string())?;
+    if let Some(inspector) = inspector.as_deref_mut() {
+        let plan = schedule.plan().map_err(|e| e.to_string())?.to_string();
+        inspector.set_plan(plan);
+    }
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -152,12 +184,31 @@ pub fn run_frames(
     );
     let mut systems: Vec<SystemStats> = Vec::new();
     let mut frame_times = Vec::with_capacity(frames);
+    let mut next = Instant::now();
     for _ in 0..frames {
+        if let Some(inspector) = inspector.as_deref_mut() {
+            inspector.between_frames(world);
+        }
         let start = Instant::now();
         let report = schedule.run(world).map_err(|e| e.to_string())?;
-        frame_times.push(start.elapsed());
+        let time = start.elapsed();
+        frame_times.push(time);
         add_times(&mut systems, &report.systems);
+        if let Some(inspector) = inspector.as_deref_mut() {
+            inspector.record_frame(time, &report.systems);
+        }
         bar.inc(1);
+        if let Some(pace) = pace {
+            // The next frame's slot; after a late frame, the next starts at once.
+            next = (next + pace).max(Instant::now());
+            match inspector.as_deref_mut() {
+                Some(inspector) => inspector.serve_until(world, next),
+                None => std::thread::sleep(next.saturating_duration_since(Instant::now())),
+            }
+        }
+    }
+    if let Some(inspector) = inspector.as_deref_mut() {
+        inspector.serve_pending(world);
     }
     bar.finish_and_clear();
     let (sum, count) = world
@@ -168,6 +219,7 @@ pub fn run_frames(
         systems,
         frames: frame_times,
         mean_height: sum / count.max(1) as f64,
+        inspector: inspector.map(|i| i.stats()),
     })
 }
 
@@ -233,6 +285,17 @@ pub fn format_report(report: &RunReport) -> String {
         out,
         "(systems that do not conflict run at the same time, so the shares can add up to more than 100%)"
     );
+    if let Some(stats) = report.inspector {
+        let per_frame = stats.serve_time.as_secs_f64() / frames as f64;
+        let _ = writeln!(
+            out,
+            "inspector: {} requests answered between frames, {:.3} ms in all, {:.2} us per frame ({:.2}% of the mean frame)",
+            stats.requests,
+            stats.serve_time.as_secs_f64() * 1e3,
+            per_frame * 1e6,
+            100.0 * per_frame / mean_frame.max(f64::MIN_POSITIVE)
+        );
+    }
     let _ = writeln!(
         out,
         "mean height of point masses at the end: {:.3} m",

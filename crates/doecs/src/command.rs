@@ -475,6 +475,7 @@ impl World {
         for buffer in buffers {
             report.absorb(buffer.apply_to(self));
         }
+        self.flush_hooks();
         report
     }
 }

@@ -136,6 +136,21 @@ pub struct ComponentInfo {
     type_name: Option<&'static str>,
     row_ticks: bool,
     hook_mask: u8,
+    snapshot: SnapshotCopy,
+}
+
+/// How a snapshot copies a component's values (see `World::snapshot_into`).
+#[derive(Copy, Clone, Debug)]
+pub enum SnapshotCopy {
+    /// As raw bytes, a column at a time: `Copy` types and plain-bytes
+    /// runtime components.
+    Bytes,
+    /// Value by value through a clone function, which writes a clone of the
+    /// value at its first pointer to the uninitialised slot at its second.
+    Clone(unsafe fn(*const u8, *mut u8)),
+    /// Not at all: `snapshot_into` refuses worlds holding the component,
+    /// unless told to skip it.
+    Unsupported,
 }
 
 impl ComponentInfo {
@@ -176,6 +191,10 @@ impl ComponentInfo {
     /// Which hooks the component has (a mask of [`crate::HookKind`] bits).
     pub(crate) fn hook_mask(&self) -> u8 {
         self.hook_mask
+    }
+    /// How snapshots copy the component's values.
+    pub fn snapshot_copy(&self) -> SnapshotCopy {
+        self.snapshot
     }
     /// Whether values are plain bytes: a dynamic component with no drop
     /// function. Only these can be written from arbitrary bytes safely.
@@ -363,6 +382,11 @@ impl Components {
             type_name: d.type_name,
             row_ticks,
             hook_mask: 0,
+            snapshot: if d.type_id.is_none() && d.drop_fn.is_none() {
+                SnapshotCopy::Bytes
+            } else {
+                SnapshotCopy::Unsupported
+            },
         });
         Ok(id)
     }
@@ -370,6 +394,11 @@ impl Components {
     /// Records which hooks component `id` has.
     pub(crate) fn set_hook_mask(&mut self, id: ComponentId, mask: u8) {
         self.infos[id.index()].hook_mask = mask;
+    }
+
+    /// Records how snapshots copy component `id`'s values.
+    pub(crate) fn set_snapshot_copy(&mut self, id: ComponentId, copy: SnapshotCopy) {
+        self.infos[id.index()].snapshot = copy;
     }
 
     /// Marks component `id` as keeping row stamps. Returns whether it did

@@ -166,6 +166,34 @@ impl fmt::Debug for Entities {
 }
 
 impl Entities {
+    /// Makes this table a copy of `other`, reusing this one's memory.
+    pub(crate) fn copy_from(&mut self, other: &Entities) {
+        self.slots.clone_from(&other.slots);
+        self.free.clone_from(&other.free);
+        self.min_free_indices = other.min_free_indices;
+        self.live = other.live;
+        self.located = other.located;
+        self.reserved = other.reserved;
+        self.retired = other.retired;
+        *self.pending.get_mut() = other.pending.load(std::sync::atomic::Ordering::Acquire);
+    }
+
+    /// Frees every located entity (their generations move on): for
+    /// emptying a world whose rows were lost.
+    pub(crate) fn free_all_located(&mut self) {
+        let located: Vec<Entity> = (0..self.slots.len())
+            .filter_map(|i| {
+                let slot = self.slots[i];
+                matches!(slot.state(), SlotState::Located(_))
+                    .then(|| Entity::from_parts(i as u32, slot.generation))
+            })
+            .collect();
+        for e in located {
+            self.clear_location(e);
+            self.free(e);
+        }
+    }
+
     /// An empty table with the default reuse threshold ([`MIN_FREE_INDICES`]).
     pub fn new() -> Self {
         Self::with_min_free_indices(MIN_FREE_INDICES)

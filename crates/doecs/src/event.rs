@@ -114,9 +114,13 @@ impl WorldCore {
         if self.resource::<Events<T>>().is_none() {
             self.insert_resource(Events::<T>::default());
         }
-        let update = update_events_of::<T> as fn(&mut WorldCore);
-        if !self.event_updaters.contains(&update) {
-            self.event_updaters.push(update);
+        // Keyed by type, not by the function pointer: one function can have
+        // several addresses (one per codegen unit, and under Miri), which
+        // would register it twice and turn the buffers over twice per run.
+        let key = std::any::TypeId::of::<Events<T>>();
+        if !self.event_updaters.iter().any(|&(k, _)| k == key) {
+            self.event_updaters
+                .push((key, update_events_of::<T> as fn(&mut WorldCore)));
         }
     }
 
@@ -124,7 +128,7 @@ impl WorldCore {
     /// (schedules do this at the end of every run).
     pub fn update_events(&mut self) {
         for i in 0..self.event_updaters.len() {
-            (self.event_updaters[i])(self);
+            (self.event_updaters[i].1)(self);
         }
     }
 

@@ -30,7 +30,7 @@ pub use bundle::{Bundle, BundleId};
 pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands};
 pub use component::{
     name_hash, Component, ComponentDescriptor, ComponentId, ComponentInfo, Components,
-    RegisterError,
+    RegisterError, SnapshotCopy,
 };
 /// `#[derive(Bundle)]`: a struct whose fields are components, used like a
 /// tuple bundle (see [`doecs_macros`]).
@@ -57,6 +57,6 @@ pub use tick::{ChangeWindow, Tick};
 pub use type_index::{TypeIdHasher, TypeIdMap};
 pub use universe::{SharedWorld, Universe, WorldKey};
 pub use world::{
-    EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, World, WorldConfig,
-    WorldCore, WorldId, MAX_HOOK_ROUNDS,
+    EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, Snapshot,
+    SnapshotError, World, WorldConfig, WorldCore, WorldId, MAX_HOOK_ROUNDS,
 };

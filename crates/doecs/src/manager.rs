@@ -44,6 +44,20 @@ pub trait ComponentManager: Any + Send + Sync {
         let _ = entities;
         0
     }
+
+    /// Saves the manager's state into a world snapshot. `saved` holds what
+    /// the previous snapshot into the same buffer saved (reuse its memory,
+    /// for example with `clone_from`). Returns whether the manager takes
+    /// part; the default does not, and a restore leaves it as it is.
+    fn save_state(&self, saved: &mut Option<Box<dyn Any + Send + Sync>>) -> bool {
+        let _ = saved;
+        false
+    }
+
+    /// Puts back what [`save_state`](Self::save_state) saved.
+    fn restore_state(&mut self, saved: &(dyn Any + Send + Sync)) {
+        let _ = saved;
+    }
 }
 
 /// The managers of one world, with how each hears of destroyed entities.
@@ -110,6 +124,38 @@ impl Managers {
         self.slots
             .iter()
             .position(|s| s.type_id == TypeId::of::<M>())
+    }
+
+    /// Saves every manager's state into `saved`, one slot per manager, in
+    /// order (see [`ComponentManager::save_state`]).
+    pub(crate) fn save_states(
+        &self,
+        saved: &mut Vec<(TypeId, Option<Box<dyn Any + Send + Sync>>)>,
+    ) {
+        saved.resize_with(self.slots.len(), || (TypeId::of::<()>(), None));
+        for (slot, (type_id, state)) in self.slots.iter().zip(saved.iter_mut()) {
+            if *type_id != slot.type_id {
+                *state = None;
+                *type_id = slot.type_id;
+            }
+            if !slot.get().save_state(state) {
+                *state = None;
+            }
+        }
+    }
+
+    /// Restores the states [`Managers::save_states`] saved, to the managers
+    /// of the same types.
+    pub(crate) fn restore_states(
+        &mut self,
+        saved: &[(TypeId, Option<Box<dyn Any + Send + Sync>>)],
+    ) {
+        for (type_id, state) in saved {
+            let Some(state) = state else { continue };
+            if let Some(slot) = self.slots.iter_mut().find(|s| s.type_id == *type_id) {
+                slot.get_mut().restore_state(&**state);
+            }
+        }
     }
 
     /// Whether a manager of type `type_id` is here.

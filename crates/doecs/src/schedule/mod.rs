@@ -502,13 +502,33 @@ impl PlanRun<'_> {
                         ids::materialize_lanes(&mut world.core.entities, pools)
                     });
                     let failed = if panics.is_empty() {
-                        for &i in &graph.systems {
-                            let mut slot = lock(&slots[i]);
-                            if !slot.commands.is_empty() {
-                                report.commands.absorb(world.apply(&mut slot.commands));
+                        // A hook run by a command may panic: report it as
+                        // the panic of the system whose commands were being
+                        // applied, drop the rest, and settle the id pools.
+                        let mut applying = None;
+                        let outcome = catch_unwind(AssertUnwindSafe(|| {
+                            for &i in &graph.systems {
+                                let mut slot = lock(&slots[i]);
+                                if !slot.commands.is_empty() {
+                                    applying = Some(i);
+                                    report.commands.absorb(world.apply(&mut slot.commands));
+                                }
+                            }
+                        }));
+                        match outcome {
+                            Ok(()) => None,
+                            Err(payload) => {
+                                discard_commands(slots, world);
+                                Some(ScheduleError::SystemPanicked {
+                                    system: plan
+                                        .name(applying.expect("only applying can panic here"))
+                                        .to_owned(),
+                                    message: panic_message(payload.as_ref()),
+                                    also_panicked: Vec::new(),
+                                    skipped: Vec::new(),
+                                })
                             }
                         }
-                        None
                     } else {
                         let error = panic_error(plan, graph, slots, panics);
                         discard_commands(slots, world);

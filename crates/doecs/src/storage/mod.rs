@@ -30,6 +30,7 @@
 //! structural functions; they are `pub(crate)`.
 
 pub mod archetype;
+pub(crate) use archetype::{ArchetypeImage, RestoreScratch};
 pub mod archetypes;
 pub(crate) mod column;
 pub mod layout;

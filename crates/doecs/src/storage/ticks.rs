@@ -363,6 +363,50 @@ impl ColumnTicks {
         }
     }
 
+    /// For rows `from..to` restored with the values they had at a snapshot
+    /// taken at `since`: every row written after `since` now holds a
+    /// different value again, so it is stamped changed at `now`; the others
+    /// keep their stamps.
+    ///
+    /// # Safety
+    /// The rows must be live and within one chunk; the caller holds `&mut`
+    /// to the archetype.
+    pub(crate) unsafe fn restamp_reverted(
+        &self,
+        from: usize,
+        to: usize,
+        since: Tick,
+        now: Tick,
+        shift: u32,
+    ) {
+        if from == to {
+            return;
+        }
+        let chunk = &self.chunks[from >> shift];
+        if chunk.changed() <= since {
+            return;
+        }
+        chunk.changed.store(now.get(), Relaxed);
+        if let Some(r) = &self.rows {
+            for row in from..to {
+                // SAFETY: live rows within capacity, ours (caller).
+                unsafe {
+                    let stamp = r.changed_ptr().as_ptr().add(row);
+                    if *stamp > since.get() {
+                        *stamp = now.get();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sets every chunk's ticks back to zero, before rows move in again
+    /// with [`ColumnTicks::move_in`].
+    pub(crate) fn reset_chunk(&self, chunk: usize) {
+        self.chunks[chunk].added.store(0, Relaxed);
+        self.chunks[chunk].changed.store(0, Relaxed);
+    }
+
     /// Checks the invariants for rows `0..len`. Panics on failure.
     pub(crate) fn check(&self, len: usize, shift: u32) {
         if len > 0 {

@@ -56,8 +56,9 @@ pub struct WorldCore {
     pub(crate) hooks: crate::hooks::Hooks,
     /// Removal logs.
     pub(crate) removals: super::removals::Removals,
-    /// How to turn over each event type added (see [`crate::event`]).
-    pub(crate) event_updaters: Vec<fn(&mut WorldCore)>,
+    /// How to turn over each event type added (see [`crate::event`]),
+    /// keyed by the type of its `Events<T>` resource.
+    pub(crate) event_updaters: Vec<(std::any::TypeId, fn(&mut WorldCore))>,
 }
 
 impl std::fmt::Debug for WorldCore {

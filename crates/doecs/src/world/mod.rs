@@ -31,6 +31,7 @@ pub mod core;
 mod entity_ref;
 mod hook_api;
 mod removals;
+mod snapshot;
 mod structure;
 mod tracking;
 mod typed;
@@ -41,6 +42,7 @@ pub use builder::{EntityBuilder, EntityTemplate};
 pub use entity_ref::{EntityMut, EntityRef};
 pub use hook_api::MAX_HOOK_ROUNDS;
 pub use removals::RemovedComponents;
+pub use snapshot::{Snapshot, SnapshotError};
 
 use crate::bundle::Bundle;
 use crate::entities::Entities;
@@ -88,6 +90,12 @@ pub struct World {
     pub(crate) flushing_hooks: bool,
     /// Hook commands that failed when applied.
     pub(crate) hook_failures: Vec<crate::command::CommandFailure>,
+    /// Resources that snapshots include.
+    pub(crate) resource_savers: Vec<snapshot::ResourceSaver>,
+    /// Reused memory for restores.
+    pub(crate) restore_scratch: crate::storage::RestoreScratch,
+    /// The last snapshot restored (its serial) and the tick it was at.
+    pub(crate) last_restore: Option<(u64, crate::tick::Tick)>,
 }
 
 impl Default for World {
@@ -130,6 +138,9 @@ impl World {
             query_caches: QueryCaches::default(),
             flushing_hooks: false,
             hook_failures: Vec::new(),
+            resource_savers: Vec::new(),
+            restore_scratch: Default::default(),
+            last_restore: None,
         }
     }
 
@@ -216,6 +227,9 @@ impl World {
             self.core
                 .place_row(entity, id, structure::typed_writer(bundle))
         };
+        // As after every other operation a command applies: what its hooks
+        // recorded applies before the next command.
+        self.flush_hooks();
         Ok(())
     }
 

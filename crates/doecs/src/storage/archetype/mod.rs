@@ -15,6 +15,8 @@
 //! moved them out) or drops them. Drops run after the archetype is consistent
 //! again, and a panicking drop still lets the other values of the row drop.
 
+mod image;
+
 use super::column::Column;
 use super::layout::ChunkShape;
 use super::ticks::{ChunkTicks, ColumnTicks, TickPtrs};
@@ -23,6 +25,7 @@ use crate::bundle::BundleId;
 use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
 use crate::tick::Tick;
+pub(crate) use image::{ArchetypeImage, RestoreScratch};
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
@@ -566,7 +569,7 @@ impl Archetype {
     /// Drops every value, forgetting the rows first, so a panicking drop
     /// leaves an empty (and consistent) archetype. The columns keep their
     /// memory.
-    fn drop_all_values(&mut self) {
+    pub(crate) fn drop_all_values(&mut self) {
         let len = self.len;
         self.len = 0;
         let doomed = self

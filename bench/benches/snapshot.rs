@@ -1,0 +1,68 @@
+//! snapshot: copy a whole world aside and put it back, against `memcpy` of
+//! the same bytes.
+//!
+//! The world holds n entities of (Position, Velocity), two `Copy`
+//! components of 12 bytes each (plus the 8-byte entity ids), at 10k, 100k
+//! and 1M entities. `doecs_snapshot` is `World::snapshot_into` into a
+//! reused `Snapshot`; `doecs_restore` is `World::restore` from it (after one
+//! write, so the restore has something to revert). The baseline copies
+//! three plain `Vec`s of the same sizes into preallocated ones: the floor
+//! for "copy this much memory". No peer is in the table: none of hecs,
+//! bevy_ecs, shipyard or flecs_ecs has a whole-world snapshot (flecs removed
+//! its snapshot addon in 2024).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use doecs_bench::*;
+use std::hint::black_box;
+
+fn bench_size(c: &mut Criterion, n: usize) {
+    let n = sized(n);
+    let mut g = group(c, &format!("snapshot_{}", label(n)));
+    let mut world = doecs::World::new();
+    world.snapshot_by_copy::<Position>();
+    world.snapshot_by_copy::<Velocity>();
+    let es =
+        world.spawn_batch((0..n).map(|i| (Position(Vec3::splat(i as f32)), Velocity(Vec3::X))));
+    let mut snapshot = doecs::Snapshot::new();
+    world.snapshot_into(&mut snapshot).unwrap();
+    g.bench_function("doecs_snapshot", |b| {
+        b.iter(|| {
+            world.snapshot_into(black_box(&mut snapshot)).unwrap();
+        })
+    });
+    g.bench_function("doecs_restore", |b| {
+        b.iter(|| {
+            world.get_mut::<Position>(es[n / 2]).unwrap().0.x += 1.0;
+            world.restore(black_box(&snapshot)).unwrap();
+        })
+    });
+    let positions: Vec<Vec3> = (0..n).map(|i| Vec3::splat(i as f32)).collect();
+    let velocities: Vec<Vec3> = vec![Vec3::X; n];
+    let ids: Vec<u64> = (0..n as u64).collect();
+    let (mut p2, mut v2, mut i2) = (positions.clone(), velocities.clone(), ids.clone());
+    g.bench_function("memcpy", |b| {
+        b.iter(|| {
+            p2.copy_from_slice(black_box(&positions));
+            v2.copy_from_slice(black_box(&velocities));
+            i2.copy_from_slice(black_box(&ids));
+        })
+    });
+    g.finish();
+}
+
+fn label(n: usize) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}m", n / 1_000_000),
+        n if n >= 1000 && n % 1000 == 0 => format!("{}k", n / 1000),
+        n => n.to_string(),
+    }
+}
+
+fn snapshot(c: &mut Criterion) {
+    for n in [10_000, 100_000, 1_000_000] {
+        bench_size(c, n);
+    }
+}
+
+criterion_group!(benches, snapshot);
+criterion_main!(benches);

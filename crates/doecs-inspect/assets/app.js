@@ -1,0 +1,457 @@
+// The doecs inspector page: polls the JSON API and renders the world's
+// summary, a sortable archetype table, a live chart of per-system frame
+// times, and an entity browser (the transform hierarchy as a lazily
+// expanded tree, or a query's results, beside the selected entity's
+// components and values).
+//
+// Text from the world is always inserted with textContent, never as HTML.
+// Polling pauses while the tab is hidden. Edits (set a component, despawn)
+// appear only when the server says it has write access.
+"use strict";
+
+const HISTORY = 300; // frames kept for the chart
+const ROOTS_PAGE = 200; // tree roots or query results per page
+
+const state = {
+  archetypes: [],
+  sort: { key: "entities", dir: -1 },
+  selected: null,
+  editing: false,
+  write: false,
+  paused: false,
+  lastFrame: null,
+  chart: { names: [], frames: [], frame: [], series: [] },
+  list: { kind: "roots", with: [], offset: 0 },
+};
+
+// ---- helpers ---------------------------------------------------------------
+
+async function api(path, options) {
+  const response = await fetch(path, options);
+  let body;
+  try {
+    body = await response.json();
+  } catch (e) {
+    body = { error: "the answer is not JSON (" + response.status + ")" };
+  }
+  if (!response.ok) throw new Error(body.error || "HTTP " + response.status);
+  return body;
+}
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(node.dataset, v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) node.append(c);
+  return node;
+}
+
+function fmtBytes(n) {
+  if (n === null || n === undefined) return "–";
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return (i === 0 ? n : n.toFixed(n >= 100 ? 0 : 1)) + " " + units[i];
+}
+
+function fmtInt(n) {
+  return n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US");
+}
+
+function setStatus(text, cls) {
+  const s = document.getElementById("status");
+  s.textContent = text;
+  s.className = "badge " + (cls || "");
+}
+
+// A number as JSON text. Most component values are f32s, which JSON
+// carries widened to f64 (135.27012634277344); a number that is exactly an
+// f32 is shown as the shortest decimal that reads back as the same f32
+// (135.27013), anything else as it is.
+function fmtNum(v) {
+  if (!Number.isFinite(v) || Number.isInteger(v)) return JSON.stringify(v);
+  if (Math.fround(v) === v) {
+    for (let p = 1; p <= 9; p++) {
+      const short = Number(v.toPrecision(p));
+      if (Math.fround(short) === v) return String(short);
+    }
+  }
+  return String(v);
+}
+
+// Compact JSON text, numbers through fmtNum.
+function jsonText(value) {
+  if (typeof value === "number") return fmtNum(value);
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return "[" + value.map(jsonText).join(", ") + "]";
+  return "{" + Object.entries(value).map(([k, v]) => JSON.stringify(k) + ": " + jsonText(v)).join(", ") + "}";
+}
+
+// JSON text that stays readable: short values on one line, arrays of
+// scalars inline, objects one key per line. Still valid JSON.
+function showValue(value, indent = "") {
+  const compact = jsonText(value);
+  if (compact.length <= 60 || value === null || typeof value !== "object") return compact;
+  const inner = indent + "  ";
+  if (Array.isArray(value)) {
+    if (value.every((v) => v === null || typeof v !== "object")) return compact;
+    return "[\n" + value.map((v) => inner + showValue(v, inner)).join(",\n") + "\n" + indent + "]";
+  }
+  const lines = Object.entries(value).map(([k, v]) => inner + JSON.stringify(k) + ": " + showValue(v, inner));
+  return "{\n" + lines.join(",\n") + "\n" + indent + "}";
+}
+
+// ---- summary and controls --------------------------------------------------
+
+async function refreshWorld() {
+  const w = await api("/api/world");
+  const set = (key, text) => {
+    const dd = document.querySelector(`#summary dd[data-key="${key}"]`);
+    if (dd) dd.textContent = text;
+  };
+  set("entities", fmtInt(w.entities));
+  set("archetypes_in_use", fmtInt(w.archetypes_in_use));
+  set("chunks", fmtInt(w.chunks));
+  set("bytes_used", fmtBytes(w.bytes_used));
+  set("bytes_reserved", fmtBytes(w.bytes_reserved));
+  set("frame", fmtInt(w.frame));
+  state.write = w.write;
+  state.paused = w.paused;
+  const mode = document.getElementById("mode");
+  mode.textContent = w.write ? "write access" : "read-only";
+  mode.className = "badge " + (w.write ? "write" : "");
+  document.getElementById("pause").classList.toggle("active", w.paused);
+  document.getElementById("resume").classList.toggle("active", !w.paused);
+  setStatus(w.paused ? "paused" : "running", w.paused ? "paused" : "ok");
+}
+
+async function control(action) {
+  try {
+    await api("/api/controls/" + action, { method: "POST" });
+    await refreshWorld();
+    await refreshSystems();
+    if (state.selected) await refreshDetail();
+  } catch (e) {
+    setStatus(e.message, "error");
+  }
+}
+
+// ---- archetypes --------------------------------------------------------------
+
+async function refreshArchetypes() {
+  const a = await api("/api/archetypes");
+  state.archetypes = a.archetypes;
+  renderArchetypes();
+}
+
+function sortValue(row, key) {
+  return key === "components" ? row.components.join(",") : row[key];
+}
+
+function renderArchetypes() {
+  const { key, dir } = state.sort;
+  const rows = [...state.archetypes].sort((a, b) => {
+    const x = sortValue(a, key), y = sortValue(b, key);
+    return (x < y ? -1 : x > y ? 1 : 0) * dir || a.id - b.id;
+  });
+  for (const th of document.querySelectorAll("#archetypes th[data-sort]")) {
+    th.classList.toggle("sorted-asc", th.dataset.sort === key && dir > 0);
+    th.classList.toggle("sorted-desc", th.dataset.sort === key && dir < 0);
+  }
+  const body = document.querySelector("#archetypes tbody");
+  body.replaceChildren(
+    ...rows.map((r) => {
+      const pct = (r.fill * 100).toFixed(1);
+      const bar = el("span");
+      bar.style.width = pct + "%";
+      return el(
+        "tr",
+        {
+          dataset: { id: r.id, components: r.components.join(","), entities: r.entities },
+          title: "list the entities of archetype #" + r.id,
+          onclick: () => listQuery(r.components),
+        },
+        el("td", { class: "num", text: r.id }),
+        el("td", {}, ...(r.components.length ? r.components.map((c) => el("span", { class: "chip", text: c })) : [el("span", { class: "muted", text: "(none)" })])),
+        el("td", { class: "num entities", text: fmtInt(r.entities) }),
+        el("td", { class: "num", text: fmtInt(r.chunks) }),
+        el("td", { class: "fill" + (r.fill < 0.5 ? " low" : "") }, el("span", { class: "bar" }, bar), pct + "%"),
+        el("td", { class: "num", text: fmtBytes(r.bytes_used) }),
+        el("td", { class: "num", text: fmtBytes(r.bytes_reserved) })
+      );
+    })
+  );
+}
+
+// ---- systems chart -----------------------------------------------------------
+
+async function refreshSystems() {
+  const since = state.lastFrame === null ? "" : "?since=" + state.lastFrame;
+  const s = await api("/api/systems" + since);
+  const c = state.chart;
+  const names = s.systems.map((x) => x.name);
+  if (names.join("\n") !== c.names.join("\n")) {
+    c.names = names;
+    c.frames = [];
+    c.frame = [];
+    c.series = names.map((name, i) => ({ name, color: chartColor(i), values: [] }));
+  }
+  c.frames.push(...s.frames);
+  c.frame.push(...s.frame_time_us);
+  s.systems.forEach((x, i) => c.series[i].values.push(...x.time_us));
+  const drop = Math.max(0, c.frames.length - HISTORY);
+  if (drop) {
+    c.frames.splice(0, drop);
+    c.frame.splice(0, drop);
+    c.series.forEach((x) => x.values.splice(0, drop));
+  }
+  if (s.frames.length) state.lastFrame = s.frames[s.frames.length - 1];
+  else if (state.lastFrame !== null && s.frame < state.lastFrame) state.lastFrame = null; // restarted
+  drawChart(document.getElementById("chart"), c);
+  document.getElementById("chart-frames").textContent = c.frames.length;
+  const mean = (v) => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : 0);
+  const meanFrame = mean(c.frame);
+  const dd = document.querySelector('#summary dd[data-key="mean_frame"]');
+  dd.textContent = c.frame.length ? formatMicros(meanFrame) : "–";
+  const rows = c.series.map((x) =>
+    el(
+      "tr",
+      { dataset: { system: x.name } },
+      el("td", {}, (() => { const sw = el("span", { class: "swatch" }); sw.style.background = x.color; return sw; })()),
+      el("td", { text: x.name }),
+      el("td", { class: "num", text: formatMicros(mean(x.values)) }),
+      el("td", { class: "num", text: x.values.length ? formatMicros(x.values[x.values.length - 1]) : "–" })
+    )
+  );
+  rows.push(el("tr", {}, el("td", {}, "┄"), el("td", { class: "muted", text: "whole frame" }), el("td", { class: "num", text: formatMicros(meanFrame) }), el("td", { class: "num", text: c.frame.length ? formatMicros(c.frame[c.frame.length - 1]) : "–" })));
+  document.querySelector("#systems tbody").replaceChildren(...rows);
+  document.getElementById("plan").textContent = s.plan || "(the program did not give its schedule's plan)";
+}
+
+// ---- entity list: hierarchy or query ---------------------------------------
+
+function treeNode(ref) {
+  const toggle = el("span", { class: "toggle", text: ref.children ? "▸" : "" });
+  const li = el("li", { dataset: { entity: ref.id } });
+  const node = el(
+    "div",
+    { class: "node" + (ref.id === state.selected ? " selected" : ""), title: ref.id },
+    toggle,
+    el("span", { class: "id", text: ref.id }),
+    el("span", { class: "comps", text: ref.components.join(", ") })
+  );
+  node.addEventListener("click", (e) => {
+    if (e.target === toggle && ref.children) expand(li, toggle, ref);
+    else select(ref.id);
+  });
+  node.addEventListener("dblclick", () => ref.children && expand(li, toggle, ref));
+  li.append(node);
+  return li;
+}
+
+async function expand(li, toggle, ref) {
+  const open = li.querySelector(":scope > ul");
+  if (open) {
+    open.remove();
+    toggle.textContent = "▸";
+    return;
+  }
+  try {
+    const d = await api("/api/entity/" + encodeURIComponent(ref.id));
+    const ul = el("ul", {}, ...d.children.map(treeNode));
+    if (d.children_total > d.children.length) ul.append(el("li", { class: "muted", text: `… ${d.children_total - d.children.length} more` }));
+    li.append(ul);
+    toggle.textContent = "▾";
+  } catch (e) {
+    setStatus(e.message, "error");
+  }
+}
+
+async function loadList() {
+  const l = state.list;
+  const title = document.getElementById("tree-title");
+  let page;
+  try {
+    if (l.kind === "roots") {
+      page = await api(`/api/roots?offset=${l.offset}&limit=${ROOTS_PAGE}`);
+      title.textContent = `hierarchy: ${fmtInt(page.total)} roots`;
+    } else {
+      const w = l.with.map(encodeURIComponent).join(",");
+      page = await api(`/api/query?with=${w}&offset=${l.offset}&limit=${ROOTS_PAGE}`);
+      title.replaceChildren(
+        `query [${l.with.join(", ") || "all"}]: ${fmtInt(page.total)} entities · `,
+        el("a", { href: "#", onclick: (e) => { e.preventDefault(); state.list = { kind: "roots", with: [], offset: 0 }; loadList(); } }, "hierarchy")
+      );
+    }
+  } catch (e) {
+    title.replaceChildren(el("span", { class: "error-text", text: e.message }));
+    return;
+  }
+  document.getElementById("tree").replaceChildren(...page.results.map(treeNode));
+  const more = document.getElementById("tree-more");
+  more.replaceChildren();
+  const shown = `${fmtInt(l.offset + 1)}–${fmtInt(l.offset + page.results.length)}`;
+  if (l.offset > 0) more.append(el("button", { type: "button", onclick: () => { l.offset = Math.max(0, l.offset - ROOTS_PAGE); loadList(); } }, "◂ prev"));
+  if (page.total > ROOTS_PAGE) more.append(el("span", { class: "muted", text: ` ${shown} ` }));
+  if (l.offset + ROOTS_PAGE < page.total) more.append(el("button", { type: "button", onclick: () => { l.offset += ROOTS_PAGE; loadList(); } }, "next ▸"));
+  if (!state.selected && page.results.length) select(page.results[0].id);
+}
+
+function listQuery(components) {
+  state.list = { kind: "query", with: components, offset: 0 };
+  document.getElementById("with").value = components.join(",");
+  loadList();
+}
+
+// ---- entity detail -----------------------------------------------------------
+
+async function select(id) {
+  state.selected = id;
+  state.editing = false;
+  for (const n of document.querySelectorAll("#tree .node")) n.classList.toggle("selected", n.parentElement.dataset.entity === id);
+  await refreshDetail();
+}
+
+function entityLink(ref) {
+  return el("a", { href: "#", title: ref.components.join(", "), onclick: (e) => { e.preventDefault(); select(ref.id); } }, ref.id);
+}
+
+function componentBox(c) {
+  const box = el("div", { class: "component", dataset: { component: c.name, kind: c.kind } });
+  const head = el("div", { class: "name" }, el("span", { text: c.name }), el("span", { class: "kind", text: `${c.kind}${c.type ? " · " + c.type : ""} · ${c.size} B` }));
+  const value = el("pre", { class: "value", text: showValue(c.value) });
+  box.append(head, value);
+  if (state.write && c.kind === "json") {
+    const edit = el("button", { type: "button", text: "edit" });
+    head.append(edit);
+    edit.addEventListener("click", () => {
+      state.editing = true;
+      const area = el("textarea", { rows: 3 });
+      area.value = JSON.stringify(c.value);
+      const save = el("button", { type: "button", text: "save" });
+      const msg = el("span", { class: "error-text" });
+      save.addEventListener("click", async () => {
+        try {
+          await api(`/api/entity/${encodeURIComponent(state.selected)}/components/${encodeURIComponent(c.name)}`, { method: "PUT", body: area.value });
+          state.editing = false;
+          refreshDetail();
+        } catch (e) {
+          msg.textContent = e.message;
+        }
+      });
+      box.append(area, save, msg);
+      edit.remove();
+    });
+  }
+  return box;
+}
+
+function managerBox(name, value) {
+  return el("div", { class: "component", dataset: { manager: name } }, el("div", { class: "name" }, el("span", { text: name }), el("span", { class: "kind", text: "manager" })), el("pre", { class: "value", text: showValue(value) }));
+}
+
+async function refreshDetail() {
+  const pane = document.getElementById("entity-detail");
+  const id = state.selected;
+  if (!id || state.editing) return;
+  let d;
+  try {
+    d = await api("/api/entity/" + encodeURIComponent(id));
+  } catch (e) {
+    if (state.selected !== id) return;
+    pane.dataset.entity = id;
+    pane.replaceChildren(el("h3", { text: id }), el("p", { class: "error-text", text: e.message }));
+    return;
+  }
+  if (state.selected !== id) return;
+  pane.dataset.entity = d.id;
+  const meta = el("div", { class: "meta" }, `bits ${d.bits} · archetype #${d.archetype} · row ${d.row}`);
+  if (d.parent) meta.append(" · parent ", entityLink(d.parent));
+  meta.append(` · ${d.children_total} children`);
+  const parts = [el("h3", { text: d.id }), meta];
+  if (state.write) {
+    parts.push(el("button", { type: "button", class: "danger", text: "despawn", onclick: async () => {
+      try {
+        await api("/api/entity/" + encodeURIComponent(d.id), { method: "DELETE" });
+        loadList();
+        refreshDetail();
+      } catch (e) {
+        setStatus(e.message, "error");
+      }
+    } }));
+  }
+  parts.push(...d.components.map(componentBox));
+  for (const [name, value] of Object.entries(d.managers || {})) parts.push(managerBox(name, value));
+  if (d.relationships.length) {
+    parts.push(el("div", { class: "meta" }, "relationships: ", ...d.relationships.flatMap((r) => [`(${r.relation}, `, entityLink(r.target), ") "])));
+  }
+  if (d.children.length) {
+    parts.push(el("div", { class: "meta" }, "children: ", ...d.children.slice(0, 50).flatMap((c) => [entityLink(c), " "])));
+  }
+  pane.replaceChildren(...parts);
+}
+
+// ---- wiring ------------------------------------------------------------------
+
+function wire() {
+  for (const th of document.querySelectorAll("#archetypes th[data-sort]")) {
+    th.addEventListener("click", () => {
+      const key = th.dataset.sort;
+      state.sort = { key, dir: state.sort.key === key ? -state.sort.dir : key === "components" || key === "id" ? 1 : -1 };
+      renderArchetypes();
+    });
+  }
+  document.getElementById("pause").addEventListener("click", () => control("pause"));
+  document.getElementById("step").addEventListener("click", () => control("step"));
+  document.getElementById("resume").addEventListener("click", () => control("resume"));
+  document.getElementById("find").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const id = document.getElementById("goto").value.trim();
+    const names = document.getElementById("with").value.split(",").map((s) => s.trim()).filter(Boolean);
+    if (id) select(id);
+    if (names.length || !id) listQuery(names);
+  });
+  window.addEventListener("resize", () => drawChart(document.getElementById("chart"), state.chart));
+}
+
+let ticks = 0;
+let busy = false;
+async function tick() {
+  if (document.hidden || busy) return;
+  busy = true;
+  try {
+    await refreshSystems();
+    if (ticks % 2 === 0) await refreshWorld();
+    if (ticks % 2 === 1 && state.selected) await refreshDetail();
+    if (ticks % 4 === 0) await refreshArchetypes();
+    ticks++;
+  } catch (e) {
+    setStatus("disconnected: " + e.message, "error");
+  } finally {
+    busy = false;
+  }
+}
+
+async function start() {
+  wire();
+  try {
+    await refreshWorld();
+    await refreshArchetypes();
+    await refreshSystems();
+    await loadList();
+  } catch (e) {
+    setStatus("disconnected: " + e.message, "error");
+  }
+  document.body.dataset.ready = "true";
+  setInterval(tick, 500);
+}
+
+start();

@@ -1,0 +1,86 @@
+//! The page's files, embedded in the binary with `include_bytes!` so the
+//! inspector works offline: no CDN, no build step, vanilla HTML, CSS and
+//! JavaScript (the sources are in `assets/`).
+
+/// One embedded file.
+#[derive(Debug, Clone, Copy)]
+pub struct Asset {
+    /// The `Content-Type` to send.
+    pub content_type: &'static str,
+    /// The file.
+    pub bytes: &'static [u8],
+}
+
+/// Every file of the page, by path (`""` is the page itself).
+const ASSETS: &[(&str, Asset)] = &[
+    (
+        "",
+        Asset {
+            content_type: "text/html; charset=utf-8",
+            bytes: include_bytes!("../assets/index.html"),
+        },
+    ),
+    (
+        "index.html",
+        Asset {
+            content_type: "text/html; charset=utf-8",
+            bytes: include_bytes!("../assets/index.html"),
+        },
+    ),
+    (
+        "style.css",
+        Asset {
+            content_type: "text/css; charset=utf-8",
+            bytes: include_bytes!("../assets/style.css"),
+        },
+    ),
+    (
+        "app.js",
+        Asset {
+            content_type: "text/javascript; charset=utf-8",
+            bytes: include_bytes!("../assets/app.js"),
+        },
+    ),
+    (
+        "chart.js",
+        Asset {
+            content_type: "text/javascript; charset=utf-8",
+            bytes: include_bytes!("../assets/chart.js"),
+        },
+    ),
+    (
+        "favicon.svg",
+        Asset {
+            content_type: "image/svg+xml",
+            bytes: include_bytes!("../assets/favicon.svg"),
+        },
+    ),
+];
+
+/// The file at `path` (decoded segments), if the page has one.
+pub fn find(path: &[String]) -> Option<Asset> {
+    let name = match path {
+        [] => "",
+        [one] => one.as_str(),
+        _ => return None,
+    };
+    ASSETS.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_page_and_nothing_else() {
+        assert!(find(&[]).unwrap().content_type.starts_with("text/html"));
+        assert!(find(&["app.js".into()]).is_some());
+        assert!(find(&["nope.js".into()]).is_none());
+        assert!(find(&["a".into(), "app.js".into()]).is_none());
+        let page = std::str::from_utf8(find(&[]).unwrap().bytes).unwrap();
+        assert!(
+            !page.contains("http://") && !page.contains("https://"),
+            "no CDN"
+        );
+    }
+}

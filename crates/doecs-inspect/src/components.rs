@@ -1,0 +1,142 @@
+//! Components as the inspector shows them: their names, how a name in a
+//! request finds a component, and how a value becomes JSON.
+//!
+//! A component is shown under its registration's name when the
+//! [`ComponentRegistry`] has one (`position`), else under the world's name
+//! for it (a runtime component's name, or a Rust type's path). A request
+//! may use either.
+//!
+//! A value is shown, in this order of preference, as
+//! - `"kind": "json"`: the registration's serde form;
+//! - `"kind": "debug"`: its `Debug` text (a display-only registration);
+//! - `"kind": "bytes"`: the bytes of a plain-bytes runtime component with
+//!   no registration, as an array of numbers;
+//! - `"kind": "unregistered"`: `{"unregistered": type name}` for anything
+//!   else: the inspector cannot read a Rust value it has no registration for.
+
+use doecs::{ComponentId, Entity, WorldCore};
+use doecs_registry::ComponentRegistry;
+use serde_json::{json, Value};
+
+/// The name the inspector shows for component `id`.
+pub fn display_name(world: &WorldCore, registry: &ComponentRegistry, id: ComponentId) -> String {
+    if let Some(reg) = registry.for_component(world, id) {
+        return reg.name().to_owned();
+    }
+    world
+        .components()
+        .get_info(id)
+        .map_or_else(|| format!("#{}", id.index()), |i| i.name().to_owned())
+}
+
+/// The component a request names: by registration name, then by the
+/// world's own name.
+pub fn resolve(world: &WorldCore, registry: &ComponentRegistry, name: &str) -> Option<ComponentId> {
+    registry
+        .by_name(name)
+        .and_then(|r| r.component_id(world))
+        .or_else(|| world.components().id_by_name(name))
+}
+
+/// Every name in `names`, resolved, or a 400 naming the unknown ones.
+pub fn resolve_all(
+    world: &WorldCore,
+    registry: &ComponentRegistry,
+    names: &[String],
+) -> Result<Vec<ComponentId>, crate::ApiError> {
+    let mut ids = Vec::with_capacity(names.len());
+    let mut unknown = Vec::new();
+    for n in names {
+        match resolve(world, registry, n) {
+            Some(id) => ids.push(id),
+            None => unknown.push(n.as_str()),
+        }
+    }
+    if unknown.is_empty() {
+        Ok(ids)
+    } else {
+        Err(crate::ApiError::bad_request(format!(
+            "unknown component(s): {} (GET /api/components lists them)",
+            unknown.join(", ")
+        )))
+    }
+}
+
+/// `entity`'s value of component `id` as `{"kind": ..., "value": ...}`
+/// (see the module docs). The entity must have the component.
+pub fn value(
+    world: &WorldCore,
+    registry: &ComponentRegistry,
+    entity: Entity,
+    id: ComponentId,
+) -> Value {
+    let Some(info) = world.components().get_info(id) else {
+        return json!({ "kind": "error", "value": format!("no component #{}", id.index()) });
+    };
+    let shown = match registry.for_component(world, id) {
+        Some(reg) if reg.is_serde() => reg.value_json(world, entity).map(|v| ("json", v)),
+        Some(reg) => reg
+            .value_text(world, entity)
+            .map(|t| ("debug", Value::String(t))),
+        None if info.is_plain_bytes() => world
+            .get_bytes(entity, id)
+            .map(|b| ("bytes", json!(b)))
+            .map_err(Into::into),
+        None => Ok((
+            "unregistered",
+            json!({ "unregistered": info.type_name().unwrap_or(info.name()) }),
+        )),
+    };
+    match shown {
+        Ok((kind, value)) => json!({ "kind": kind, "value": value }),
+        Err(e) => json!({ "kind": "error", "value": e.to_string() }),
+    }
+}
+
+/// One component of an entity: its id, name, type, size and value.
+pub fn component_entry(
+    world: &WorldCore,
+    registry: &ComponentRegistry,
+    entity: Entity,
+    id: ComponentId,
+) -> Value {
+    let info = world.components().get_info(id);
+    let mut entry = value(world, registry, entity, id);
+    entry["id"] = json!(id.index());
+    entry["name"] = json!(display_name(world, registry, id));
+    entry["type"] = json!(info.and_then(|i| i.type_name()));
+    entry["size"] = json!(info.map(|i| i.layout().size()));
+    entry
+}
+
+/// The JSON of `GET /api/components`: every component the world knows, with
+/// its layout, whether it is registered (and how), and where it is stored.
+pub fn list(world: &WorldCore, registry: &ComponentRegistry) -> Value {
+    let comps: Vec<Value> = world
+        .components()
+        .iter()
+        .map(|info| {
+            let id = info.id();
+            let reg = registry.for_component(world, id);
+            let (entities, archetypes) = world
+                .archetypes()
+                .iter()
+                .filter(|a| a.has(id))
+                .fold((0usize, 0usize), |(e, n), a| (e + a.len(), n + 1));
+            json!({
+                "id": id.index(),
+                "name": display_name(world, registry, id),
+                "world_name": info.name(),
+                "type": info.type_name(),
+                "size": info.layout().size(),
+                "align": info.layout().align(),
+                "plain_bytes": info.is_plain_bytes(),
+                "registered": reg.is_some(),
+                "serde": reg.is_some_and(|r| r.is_serde()),
+                "entities": entities,
+                "archetypes": archetypes,
+            })
+        })
+        .collect();
+    json!({ "components": comps })
+}

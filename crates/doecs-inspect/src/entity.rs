@@ -1,0 +1,206 @@
+//! One entity (`GET /api/entity/{id}`) and the hierarchy (`GET /api/roots`).
+//!
+//! An entity's detail lists its archetype components with their values
+//! (see [`crate::components`]), and what the world's managers hold for it:
+//! its transform (local and world, as translation, rotation and scale) and
+//! its DataComponent record (by path, or by key hash when the store keeps
+//! no names). Relationships are a list of
+//! `{"relation", "target"}` pairs, as in flecs; the one relationship doecs
+//! has today is the transform hierarchy's `ChildOf`, so `parent` and
+//! `children` come from the world's [`TransformManager`] when it has one.
+//!
+//! An id that is stale (its entity was despawned) or was never issued is a
+//! 404, never a guess: ids are weak references.
+//!
+//! Children are listed in id order (the manager keeps them most recently
+//! linked first), at most [`MAX_CHILDREN`] of them, with the total beside.
+
+use crate::components::{component_entry, display_name};
+use crate::error::ApiError;
+use doecs::{Entity, WorldCore};
+use doecs_data::DataStore;
+use doecs_registry::ComponentRegistry;
+use doecs_transform::TransformManager;
+use glam::Affine3A;
+use serde_json::{json, Value};
+
+/// The most children one entity's detail lists.
+pub const MAX_CHILDREN: usize = 1000;
+
+/// The 404 for an id that names no live entity.
+pub fn not_alive(entity: Entity) -> ApiError {
+    ApiError::not_found(format!(
+        "entity {entity} (bits {}) is not alive: it was despawned, or never issued",
+        entity.to_bits()
+    ))
+}
+
+/// The entity, or a 404 when it is not alive.
+pub fn live(world: &WorldCore, entity: Entity) -> Result<Entity, ApiError> {
+    if world.contains_entity(entity) {
+        Ok(entity)
+    } else {
+        Err(not_alive(entity))
+    }
+}
+
+/// `entity`'s transform parent.
+pub fn parent_of(world: &WorldCore, entity: Entity) -> Option<Entity> {
+    let tm = world.manager::<TransformManager>()?;
+    let inst = tm.lookup(entity)?;
+    tm.parent(inst).map(|p| p.entity())
+}
+
+/// `entity`'s transform children, in id order.
+pub fn children_of(world: &WorldCore, entity: Entity) -> Vec<Entity> {
+    let Some(tm) = world.manager::<TransformManager>() else {
+        return Vec::new();
+    };
+    let Some(inst) = tm.lookup(entity) else {
+        return Vec::new();
+    };
+    let mut children: Vec<Entity> = tm.children(inst).map(|c| c.entity()).collect();
+    children.sort_unstable();
+    children
+}
+
+/// A short reference to an entity, for lists and trees: its id, its
+/// components' names and how many children it has.
+pub fn entity_ref(world: &WorldCore, registry: &ComponentRegistry, entity: Entity) -> Value {
+    let components: Vec<String> = match world.location(entity) {
+        Ok(loc) => world
+            .archetypes()
+            .get(loc.archetype)
+            .components()
+            .iter()
+            .map(|&c| display_name(world, registry, c))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let children = world
+        .manager::<TransformManager>()
+        .and_then(|tm| tm.lookup(entity).map(|i| tm.children(i).count()))
+        .unwrap_or(0);
+    json!({
+        "id": entity.to_string(),
+        "bits": entity.to_bits(),
+        "components": components,
+        "children": children,
+    })
+}
+
+/// An affine transform as translation, rotation (quaternion `x, y, z, w`)
+/// and scale.
+fn affine_json(a: Affine3A) -> Value {
+    let (scale, rotation, translation) = a.to_scale_rotation_translation();
+    json!({
+        "translation": translation.to_array(),
+        "rotation": rotation.to_array(),
+        "scale": scale.to_array(),
+    })
+}
+
+/// What the world's managers hold for `entity`.
+fn managers(world: &WorldCore, entity: Entity) -> Value {
+    let mut out = serde_json::Map::new();
+    if let Some(tm) = world.manager::<TransformManager>() {
+        if let Some(inst) = tm.lookup(entity) {
+            let local = tm.local(inst).map(affine_json);
+            let world_t = tm.world(inst).map(affine_json);
+            out.insert(
+                "transform".into(),
+                json!({ "local": local, "world": world_t }),
+            );
+        }
+    }
+    if let Some(data) = world.manager::<DataStore>() {
+        if let Some(record) = data_record(data, entity) {
+            out.insert("data".into(), record);
+        }
+    }
+    Value::Object(out)
+}
+
+/// `entity`'s DataComponent record: as JSON by path names when the store
+/// keeps them, else by key hash (a store made without names cannot give
+/// the paths back).
+fn data_record(data: &DataStore, entity: Entity) -> Option<Value> {
+    if !data.contains(entity) {
+        return None;
+    }
+    if let Ok(Some(record)) = data.to_json(entity) {
+        return Some(record);
+    }
+    let by_hash: serde_json::Map<String, Value> = data
+        .entries(entity)
+        .map(|e| (e.key.to_string(), e.value.to_json()))
+        .collect();
+    Some(json!({ "keys": "hashed (this store keeps no path names)", "entries": by_hash }))
+}
+
+/// The JSON of `GET /api/entity/{id}`, or a 404.
+pub fn detail(
+    world: &WorldCore,
+    registry: &ComponentRegistry,
+    entity: Entity,
+) -> Result<Value, ApiError> {
+    let loc = world.location(entity).map_err(|_| not_alive(entity))?;
+    let arch = world.archetypes().get(loc.archetype);
+    let components: Vec<Value> = arch
+        .components()
+        .iter()
+        .map(|&c| component_entry(world, registry, entity, c))
+        .collect();
+    let parent = parent_of(world, entity);
+    let children = children_of(world, entity);
+    let total = children.len();
+    let listed: Vec<Value> = children
+        .iter()
+        .take(MAX_CHILDREN)
+        .map(|&c| entity_ref(world, registry, c))
+        .collect();
+    let relationships: Vec<Value> = parent
+        .iter()
+        .map(|&p| json!({ "relation": "ChildOf", "target": entity_ref(world, registry, p) }))
+        .collect();
+    Ok(json!({
+        "id": entity.to_string(),
+        "bits": entity.to_bits(),
+        "index": entity.index(),
+        "generation": entity.generation(),
+        "archetype": loc.archetype.index(),
+        "row": loc.row.index(),
+        "components": components,
+        "parent": parent.map(|p| entity_ref(world, registry, p)),
+        "children": listed,
+        "children_total": total,
+        "relationships": relationships,
+        "managers": managers(world, entity),
+    }))
+}
+
+/// The JSON of `GET /api/roots`: entities with no parent (every entity
+/// when the world has no transform manager), in id order, paged.
+pub fn roots(
+    world: &WorldCore,
+    registry: &ComponentRegistry,
+    offset: usize,
+    limit: usize,
+) -> Value {
+    let tm = world.manager::<TransformManager>();
+    let mut roots: Vec<Entity> = world
+        .archetypes()
+        .iter()
+        .flat_map(|a| a.entities().iter().copied())
+        .filter(|&e| tm.is_none_or(|tm| tm.lookup(e).and_then(|i| tm.parent(i)).is_none()))
+        .collect();
+    roots.sort_unstable();
+    let total = roots.len();
+    let page: Vec<Value> = roots
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|&e| entity_ref(world, registry, e))
+        .collect();
+    json!({ "total": total, "offset": offset, "limit": limit, "results": page })
+}

@@ -1,0 +1,42 @@
+//! A live inspector for doecs worlds: a JSON API modelled on flecs's REST
+//! API, and a web page that uses it, served by the program itself.
+//!
+//! The program starts an [`Inspector`] and calls
+//! [`Inspector::between_frames`] before each frame and
+//! [`Inspector::record_frame`] after it. The HTTP server (`tiny_http`, on
+//! two threads of its own) never touches the world: it queues each API
+//! request, and the program's own thread answers the queue between frames.
+//! So a request sees a whole frame, systems never race the server, and the
+//! cost lands where it can be measured ([`ServeStats`]).
+//!
+//! Safety by default: the server binds to loopback unless told otherwise,
+//! answers only requests addressed to a loopback host when it does, and is
+//! read-only unless started with [`InspectorConfig::write`]. Requests with
+//! a malformed path, query or body get a 4xx JSON error (`{"error",
+//! "status"}`); targets and bodies have size limits ([`parse`], [`http`]).
+//! The routes are listed in [`route`].
+//!
+//! The page (`assets/`, embedded in the binary) shows a sortable archetype
+//! table, an entity browser with the transform hierarchy as a tree and
+//! each entity's component values, and a live chart of per-system frame
+//! times, with pause, step and resume buttons.
+
+pub mod assets;
+pub mod components;
+pub mod controls;
+pub mod edit;
+pub mod entity;
+pub mod error;
+pub mod history;
+pub mod http;
+pub mod inspector;
+pub mod parse;
+pub mod query;
+pub mod route;
+pub mod summary;
+
+pub use error::{ApiError, InspectError};
+pub use inspector::{
+    answer_directly, parse_addr, Inspector, InspectorConfig, ServeStats, DEFAULT_ADDR,
+};
+pub use route::{ApiRequest, Method};

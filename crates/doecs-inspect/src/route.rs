@@ -1,0 +1,260 @@
+//! The JSON API's routes: which handler answers which method and path.
+//!
+//! Modelled on flecs's REST API (`/world`, `/entity/<id>`, `/query?expr=`,
+//! `/stats`), under `/api`:
+//!
+//! | method | path | what |
+//! |---|---|---|
+//! | GET | `/api` | this table, as JSON |
+//! | GET | `/api/world` | entities, archetypes, chunks, bytes used and reserved; frame, paused, write access |
+//! | GET | `/api/components` | every component: name, type, size, registration |
+//! | GET | `/api/archetypes[?empty=true]` | component sets, entity counts, chunks, fill, bytes |
+//! | GET | `/api/entity/{id}` | components with values, parent, children, relationships, managers |
+//! | GET | `/api/query?with=a,b&without=c&offset=0&limit=50&values=true` | entities by component names, paged |
+//! | GET | `/api/roots?offset=0&limit=100` | entities with no parent, paged |
+//! | GET | `/api/systems?last=120&since=FRAME` | per-frame times per system, and the schedule's plan |
+//! | GET | `/api/controls` | paused, pending steps, frame |
+//! | POST | `/api/controls/pause`, `/step?frames=N`, `/resume` | pause, step, resume |
+//! | PUT | `/api/entity/{id}/components/{name}` | set a component from the JSON body (write access) |
+//! | DELETE | `/api/entity/{id}` | despawn (write access) |
+//!
+//! `{id}` is an entity's 64-bit form or `INDEXvGENERATION`. Unknown query
+//! parameters are refused (400), so a typo does not silently change the
+//! answer. A known path with another method is a 405; anything else a 404.
+
+use crate::controls::{Controls, MAX_STEP};
+use crate::error::ApiError;
+use crate::history::History;
+use crate::parse::{parse_entity, Target};
+use crate::query::{QuerySpec, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::{components, edit, entity, summary, ServeStats};
+use doecs::World;
+use doecs_registry::ComponentRegistry;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// An HTTP method, as far as the API cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// GET (and HEAD).
+    Get,
+    /// POST.
+    Post,
+    /// PUT.
+    Put,
+    /// DELETE.
+    Delete,
+    /// Anything else.
+    Other,
+}
+
+impl Method {
+    /// The method's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+            Method::Other => "this method",
+        }
+    }
+}
+
+/// A request for the simulation to answer.
+#[derive(Debug, Clone)]
+pub struct ApiRequest {
+    /// The method.
+    pub method: Method,
+    /// The parsed path and query string.
+    pub target: Target,
+    /// The body (at most [`crate::http::MAX_BODY_BYTES`]).
+    pub body: Vec<u8>,
+}
+
+/// What the routes read and change besides the world.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub registry: ComponentRegistry,
+    pub write: bool,
+    pub controls: Controls,
+    pub history: History,
+    pub frame: u64,
+    pub plan: Option<String>,
+    pub stats: ServeStats,
+    pub started: Instant,
+}
+
+/// The paths the API knows, for telling a 405 from a 404.
+fn known(path: &[&str]) -> bool {
+    matches!(
+        path,
+        ["api"]
+            | [
+                "api",
+                "world" | "components" | "archetypes" | "query" | "roots" | "systems"
+            ]
+            | ["api", "controls"]
+            | ["api", "controls", "pause" | "step" | "resume"]
+            | ["api", "entity", _]
+            | ["api", "entity", _, "components", _]
+    )
+}
+
+/// The 403 for an edit without write access.
+fn read_only() -> ApiError {
+    ApiError::forbidden(
+        "the inspector is read-only; start it with write access (doecs run --inspect-write) to edit",
+    )
+}
+
+/// The body as JSON, or a 400.
+fn json_body(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
+}
+
+/// Answers `req` on `world`.
+pub(crate) fn route(
+    state: &mut State,
+    world: &mut World,
+    req: &ApiRequest,
+) -> Result<Value, ApiError> {
+    let path: Vec<&str> = req.target.path.iter().map(String::as_str).collect();
+    let q = &req.target.query;
+    let reg = &state.registry;
+    match (req.method, path.as_slice()) {
+        (Method::Get, ["api"]) => {
+            q.only(&[])?;
+            Ok(index())
+        }
+        (Method::Get, ["api", "world"]) => {
+            q.only(&[])?;
+            let mut w = summary::world(world);
+            w["frame"] = json!(state.frame);
+            w["paused"] = json!(state.controls.paused());
+            w["write"] = json!(state.write);
+            w["uptime_s"] = json!(state.started.elapsed().as_secs_f64());
+            w["inspector"] = json!({
+                "requests": state.stats.requests,
+                "serve_time_us": state.stats.serve_time.as_secs_f64() * 1e6,
+            });
+            Ok(w)
+        }
+        (Method::Get, ["api", "components"]) => {
+            q.only(&[])?;
+            Ok(components::list(world, reg))
+        }
+        (Method::Get, ["api", "archetypes"]) => {
+            q.only(&["empty"])?;
+            Ok(summary::archetypes(world, reg, q.flag("empty")?))
+        }
+        (Method::Get, ["api", "entity", id]) => {
+            q.only(&[])?;
+            entity::detail(world, reg, parse_entity(id)?)
+        }
+        (Method::Delete, ["api", "entity", id]) => {
+            q.only(&[])?;
+            let e = parse_entity(id)?;
+            if !state.write {
+                return Err(read_only());
+            }
+            edit::despawn(world, e)?;
+            Ok(json!({ "despawned": e.to_string(), "bits": e.to_bits() }))
+        }
+        (Method::Put, ["api", "entity", id, "components", name]) => {
+            q.only(&[])?;
+            let e = parse_entity(id)?;
+            if !state.write {
+                return Err(read_only());
+            }
+            let value = json_body(&req.body)?;
+            edit::set_component(world, reg, e, name, &value)
+        }
+        (Method::Get, ["api", "query"]) => {
+            q.only(&["with", "without", "offset", "limit", "values"])?;
+            let spec = QuerySpec {
+                with: q.list("with"),
+                without: q.list("without"),
+                offset: q.usize_or("offset", 0, usize::MAX)?,
+                limit: q.usize_or("limit", DEFAULT_LIMIT, MAX_LIMIT)?,
+                values: q.flag("values")?,
+            };
+            crate::query::run(world, reg, &spec)
+        }
+        (Method::Get, ["api", "roots"]) => {
+            q.only(&["offset", "limit"])?;
+            let offset = q.usize_or("offset", 0, usize::MAX)?;
+            let limit = q.usize_or("limit", 100, MAX_LIMIT)?;
+            Ok(entity::roots(world, reg, offset, limit))
+        }
+        (Method::Get, ["api", "systems"]) => {
+            q.only(&["last", "since"])?;
+            let cap = state.history.capacity();
+            let last = q.usize_or("last", cap, cap)?;
+            let since = match q.get("since") {
+                None => None,
+                Some(_) => Some(q.usize_or("since", 0, usize::MAX)? as u64),
+            };
+            let mut s = state.history.to_json(last, since);
+            s["frame"] = json!(state.frame);
+            s["plan"] = json!(state.plan);
+            Ok(s)
+        }
+        (Method::Get, ["api", "controls"]) => {
+            q.only(&[])?;
+            Ok(state.controls.to_json(state.frame))
+        }
+        (Method::Post, ["api", "controls", action]) => {
+            match *action {
+                "pause" => {
+                    q.only(&[])?;
+                    state.controls.pause();
+                }
+                "resume" => {
+                    q.only(&[])?;
+                    state.controls.resume();
+                }
+                "step" => {
+                    q.only(&["frames"])?;
+                    let n = q.usize_or("frames", 1, MAX_STEP as usize)?;
+                    state.controls.step(n as u64);
+                }
+                _ => {
+                    return Err(ApiError::not_found(format!(
+                        "no control \"{action}\" (pause, step, resume)"
+                    )))
+                }
+            }
+            Ok(state.controls.to_json(state.frame))
+        }
+        (method, p) if known(p) => Err(ApiError::method_not_allowed(
+            method.as_str(),
+            &format!("/{}", p.join("/")),
+        )),
+        _ => Err(ApiError::not_found(format!(
+            "no such endpoint: /{} (GET /api lists them)",
+            path.join("/")
+        ))),
+    }
+}
+
+/// The JSON of `GET /api`: the endpoints.
+fn index() -> Value {
+    json!({
+        "endpoints": [
+            "GET /api/world",
+            "GET /api/components",
+            "GET /api/archetypes[?empty=true]",
+            "GET /api/entity/{id}",
+            "GET /api/query?with=a,b&without=c&offset=0&limit=50&values=true",
+            "GET /api/roots?offset=0&limit=100",
+            "GET /api/systems?last=N&since=FRAME",
+            "GET /api/controls",
+            "POST /api/controls/pause | /api/controls/step?frames=N | /api/controls/resume",
+            "PUT /api/entity/{id}/components/{name} (write access)",
+            "DELETE /api/entity/{id} (write access)"
+        ],
+        "entity_ids": "the 64-bit form (Entity::to_bits) or INDEXvGENERATION, e.g. 12v0"
+    })
+}

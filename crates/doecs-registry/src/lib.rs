@@ -1,0 +1,390 @@
+//! One registration per component type, serving the level compiler, save
+//! and load, and tools such as `doecs inspect` and the inspector.
+//!
+//! A component is registered once, by a stable name:
+//! `registry.register::<Velocity>("velocity")` for a type that serde can
+//! write and read. The registration can say more about the type:
+//! [`Registering::plain`] for `bytemuck::Pod` types (blobs and snapshots
+//! copy their bytes), [`Registering::cloned`] for `Clone` types (snapshots
+//! clone them). A type that serde cannot handle can still be shown by tools
+//! through [`ComponentRegistry::register_debug`].
+//!
+//! A registration belongs to no world: [`ComponentRegistry::install`]
+//! registers every type in a world under its name, and lookups from a
+//! world's [`ComponentId`] go through the type (or, for components made at
+//! runtime from a level, the name).
+
+use doecs::{Component, ComponentDescriptor, ComponentId, Entity, EntityError, World, WorldCore};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+
+/// Why a registry call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// Two registrations share a name.
+    #[error("component name \"{0}\" is registered twice")]
+    NameTaken(String),
+    /// One type registered under two names.
+    #[error("type {type_name} is already registered as \"{existing}\"")]
+    TypeTaken {
+        /// The type.
+        type_name: &'static str,
+        /// Its first name.
+        existing: String,
+    },
+    /// No registration has this name.
+    #[error("no component is registered as \"{0}\"")]
+    UnknownName(String),
+    /// The registration cannot read or write values as JSON (a `Debug`-only one).
+    #[error("component \"{0}\" has no serde registration")]
+    NotSerde(String),
+    /// A value did not match the component's type.
+    #[error("component \"{name}\": {source}")]
+    Json {
+        /// The component.
+        name: String,
+        /// What serde said.
+        source: serde_json::Error,
+    },
+    /// The world refused.
+    #[error(transparent)]
+    Entity(#[from] EntityError),
+    /// The world's registration refused the name.
+    #[error(transparent)]
+    Register(#[from] doecs::RegisterError),
+}
+
+/// Reads the value at a pointer as JSON.
+type ToJson = unsafe fn(*const u8) -> Result<Value, serde_json::Error>;
+/// Shows the value at a pointer with `Debug`.
+type ToDebug = unsafe fn(*const u8) -> String;
+/// Parses JSON and inserts the value on an entity.
+type InsertJson = fn(&mut World, Entity, &Value) -> Result<(), serde_json::Error>;
+/// Parses JSON into the value's plain bytes.
+type JsonToBytes = fn(&Value) -> Result<Vec<u8>, serde_json::Error>;
+
+/// Everything the registry knows about one component type.
+#[derive(Clone)]
+pub struct Registration {
+    name: String,
+    type_id: TypeId,
+    type_name: &'static str,
+    descriptor: fn(&str) -> ComponentDescriptor,
+    install_snapshot: Option<fn(&mut World)>,
+    to_json: Option<ToJson>,
+    insert_json: Option<InsertJson>,
+    to_debug: Option<ToDebug>,
+    plain: Option<JsonToBytes>,
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("name", &self.name)
+            .field("type_name", &self.type_name)
+            .field("serde", &self.to_json.is_some())
+            .field("plain", &self.plain.is_some())
+            .field("snapshot", &self.install_snapshot.is_some())
+            .finish()
+    }
+}
+
+impl Registration {
+    /// The stable name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The Rust type.
+    pub fn type_id(&self) -> TypeId {
+        self.type_id
+    }
+
+    /// The Rust type's name.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// Whether values can be read and written as JSON.
+    pub fn is_serde(&self) -> bool {
+        self.to_json.is_some()
+    }
+
+    /// Whether values are plain bytes (`bytemuck::Pod`).
+    pub fn is_plain(&self) -> bool {
+        self.plain.is_some()
+    }
+
+    /// The component's id in `world`, if the world knows the type.
+    pub fn component_id(&self, world: &WorldCore) -> Option<ComponentId> {
+        world.components().by_type_id(self.type_id)
+    }
+
+    /// `entity`'s value as JSON.
+    pub fn value_json(&self, world: &WorldCore, entity: Entity) -> Result<Value, RegistryError> {
+        let to_json = self
+            .to_json
+            .ok_or_else(|| RegistryError::NotSerde(self.name.clone()))?;
+        let ptr = self.ptr(world, entity)?;
+        // SAFETY: `ptr` points to a live value of this registration's type
+        // (the world's id for `type_id`), and `&WorldCore` keeps writers away
+        // while it is read.
+        unsafe { to_json(ptr) }.map_err(|source| RegistryError::Json {
+            name: self.name.clone(),
+            source,
+        })
+    }
+
+    /// `entity`'s value for people: JSON text where serde is registered,
+    /// else `Debug`.
+    pub fn value_text(&self, world: &WorldCore, entity: Entity) -> Result<String, RegistryError> {
+        if let Some(to_debug) = self.to_debug {
+            let ptr = self.ptr(world, entity)?;
+            // SAFETY: as in `value_json`.
+            return Ok(unsafe { to_debug(ptr) });
+        }
+        Ok(self.value_json(world, entity)?.to_string())
+    }
+
+    /// Parses `value` and inserts it on `entity` (replacing any old value).
+    /// On error the world is unchanged.
+    pub fn insert_json(
+        &self,
+        world: &mut World,
+        entity: Entity,
+        value: &Value,
+    ) -> Result<(), RegistryError> {
+        let insert = self
+            .insert_json
+            .ok_or_else(|| RegistryError::NotSerde(self.name.clone()))?;
+        if !world.alive(entity) {
+            return Err(EntityError::NoSuchEntity(entity).into());
+        }
+        insert(world, entity, value).map_err(|source| RegistryError::Json {
+            name: self.name.clone(),
+            source,
+        })
+    }
+
+    /// Parses `value` into the component's plain bytes (`bytemuck::Pod`
+    /// registrations), as the level compiler stores them.
+    pub fn json_to_bytes(&self, value: &Value) -> Result<Vec<u8>, RegistryError> {
+        let plain = self
+            .plain
+            .ok_or_else(|| RegistryError::NotSerde(self.name.clone()))?;
+        plain(value).map_err(|source| RegistryError::Json {
+            name: self.name.clone(),
+            source,
+        })
+    }
+
+    /// The world's descriptor for this type, under this registration's name.
+    pub fn descriptor(&self) -> ComponentDescriptor {
+        (self.descriptor)(&self.name)
+    }
+
+    fn ptr(&self, world: &WorldCore, entity: Entity) -> Result<*const u8, RegistryError> {
+        let id = self
+            .component_id(world)
+            .ok_or(EntityError::MissingComponent {
+                entity,
+                component: self.type_name,
+            })?;
+        Ok(world.get_ptr(entity, id)?.as_ptr().cast_const())
+    }
+}
+
+/// What [`ComponentRegistry::register`] returns: say more about the type.
+pub struct Registering<'r, T> {
+    entry: &'r mut Registration,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<T: Component + Serialize + DeserializeOwned> Registering<'_, T> {
+    /// The type is plain bytes: levels store its bytes, snapshots copy them.
+    pub fn plain(self) -> Self
+    where
+        T: bytemuck::Pod,
+    {
+        fn json_to_bytes<T: bytemuck::Pod + DeserializeOwned>(
+            value: &Value,
+        ) -> Result<Vec<u8>, serde_json::Error> {
+            let v: T = T::deserialize(value)?;
+            Ok(bytemuck::bytes_of(&v).to_vec())
+        }
+        self.entry.plain = Some(json_to_bytes::<T>);
+        self.entry.install_snapshot = Some(|world| world.snapshot_by_copy::<T>());
+        self
+    }
+
+    /// Snapshots clone values of the type.
+    pub fn cloned(self) -> Self
+    where
+        T: Clone,
+    {
+        if self.entry.plain.is_none() {
+            self.entry.install_snapshot = Some(|world| world.snapshot_by_clone::<T>());
+        }
+        self
+    }
+}
+
+/// The component types a program knows by name. See the crate docs.
+#[derive(Debug, Default, Clone)]
+pub struct ComponentRegistry {
+    entries: Vec<Registration>,
+    by_name: HashMap<String, usize>,
+    by_type: HashMap<TypeId, usize>,
+}
+
+impl ComponentRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers `T`, which serde writes and reads, as `name`.
+    ///
+    /// # Panics
+    /// If `name` or `T` is registered already: registrations are made once,
+    /// at start-up, so a clash is a programming error. Use
+    /// [`try_register`](Self::try_register) to get an error instead.
+    pub fn register<T: Component + Serialize + DeserializeOwned>(
+        &mut self,
+        name: &str,
+    ) -> Registering<'_, T> {
+        match self.try_register::<T>(name) {
+            Ok(r) => r,
+            Err(e) => panic!("doecs-registry: {e}"),
+        }
+    }
+
+    /// Registers `T` as `name`, or says why not.
+    pub fn try_register<T: Component + Serialize + DeserializeOwned>(
+        &mut self,
+        name: &str,
+    ) -> Result<Registering<'_, T>, RegistryError> {
+        /// # Safety
+        /// `ptr` points to a live `T` that nobody writes meanwhile.
+        unsafe fn to_json<T: Serialize>(ptr: *const u8) -> Result<Value, serde_json::Error> {
+            // SAFETY: the caller passes a live `T`.
+            serde_json::to_value(unsafe { &*ptr.cast::<T>() })
+        }
+        fn insert_json<T: Component + DeserializeOwned>(
+            world: &mut World,
+            entity: Entity,
+            value: &Value,
+        ) -> Result<(), serde_json::Error> {
+            let v = T::deserialize(value)?;
+            // The caller checked that the entity is alive; inserting then
+            // cannot fail.
+            let _ = world.insert_one(entity, v);
+            Ok(())
+        }
+        let index = self.push::<T>(name)?;
+        let entry = &mut self.entries[index];
+        entry.to_json = Some(to_json::<T>);
+        entry.insert_json = Some(insert_json::<T>);
+        Ok(Registering {
+            entry,
+            _marker: PhantomData,
+        })
+    }
+
+    /// Registers `T`, which serde does not handle, for display only: tools
+    /// show it with `Debug`.
+    pub fn register_debug<T: Component + std::fmt::Debug>(
+        &mut self,
+        name: &str,
+    ) -> Result<(), RegistryError> {
+        /// # Safety
+        /// `ptr` points to a live `T` that nobody writes meanwhile.
+        unsafe fn to_debug<T: std::fmt::Debug>(ptr: *const u8) -> String {
+            // SAFETY: the caller passes a live `T`.
+            format!("{:?}", unsafe { &*ptr.cast::<T>() })
+        }
+        let index = self.push::<T>(name)?;
+        self.entries[index].to_debug = Some(to_debug::<T>);
+        Ok(())
+    }
+
+    fn push<T: Component>(&mut self, name: &str) -> Result<usize, RegistryError> {
+        if self.by_name.contains_key(name) {
+            return Err(RegistryError::NameTaken(name.to_owned()));
+        }
+        if let Some(&i) = self.by_type.get(&TypeId::of::<T>()) {
+            return Err(RegistryError::TypeTaken {
+                type_name: std::any::type_name::<T>(),
+                existing: self.entries[i].name.clone(),
+            });
+        }
+        let index = self.entries.len();
+        self.entries.push(Registration {
+            name: name.to_owned(),
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+            descriptor: |name| ComponentDescriptor::of_named::<T>(name),
+            install_snapshot: None,
+            to_json: None,
+            insert_json: None,
+            to_debug: None,
+            plain: None,
+        });
+        self.by_name.insert(name.to_owned(), index);
+        self.by_type.insert(TypeId::of::<T>(), index);
+        Ok(index)
+    }
+
+    /// Every registration, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &Registration> {
+        self.entries.iter()
+    }
+
+    /// How many types are registered.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The registration named `name`.
+    pub fn by_name(&self, name: &str) -> Option<&Registration> {
+        self.by_name.get(name).map(|&i| &self.entries[i])
+    }
+
+    /// The registration of `T`.
+    pub fn of<T: 'static>(&self) -> Option<&Registration> {
+        self.by_type
+            .get(&TypeId::of::<T>())
+            .map(|&i| &self.entries[i])
+    }
+
+    /// The registration of a world's component `id`: by its Rust type, or,
+    /// for a component made at runtime, by its name.
+    pub fn for_component(&self, world: &WorldCore, id: ComponentId) -> Option<&Registration> {
+        let info = world.components().get_info(id)?;
+        match info.type_id() {
+            Some(t) => self.by_type.get(&t).map(|&i| &self.entries[i]),
+            None => self.by_name(info.name()),
+        }
+    }
+
+    /// Registers every type in `world` under its name, and tells the world
+    /// how to snapshot the plain and cloned ones. Idempotent.
+    pub fn install(&self, world: &mut World) -> Result<(), RegistryError> {
+        for entry in &self.entries {
+            world.register_component(entry.descriptor())?;
+            if let Some(install) = entry.install_snapshot {
+                install(world);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,156 @@
+//! One registration serves display, JSON edits, plain bytes and snapshots.
+
+use doecs::{Entity, Snapshot, World};
+use doecs_registry::{ComponentRegistry, RegistryError};
+use serde::{Deserialize, Serialize};
+
+#[derive(
+    Copy, Clone, Debug, PartialEq, Serialize, Deserialize, bytemuck::Pod, bytemuck::Zeroable,
+)]
+#[repr(C)]
+struct Velocity {
+    x: f32,
+    y: f32,
+}
+
+#[derive(
+    Copy, Clone, Debug, PartialEq, Serialize, Deserialize, bytemuck::Pod, bytemuck::Zeroable,
+)]
+#[repr(C)]
+struct Frozen;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Name(String);
+
+#[derive(Debug)]
+struct Secret(#[allow(dead_code)] u32);
+
+fn registry() -> ComponentRegistry {
+    let mut r = ComponentRegistry::new();
+    r.register::<Velocity>("velocity").plain();
+    r.register::<Frozen>("frozen").plain();
+    r.register::<Name>("name").cloned();
+    r.register_debug::<Secret>("secret").unwrap();
+    r
+}
+
+#[test]
+fn values_show_as_json_or_debug() {
+    let registry = registry();
+    let mut world = World::new();
+    registry.install(&mut world).unwrap();
+    let e = world.spawn((
+        Velocity { x: 1.0, y: -2.0 },
+        Name("ship".into()),
+        Frozen,
+        Secret(7),
+    ));
+    let by_id = |name: &str| {
+        let reg = registry.by_name(name).unwrap();
+        let id = reg.component_id(&world).unwrap();
+        registry
+            .for_component(&world, id)
+            .unwrap()
+            .name()
+            .to_owned()
+    };
+    assert_eq!(by_id("velocity"), "velocity");
+    let v = registry.by_name("velocity").unwrap();
+    assert_eq!(
+        v.value_json(&world, e).unwrap(),
+        serde_json::json!({"x": 1.0, "y": -2.0})
+    );
+    assert_eq!(
+        registry
+            .by_name("frozen")
+            .unwrap()
+            .value_json(&world, e)
+            .unwrap(),
+        serde_json::Value::Null
+    );
+    assert_eq!(
+        registry
+            .by_name("secret")
+            .unwrap()
+            .value_text(&world, e)
+            .unwrap(),
+        "Secret(7)"
+    );
+    assert!(matches!(
+        registry.by_name("secret").unwrap().value_json(&world, e),
+        Err(RegistryError::NotSerde(_))
+    ));
+    // The world knows the stable names.
+    assert!(world.components().id_by_name("velocity").is_some());
+}
+
+#[test]
+fn json_edits_are_checked_and_refusals_change_nothing() {
+    let registry = registry();
+    let mut world = World::new();
+    registry.install(&mut world).unwrap();
+    let e = world.spawn((Name("a".into()),));
+    let v = registry.by_name("velocity").unwrap();
+    v.insert_json(&mut world, e, &serde_json::json!({"x": 3.0, "y": 4.0}))
+        .unwrap();
+    assert_eq!(world.get::<Velocity>(e), Ok(&Velocity { x: 3.0, y: 4.0 }));
+    let err = v
+        .insert_json(&mut world, e, &serde_json::json!({"x": "no"}))
+        .unwrap_err();
+    assert!(err.to_string().contains("velocity"), "{err}");
+    assert_eq!(world.get::<Velocity>(e), Ok(&Velocity { x: 3.0, y: 4.0 }));
+    let dead = Entity::from_bits(u64::MAX);
+    assert!(matches!(
+        v.insert_json(&mut world, dead, &serde_json::json!({"x": 1.0, "y": 1.0})),
+        Err(RegistryError::Entity(_))
+    ));
+}
+
+#[test]
+fn plain_registrations_give_level_bytes() {
+    let registry = registry();
+    let bytes = registry
+        .by_name("velocity")
+        .unwrap()
+        .json_to_bytes(&serde_json::json!({"x": 1.0, "y": 2.0}))
+        .unwrap();
+    assert_eq!(bytes, bytemuck::bytes_of(&Velocity { x: 1.0, y: 2.0 }));
+    let marker = registry
+        .by_name("frozen")
+        .unwrap()
+        .json_to_bytes(&serde_json::Value::Null)
+        .unwrap();
+    assert!(marker.is_empty(), "markers are zero bytes");
+    assert!(registry
+        .by_name("name")
+        .unwrap()
+        .json_to_bytes(&serde_json::json!("x"))
+        .is_err());
+}
+
+#[test]
+fn clashes_are_errors() {
+    let mut r = registry();
+    assert!(matches!(
+        r.try_register::<Name>("other"),
+        Err(RegistryError::TypeTaken { .. })
+    ));
+    assert!(matches!(
+        r.try_register::<u32>("name"),
+        Err(RegistryError::NameTaken(_))
+    ));
+}
+
+#[test]
+fn installed_types_snapshot() {
+    let registry = registry();
+    let mut world = World::new();
+    registry.install(&mut world).unwrap();
+    let e = world.spawn((Velocity { x: 1.0, y: 1.0 }, Name("n".into()), Frozen));
+    let mut snapshot = Snapshot::new();
+    world.snapshot_into(&mut snapshot).unwrap();
+    world.get_mut::<Name>(e).unwrap().0.push('!');
+    world.despawn(e).unwrap();
+    world.restore(&snapshot).unwrap();
+    assert_eq!(world.get::<Name>(e), Ok(&Name("n".into())));
+}

@@ -1,0 +1,339 @@
+//! Archetype images: a copy of an archetype's rows kept aside, for world
+//! snapshots.
+//!
+//! An image mirrors the archetype's layout: one contiguous buffer per
+//! column, plus the entity ids. Saving copies each column the way its
+//! component allows ([`SnapshotCopy`]): `Copy` and plain-bytes columns as
+//! raw bytes in one `memcpy` (provenance and padding travel with them, as in
+//! every row move), `Clone` columns value by value. Restoring does the
+//! reverse into the archetype, after dropping its current values. Buffers
+//! only grow, so a steady-state save allocates nothing.
+//!
+//! Restoring keeps change detection honest: a row gets a new stamp only if
+//! its value may differ from the one it replaces. Chunks whose entities sit
+//! in the same rows before and after keep their stamps, except rows written
+//! after the snapshot was taken (their value reverts, which is a change).
+//! Rows of other chunks take the stamps of the same entity's old row in this
+//! archetype, under the same rule, or are stamped added and changed now.
+//!
+//! # Invariants
+//! - `columns[i]` mirrors the archetype's component `components[i]`; every
+//!   buffer has capacity `capacity` rows.
+//! - For a column copied by `Clone`, slots `0..live` hold live clones the
+//!   image owns (dropped when overwritten or when the image drops); byte
+//!   columns hold plain bytes, which need no drop.
+//! - Rows `0..len` of the entity buffer and of every column are the saved
+//!   rows, when every column's `live` (for clone columns) equals `len`.
+
+use super::{Archetype, Column};
+use crate::component::{ComponentId, Components, SnapshotCopy};
+use crate::entity::Entity;
+use crate::tick::Tick;
+use std::alloc::Layout;
+
+/// One column's saved values.
+struct ImageColumn {
+    buffer: Column,
+    copy: SnapshotCopy,
+    /// Live clones in slots `0..live` (clone columns only).
+    live: usize,
+}
+
+/// A saved copy of one archetype's rows. See the module docs.
+pub(crate) struct ArchetypeImage {
+    components: Box<[ComponentId]>,
+    entities: Column,
+    columns: Vec<ImageColumn>,
+    len: usize,
+    capacity: usize,
+}
+
+// SAFETY: the buffers hold `Send + Sync` component values and entity ids,
+// reached only through `&mut self` (writes) or `&self` (reads).
+unsafe impl Send for ArchetypeImage {}
+// SAFETY: as above.
+unsafe impl Sync for ArchetypeImage {}
+
+impl ArchetypeImage {
+    /// An empty image of an archetype with `components`.
+    fn new(components: &[ComponentId], registry: &Components) -> Self {
+        ArchetypeImage {
+            components: components.into(),
+            entities: Column::new(Layout::new::<Entity>(), None),
+            columns: components
+                .iter()
+                .map(|&c| {
+                    let info = registry.info(c);
+                    ImageColumn {
+                        buffer: Column::new(info.layout(), info.drop_fn()),
+                        copy: info.snapshot_copy(),
+                        live: 0,
+                    }
+                })
+                .collect(),
+            len: 0,
+            capacity: 0,
+        }
+    }
+
+    /// The saved rows' entity ids.
+    pub(crate) fn entities(&self) -> &[Entity] {
+        // SAFETY: rows `0..len` hold saved entity ids (type invariant).
+        unsafe { std::slice::from_raw_parts(self.entities.ptr().cast().as_ptr(), self.len) }
+    }
+
+    /// Bytes the buffers hold.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        let row: usize =
+            self.entities.size() + self.columns.iter().map(|c| c.buffer.size()).sum::<usize>();
+        row * self.capacity
+    }
+
+    /// Drops the clones this image holds.
+    fn drop_clones(&mut self) {
+        self.len = 0;
+        for column in &mut self.columns {
+            let live = std::mem::take(&mut column.live);
+            if let Some(drop_fn) = column.buffer.drop_fn() {
+                let buffer = &column.buffer;
+                // SAFETY: slots `0..live` hold clones this image owns, now
+                // forgotten (`live` is zero), each dropped once.
+                unsafe { super::drop_each((0..live).map(|r| (drop_fn, buffer.slot(r).as_ptr()))) };
+            }
+        }
+    }
+
+    fn grow(&mut self, rows: usize) {
+        if rows <= self.capacity {
+            return;
+        }
+        for column in self
+            .columns
+            .iter_mut()
+            .map(|c| &mut c.buffer)
+            .chain(std::iter::once(&mut self.entities))
+        {
+            // SAFETY: every buffer has capacity `self.capacity` (type
+            // invariant) and holds no live value past `len`... growing keeps
+            // every slot's bytes.
+            unsafe { column.resize(self.capacity, rows) };
+        }
+        self.capacity = rows;
+    }
+}
+
+impl Drop for ArchetypeImage {
+    fn drop(&mut self) {
+        self.drop_clones();
+        let capacity = self.capacity;
+        for column in self
+            .columns
+            .iter_mut()
+            .map(|c| &mut c.buffer)
+            .chain(std::iter::once(&mut self.entities))
+        {
+            // SAFETY: capacity is every buffer's; no clone is live any more.
+            unsafe { column.free(capacity) };
+        }
+    }
+}
+
+/// Copies `rows` values of `column`'s kind from `from` to `to`, counting
+/// finished clones in `live` as it goes (so a panicking clone leaves `live`
+/// exact).
+///
+/// # Safety
+/// `from` holds `rows` live values of the column's type; `to` has room for
+/// `rows` values and holds none that `live` counts from zero.
+unsafe fn copy_values(
+    copy: SnapshotCopy,
+    size: usize,
+    from: *const u8,
+    to: *mut u8,
+    rows: usize,
+    live: &mut usize,
+) {
+    match copy {
+        // SAFETY: `Bytes` columns are `Copy` or plain bytes: copying the raw
+        // memory makes valid, independent values (caller: both ranges valid,
+        // and distinct allocations).
+        SnapshotCopy::Bytes => unsafe { std::ptr::copy_nonoverlapping(from, to, rows * size) },
+        SnapshotCopy::Clone(clone) => {
+            for r in 0..rows {
+                // SAFETY: slot `r` of `from` is live, slot `r` of `to` is free.
+                unsafe { clone(from.add(r * size), to.add(r * size)) };
+                *live += 1;
+            }
+        }
+        // Only empty archetypes may hold such columns (checked by the caller).
+        SnapshotCopy::Unsupported => assert_eq!(rows, 0, "doecs: copying an uncopyable column"),
+    }
+}
+
+impl Archetype {
+    /// Saves the rows into `image` (made afresh if it mirrors another
+    /// archetype). Every component must be copyable (checked by the caller).
+    /// If a `Clone` panics, the image is left holding fewer rows than the
+    /// archetype; the caller marks the snapshot unfinished.
+    pub(crate) fn save_into(&self, image: &mut Option<ArchetypeImage>, registry: &Components) {
+        let image = match image {
+            Some(i) if *i.components == *self.components => i,
+            slot => slot.insert(ArchetypeImage::new(&self.components, registry)),
+        };
+        image.drop_clones();
+        image.grow(self.len);
+        // SAFETY: both entity arrays have room for `len` ids; distinct allocations.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.entities.ptr().as_ptr(),
+                image.entities.ptr().as_ptr(),
+                self.len * size_of::<Entity>(),
+            )
+        };
+        for ((column, saved), &id) in self
+            .columns
+            .iter()
+            .zip(&mut image.columns)
+            .zip(&*self.components)
+        {
+            saved.copy = registry.info(id).snapshot_copy();
+            // SAFETY: rows `0..len` of the column are live; the image has
+            // room for `len` values and holds no live clone (dropped above).
+            unsafe {
+                copy_values(
+                    saved.copy,
+                    column.size(),
+                    column.ptr().as_ptr(),
+                    saved.buffer.ptr().as_ptr(),
+                    self.len,
+                    &mut saved.live,
+                )
+            };
+        }
+        image.len = self.len;
+    }
+
+    /// Replaces the rows with the image's. `old_row` finds an entity's row
+    /// before the restore (checked against the archetype's own entity
+    /// array); `since` is the tick the snapshot was taken at and `now` the
+    /// restore's tick (see the module docs for the stamps). `scratch` is
+    /// reused memory.
+    ///
+    /// If a `Clone` panics, the archetype is left empty with the values it
+    /// held leaked, and the panic continues: the caller empties the world.
+    pub(crate) fn restore_from(
+        &mut self,
+        image: &ArchetypeImage,
+        since: Tick,
+        now: Tick,
+        old_row: impl Fn(Entity) -> Option<usize>,
+        scratch: &mut RestoreScratch,
+    ) {
+        debug_assert_eq!(*image.components, *self.components);
+        let shift = self.shape.shift();
+        let per_chunk = self.shape.rows();
+        let (old_len, new_len) = (self.len, image.len);
+        let chunk_rows = |k: usize| (k * per_chunk, ((k + 1) * per_chunk).min(new_len));
+        let chunks = self.shape.chunks(new_len);
+        let old_entities = self.entities();
+        let new_entities = image.entities();
+        // Which chunks keep their entities row for row.
+        scratch.kept.clear();
+        scratch.kept.extend((0..chunks).map(|k| {
+            let (from, to) = chunk_rows(k);
+            to <= old_len && old_entities[from..to] == new_entities[from..to]
+        }));
+        // Stamps of rows in other chunks, from the entity's old row; row by
+        // row, a pair per column.
+        scratch.stamps.clear();
+        for k in (0..chunks).filter(|&k| !scratch.kept[k]) {
+            let (from, to) = chunk_rows(k);
+            for &entity in &new_entities[from..to] {
+                let old = old_row(entity).filter(|&r| r < old_len && old_entities[r] == entity);
+                for ticks in self.ticks.iter() {
+                    scratch.stamps.push(match old {
+                        Some(r) => {
+                            // SAFETY: `r` is a live row (checked above).
+                            let (added, changed) = unsafe { ticks.row_or_chunk(r, shift) };
+                            (
+                                added,
+                                if changed > since.get() {
+                                    now.get()
+                                } else {
+                                    changed
+                                },
+                            )
+                        }
+                        None => (now.get(), now.get()),
+                    });
+                }
+            }
+        }
+        // Drop the current values, then copy the image's in.
+        self.drop_all_values();
+        self.reserve(new_len);
+        /// Empties the archetype if a clone unwinds (values leaked).
+        struct Unwinding<'a>(&'a mut Archetype);
+        impl Drop for Unwinding<'_> {
+            fn drop(&mut self) {
+                self.0.len = 0;
+            }
+        }
+        let guard = Unwinding(self);
+        let arch = &mut *guard.0;
+        // SAFETY: capacity >= new_len; distinct allocations.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                image.entities.ptr().as_ptr(),
+                arch.entities.ptr().as_ptr(),
+                new_len * size_of::<Entity>(),
+            )
+        };
+        for (column, saved) in arch.columns.iter().zip(&image.columns) {
+            let mut cloned = 0;
+            // SAFETY: the image's rows `0..new_len` are live saved values;
+            // the archetype's slots are free (dropped above) with room for them.
+            unsafe {
+                copy_values(
+                    saved.copy,
+                    column.size(),
+                    saved.buffer.ptr().as_ptr(),
+                    column.ptr().as_ptr(),
+                    new_len,
+                    &mut cloned,
+                )
+            };
+        }
+        arch.len = new_len;
+        std::mem::forget(guard);
+        // Stamps: in place for kept chunks, from `scratch` for the others.
+        let mut stamps = scratch.stamps.iter();
+        for k in 0..chunks {
+            let (from, to) = chunk_rows(k);
+            if scratch.kept[k] {
+                for ticks in self.ticks.iter() {
+                    // SAFETY: rows `from..to` are live, in chunk `k`; `&mut self`.
+                    unsafe { ticks.restamp_reverted(from, to, since, now, shift) };
+                }
+                continue;
+            }
+            for ticks in self.ticks.iter() {
+                ticks.reset_chunk(k);
+            }
+            for row in from..to {
+                for ticks in self.ticks.iter() {
+                    let &pair = stamps.next().expect("a stamp pair per row and column");
+                    // SAFETY: `row` is live; `&mut self`.
+                    unsafe { ticks.move_in(row, pair, shift) };
+                }
+            }
+        }
+    }
+}
+
+/// Reused memory for [`Archetype::restore_from`].
+#[derive(Default)]
+pub(crate) struct RestoreScratch {
+    kept: Vec<bool>,
+    stamps: Vec<(u64, u64)>,
+}
