@@ -35,6 +35,9 @@ pub struct WorldId(u64);
 
 static NEXT_WORLD_ID: AtomicU64 = AtomicU64::new(0);
 
+/// How to turn over one event type's buffers, keyed by `Events<T>`'s type.
+pub(crate) type EventUpdater = (std::any::TypeId, fn(&mut WorldCore));
+
 /// Entities' components, managers and resources, without an id allocator.
 /// See the module docs.
 pub struct WorldCore {
@@ -58,7 +61,7 @@ pub struct WorldCore {
     pub(crate) removals: super::removals::Removals,
     /// How to turn over each event type added (see [`crate::event`]),
     /// keyed by the type of its `Events<T>` resource.
-    pub(crate) event_updaters: Vec<(std::any::TypeId, fn(&mut WorldCore))>,
+    pub(crate) event_updaters: Vec<EventUpdater>,
 }
 
 impl std::fmt::Debug for WorldCore {
