@@ -283,9 +283,11 @@ impl World {
         core.entities.copy_from(&snapshot.entities);
         std::mem::forget(guard);
         self.restore_scratch = scratch;
-        for (saver, (type_id, saved)) in
-            self.resource_savers.clone().iter().zip(&snapshot.resources)
-        {
+        // Savers are `Copy`: index them so restoring allocates nothing.
+        for (i, (type_id, saved)) in snapshot.resources.iter().enumerate() {
+            let Some(saver) = self.resource_savers.get(i).copied() else {
+                break;
+            };
             if let (true, Some(saved)) = (*type_id == saver.type_id, saved) {
                 (saver.restore)(self, &**saved);
             }

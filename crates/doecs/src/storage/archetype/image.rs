@@ -114,8 +114,7 @@ impl ArchetypeImage {
             .chain(std::iter::once(&mut self.entities))
         {
             // SAFETY: every buffer has capacity `self.capacity` (type
-            // invariant) and holds no live value past `len`... growing keeps
-            // every slot's bytes.
+            // invariant), and growing keeps every slot's bytes.
             unsafe { column.resize(self.capacity, rows) };
         }
         self.capacity = rows;
