@@ -170,7 +170,7 @@ mod tests {
             .expect("valid level JSON");
         assert_eq!(level.entities.len(), 7);
         assert_eq!(level.entity_count(), entity_count(7));
-        let (compiler, _) = crate::components::registry();
+        let (compiler, _) = crate::registry::compiler_and_spawner();
         let blob = compiler.compile(&level).unwrap();
         let view = doecs_resource::BlobView::parse(&blob).unwrap();
         assert_eq!(view.hierarchy_depth(), 3);

@@ -4,7 +4,9 @@ mod args;
 mod components;
 mod demo_level;
 mod registry;
+mod rollback;
 mod run;
+mod saves;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use doecs::World;
@@ -102,6 +104,24 @@ struct RunArgs {
     /// With --inspect, the time between frames is spent answering requests.
     #[arg(long, value_name = "FPS")]
     fps: Option<f64>,
+    /// Check determinism under rollback: after every frame, re-simulate the last N frames from a snapshot and compare world hashes (1 to 1000)
+    ///
+    /// The "sync test" of rollback netcode: the world is snapshot before
+    /// every frame into a ring of N reused snapshots, and the hash after
+    /// re-simulation must equal the forward run's, or the run stops with an
+    /// error naming the frame. The report adds the mean cost per frame of
+    /// the snapshot, the restore and the re-simulation. Not with --inspect.
+    #[arg(long, value_name = "N")]
+    rollback: Option<usize>,
+    /// After the frames, save the world to PATH (JSON if PATH ends in .json, else the binary format)
+    ///
+    /// Every entity keeps its id; the components and the transform
+    /// hierarchy are saved, and `--load PATH` runs on from them.
+    #[arg(long, value_name = "PATH")]
+    save: Option<PathBuf>,
+    /// Start from a world saved with --save instead of a level (either format)
+    #[arg(long, value_name = "PATH")]
+    load: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -137,7 +157,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
 fn compile_json(text: &[u8], path: &Path) -> Result<Vec<u8>, String> {
     let text =
         std::str::from_utf8(text).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
-    let (compiler, _) = components::registry();
+    let (compiler, _) = registry::compiler_and_spawner();
     compiler
         .compile_str(text)
         .map_err(|e| format!("{}: {e}", path.display()))
@@ -165,7 +185,7 @@ fn compile(input: &Path, output: Option<PathBuf>) -> Result<(), String> {
 fn inspect(input: &Path) -> Result<(), String> {
     let bytes = AlignedBytes::from_slice(&read(input)?);
     let view = BlobView::parse(&bytes).map_err(|e| format!("{}: {e}", input.display()))?;
-    let (_, spawner) = components::registry();
+    let (_, spawner) = registry::compiler_and_spawner();
     let roots = view
         .parent_index()
         .iter()
@@ -285,7 +305,41 @@ fn run(args: RunArgs) -> Result<(), String> {
     }
     let threads = args::check_threads(args.threads, args::cores())?;
     let pace = args::check_fps(args.fps)?;
+    let inspecting = args.inspect.is_some() || args.inspect_write;
+    let rollback = rollback::check_args(args.rollback, inspecting, args.frames)?;
     demo_level::check_ships(args.ships)?;
+    let mut world = match &args.load {
+        Some(path) => {
+            if args.level.is_some() {
+                return Err("give either a level or --load, not both".into());
+            }
+            saves::load(path)?
+        }
+        None => spawn_level(&args)?,
+    };
+    println!("running {} frames on {} threads", args.frames, threads);
+    let mut inspector = start_inspector(&args)?;
+    let options = run::RunOptions {
+        frames: args.frames,
+        threads,
+        quiet: args.quiet,
+        pace,
+    };
+    if let Some(depth) = rollback {
+        rollback::run(&mut world, &options, depth)?;
+    } else {
+        let report = run::run_frames(&mut world, &options, inspector.as_mut())?;
+        print!("{}", run::format_report(&report));
+    }
+    if let Some(path) = &args.save {
+        saves::save(&world, path)?;
+    }
+    Ok(())
+}
+
+/// Compiles (when JSON) and spawns the level of `args` (the bundled demo
+/// level by default) into a new world with the transform manager.
+fn spawn_level(args: &RunArgs) -> Result<World, String> {
     let mut start = Instant::now();
     let (source, blob) = match &args.level {
         None => {
@@ -326,7 +380,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     let aligned = AlignedBytes::from_slice(&blob);
     drop(blob);
     let blob = aligned;
-    let (_, spawner) = components::registry();
+    let (_, spawner) = registry::compiler_and_spawner();
     let options = SpawnOptions {
         strict: args.strict,
     };
@@ -366,23 +420,12 @@ fn run(args: RunArgs) -> Result<(), String> {
         );
     }
     println!(
-        "  compile {:.2} ms, validate {:.3} ms, spawn {:.3} ms; running {} frames on {} threads",
+        "  compile {:.2} ms, validate {:.3} ms, spawn {:.3} ms",
         compile_time.as_secs_f64() * 1e3,
         load_time.as_secs_f64() * 1e3,
         spawn_time.as_secs_f64() * 1e3,
-        args.frames,
-        threads
     );
-    let mut inspector = start_inspector(&args)?;
-    let options = run::RunOptions {
-        frames: args.frames,
-        threads,
-        quiet: args.quiet,
-        pace,
-    };
-    let report = run::run_frames(&mut world, &options, inspector.as_mut())?;
-    print!("{}", run::format_report(&report));
-    Ok(())
+    Ok(world)
 }
 
 /// Starts the inspector when `--inspect` or `--inspect-write` asks for one,

@@ -37,7 +37,9 @@ use std::time::{Duration, Instant};
 /// Seconds per frame.
 pub const DT: f32 = 1.0 / 60.0;
 
-/// The frame's time step, a resource the systems read.
+/// The frame's time step, a resource the systems read (`Clone`, so world
+/// snapshots can save it).
+#[derive(Clone, Debug)]
 pub struct FrameDt(pub f32);
 
 /// Gravity and drag on every point mass.
@@ -211,20 +213,25 @@ pub fn run_frames(
         inspector.serve_pending(world);
     }
     bar.finish_and_clear();
-    let (sum, count) = world
-        .query::<&Position>()
-        .iter()
-        .fold((0.0f64, 0usize), |(s, n), p| (s + f64::from(p.0[1]), n + 1));
     Ok(RunReport {
         systems,
         frames: frame_times,
-        mean_height: sum / count.max(1) as f64,
+        mean_height: mean_height(world),
         inspector: inspector.map(|i| i.stats()),
     })
 }
 
+/// Mean height of the point masses (a checksum of the physics).
+pub fn mean_height(world: &World) -> f64 {
+    let (sum, count) = world
+        .query::<&Position>()
+        .iter()
+        .fold((0.0f64, 0usize), |(s, n), p| (s + f64::from(p.0[1]), n + 1));
+    sum / count.max(1) as f64
+}
+
 /// Adds one run's system times to the totals.
-fn add_times(totals: &mut Vec<SystemStats>, run: &[SystemTime]) {
+pub(crate) fn add_times(totals: &mut Vec<SystemStats>, run: &[SystemTime]) {
     if totals.is_empty() {
         totals.extend(run.iter().map(|s| SystemStats {
             name: s.name.to_string(),

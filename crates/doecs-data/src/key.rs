@@ -342,6 +342,11 @@ impl Key {
         KeyHash((self.0 ^ (self.0 >> 32)) as u32)
     }
 
+    /// A key from its 64 bits ([`Key::bits`]), as save files hold it.
+    pub(crate) fn from_bits(bits: u64) -> Key {
+        Key(bits)
+    }
+
     /// The full 64-bit hash.
     pub fn bits(self) -> u64 {
         self.0

@@ -12,14 +12,18 @@ mod manager;
 pub mod merge;
 mod names;
 mod record;
+mod save;
+mod snapshot;
 mod store;
 mod value;
 
 pub use error::{DataError, LoadError};
 pub use key::{Key, KeyHash, Path};
 pub use merge::incoming_wins;
+pub use names::SavedKeys;
 pub use record::{
     header_len, Entry, Record, RecordRef, ENTRY_BYTES, HEADER_BYTES, MAX_RECORD_BYTES,
 };
+pub use save::SavedStore;
 pub use store::{DataStore, StoreConfig};
 pub use value::{Floats, Value, ValueType};

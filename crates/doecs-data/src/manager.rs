@@ -11,6 +11,7 @@
 
 use crate::store::DataStore;
 use doecs::{ComponentManager, Entities, Entity, GcReport, Probe};
+use std::any::Any;
 
 impl DataStore {
     /// One lazy-gc sweep against `entities`: drops records of dead entities
@@ -54,5 +55,18 @@ impl ComponentManager for DataStore {
     /// One lazy sweep; returns how many records were dropped.
     fn collect_garbage(&mut self, entities: &Entities) -> usize {
         self.sweep_garbage(entities).destroyed
+    }
+
+    /// Takes part in world snapshots: saves the arena, the key registry, the
+    /// clock and the collector's state (see `snapshot.rs`), reusing `saved`'s
+    /// memory.
+    fn save_state(&self, saved: &mut Option<Box<dyn Any + Send + Sync>>) -> bool {
+        self.save_into(saved);
+        true
+    }
+
+    /// Puts back what [`save_state`](Self::save_state) saved, exactly.
+    fn restore_state(&mut self, saved: &(dyn Any + Send + Sync)) {
+        self.restore_from(saved);
     }
 }

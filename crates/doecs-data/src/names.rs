@@ -49,6 +49,15 @@ impl Hasher for PreHashed {
 
 type Map<V> = HashMap<u32, V, BuildHasherDefault<PreHashed>>;
 
+/// A key registry as a save file holds it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SavedKeys {
+    /// `(32-bit key, 64-bit key)` of every path seen by name.
+    pub full: Vec<(u32, u64)>,
+    /// `(32-bit key, path segments)`, when names are kept.
+    pub names: Option<Vec<(u32, Vec<String>)>>,
+}
+
 /// See the module docs.
 #[derive(Debug)]
 pub(crate) struct KeyRegistry {
@@ -179,6 +188,67 @@ impl KeyRegistry {
     /// The segments of a key, when names are kept and known.
     pub(crate) fn name(&self, key: KeyHash) -> Option<&[Box<str>]> {
         self.names.as_ref()?.get(&key.0).map(|b| &b[..])
+    }
+
+    /// The registry as plain data for save files, sorted by 32-bit key:
+    /// every registered 64-bit key, and the names when they are kept.
+    pub(crate) fn to_saved(&self) -> SavedKeys {
+        let mut full: Vec<(u32, u64)> = self.full.iter().map(|(&k, &v)| (k, v)).collect();
+        full.sort_unstable();
+        let names = self.names.as_ref().map(|names| {
+            let mut v: Vec<(u32, Vec<String>)> = names
+                .iter()
+                .map(|(&k, segs)| (k, segs.iter().map(|s| s.to_string()).collect()))
+                .collect();
+            v.sort_unstable();
+            v
+        });
+        SavedKeys { full, names }
+    }
+
+    /// A registry from [`to_saved`](Self::to_saved)'s data, checked: every
+    /// 64-bit key must hash to its 32-bit key, and every name must be the
+    /// path of its registered key.
+    pub(crate) fn from_saved(saved: &SavedKeys) -> Result<KeyRegistry, String> {
+        let mut reg = KeyRegistry::new(saved.names.is_some());
+        for &(k, full) in &saved.full {
+            if crate::key::Key::from_bits(full).hash32().0 != k {
+                return Err(format!("key {full:#018x} does not hash to {k:#010x}"));
+            }
+            if reg.full.insert(k, full).is_some() {
+                return Err(format!("key {k:#010x} is listed twice"));
+            }
+        }
+        if let (Some(names), Some(saved_names)) = (&mut reg.names, &saved.names) {
+            for (k, segments) in saved_names {
+                let key = Key::from_segments(segments);
+                if reg.full.get(k) != Some(&key.bits()) {
+                    return Err(format!(
+                        "the name {:?} is not the path of key {k:#010x}",
+                        segments.join(".")
+                    ));
+                }
+                names.insert(*k, segments.iter().map(|s| Box::from(s.as_str())).collect());
+            }
+        }
+        Ok(reg)
+    }
+
+    /// Makes `self` an exact copy of `src` (for world snapshots), reusing
+    /// its memory: maps that are already equal are left alone, so copying
+    /// an unchanged registry compares instead of allocating.
+    pub(crate) fn copy_from(&mut self, src: &KeyRegistry) {
+        if self.full != src.full {
+            self.full.clone_from(&src.full);
+        }
+        if self.names != src.names {
+            self.names.clone_from(&src.names);
+        }
+        // The read cache too: after a restore, a key registered since the
+        // snapshot must not stay cached as an owner.
+        for (to, from) in self.owners.iter().zip(src.owners.iter()) {
+            to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
     }
 
     /// Heap bytes (approximate capacity-based figure, for reports).

@@ -14,13 +14,25 @@
 //! world's [`ComponentId`] go through the type (or, for components made at
 //! runtime from a level, the name).
 
+mod managers;
+mod save;
+
+pub use managers::SaveManager;
+
+pub use save::{
+    load_world, load_world_from_bytes, save_world, LoadError, LoadOptions, SaveError, SaveFormat,
+    SaveOptions, WorldSaveExt, SAVE_MAGIC, SAVE_VERSION,
+};
+
 use doecs::{Component, ComponentDescriptor, ComponentId, Entity, EntityError, World, WorldCore};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use std::any::TypeId;
+use std::alloc::Layout;
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// Why a registry call failed.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +78,10 @@ type ToDebug = unsafe fn(*const u8) -> String;
 type InsertJson = fn(&mut World, Entity, &Value) -> Result<(), serde_json::Error>;
 /// Parses JSON into the value's plain bytes.
 type JsonToBytes = fn(&Value) -> Result<Vec<u8>, serde_json::Error>;
+/// A registration's check of one value (given as `&T`, behind `dyn Any`).
+type Validator = dyn Fn(&dyn Any) -> Result<(), String> + Send + Sync;
+/// Reads a plain value from its bytes and runs the validator on it.
+type ValidateBytes = fn(&Validator, &[u8]) -> Result<(), String>;
 
 /// Everything the registry knows about one component type.
 #[derive(Clone)]
@@ -79,6 +95,14 @@ pub struct Registration {
     insert_json: Option<InsertJson>,
     to_debug: Option<ToDebug>,
     plain: Option<JsonToBytes>,
+    /// How values are saved and loaded (serde registrations).
+    save: Option<save::SaveFns>,
+    /// `Layout::new::<T>()`.
+    layout: Layout,
+    /// [`Registering::validate`]'s check.
+    validate: Option<Arc<Validator>>,
+    /// Set by [`Registering::plain`]: runs `validate` on a value's bytes.
+    validate_bytes: Option<ValidateBytes>,
 }
 
 impl std::fmt::Debug for Registration {
@@ -89,6 +113,7 @@ impl std::fmt::Debug for Registration {
             .field("serde", &self.to_json.is_some())
             .field("plain", &self.plain.is_some())
             .field("snapshot", &self.install_snapshot.is_some())
+            .field("validated", &self.validate.is_some())
             .finish()
     }
 }
@@ -187,6 +212,52 @@ impl Registration {
         (self.descriptor)(&self.name)
     }
 
+    /// The Rust type's layout (size 0 for a marker).
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Whether the registration carries a check of values
+    /// ([`Registering::validate`]).
+    pub fn is_validated(&self) -> bool {
+        self.validate.is_some()
+    }
+
+    /// Runs the registration's check ([`Registering::validate`]) on `value`,
+    /// which must be of the registered type. `Ok` when there is no check.
+    pub fn validate_value(&self, value: &dyn Any) -> Result<(), String> {
+        match &self.validate {
+            Some(validate) => validate(value),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs the registration's check on a plain value given as its bytes in
+    /// the host's byte order (`size_of::<T>()` bytes, as
+    /// [`json_to_bytes`](Self::json_to_bytes) returns them). `Ok` when there
+    /// is no check; an error for bytes of the wrong length, or when a check
+    /// is registered but the type is not [`plain`](Registering::plain).
+    pub fn validate_bytes(&self, bytes: &[u8]) -> Result<(), String> {
+        let Some(validate) = &self.validate else {
+            return Ok(());
+        };
+        let Some(read) = self.validate_bytes else {
+            return Err(format!(
+                "component \"{}\" is not plain bytes: its values cannot be checked as bytes",
+                self.name
+            ));
+        };
+        if bytes.len() != self.layout.size() {
+            return Err(format!(
+                "component \"{}\" has {} bytes per value, got {}",
+                self.name,
+                self.layout.size(),
+                bytes.len()
+            ));
+        }
+        read(validate.as_ref(), bytes)
+    }
+
     fn ptr(&self, world: &WorldCore, entity: Entity) -> Result<*const u8, RegistryError> {
         let id = self
             .component_id(world)
@@ -216,8 +287,37 @@ impl<T: Component + Serialize + DeserializeOwned> Registering<'_, T> {
             let v: T = T::deserialize(value)?;
             Ok(bytemuck::bytes_of(&v).to_vec())
         }
+        fn validate_bytes<T: bytemuck::Pod>(
+            validate: &Validator,
+            bytes: &[u8],
+        ) -> Result<(), String> {
+            // The caller checked the length.
+            let value: T = bytemuck::pod_read_unaligned(bytes);
+            validate(&value)
+        }
         self.entry.plain = Some(json_to_bytes::<T>);
+        self.entry.save = Some(save::SaveFns::plain::<T>());
+        self.entry.validate_bytes = Some(validate_bytes::<T>);
         self.entry.install_snapshot = Some(|world| world.snapshot_by_copy::<T>());
+        self
+    }
+
+    /// Values of the type must pass `check`, which returns why a value is
+    /// refused. The registration only carries the check: users of the
+    /// registry run it ([`Registration::validate_value`],
+    /// [`Registration::validate_bytes`]); the level compiler and spawner of
+    /// `doecs-resource` refuse levels and blobs with values it rejects.
+    pub fn validate(
+        self,
+        check: impl Fn(&T) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        let type_name = self.entry.type_name;
+        self.entry.validate = Some(Arc::new(move |value: &dyn Any| {
+            match value.downcast_ref::<T>() {
+                Some(value) => check(value),
+                None => Err(format!("expected a value of type {type_name}")),
+            }
+        }));
         self
     }
 
@@ -239,6 +339,7 @@ pub struct ComponentRegistry {
     entries: Vec<Registration>,
     by_name: HashMap<String, usize>,
     by_type: HashMap<TypeId, usize>,
+    managers: Vec<managers::ManagerRegistration>,
 }
 
 impl ComponentRegistry {
@@ -289,6 +390,7 @@ impl ComponentRegistry {
         let entry = &mut self.entries[index];
         entry.to_json = Some(to_json::<T>);
         entry.insert_json = Some(insert_json::<T>);
+        entry.save = Some(save::SaveFns::serde::<T>());
         Ok(Registering {
             entry,
             _marker: PhantomData,
@@ -333,6 +435,10 @@ impl ComponentRegistry {
             insert_json: None,
             to_debug: None,
             plain: None,
+            save: None,
+            layout: Layout::new::<T>(),
+            validate: None,
+            validate_bytes: None,
         });
         self.by_name.insert(name.to_owned(), index);
         self.by_type.insert(TypeId::of::<T>(), index);

@@ -10,12 +10,25 @@
 //! name), and each block's `entity_index` is increasing because entities are
 //! visited in order. The name's [`doecs::name_hash`] is the block's
 //! component identifier.
+//!
+//! Components are registered in one of three ways. Most come from a
+//! [`ComponentRegistry`], the program's one registration per type
+//! ([`Compiler::register_registry`], [`Compiler::from_registry`]): every
+//! plain (`bytemuck::Pod`) entry is compiled by reading its JSON with serde
+//! and running the entry's validator, markers included (see
+//! [`crate::plain`], which also says why that path is for little-endian
+//! hosts only). The built-in manager-backed components come from
+//! [`crate::BUILTIN_COMPONENTS`]. Anything else is a compile function
+//! registered by hand ([`Compiler::register`],
+//! [`Compiler::register_variable`], [`Compiler::register_f32s`]).
 
 use crate::error::{CompileError, RegistrationError};
 use crate::format::{MAX_VARIABLE_INSTANCE, NO_PARENT};
 use crate::schema::{EntityDesc, LevelDesc, Preorder};
 use crate::writer::{BlobBuilder, TypeBlock};
+use crate::BuiltinComponent;
 use doecs::name_hash;
+use doecs_registry::ComponentRegistry;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -67,6 +80,94 @@ impl Compiler {
         Self::default()
     }
 
+    /// The built-in components ([`crate::standard_compiler`]) and every
+    /// plain entry of `registry` ([`register_registry`](Self::register_registry)).
+    ///
+    /// ```
+    /// use bytemuck::{Pod, Zeroable};
+    /// use doecs_registry::ComponentRegistry;
+    /// use doecs_resource::{BlobView, Compiler};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Clone, Copy, Serialize, Deserialize, Pod, Zeroable)]
+    /// #[repr(C)]
+    /// struct Velocity { x: f32, y: f32, z: f32 }
+    /// #[derive(Clone, Copy, Serialize, Deserialize, Pod, Zeroable)]
+    /// #[repr(C)]
+    /// struct Frozen;
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register::<Velocity>("velocity").plain();
+    /// registry.register::<Frozen>("frozen").plain();
+    /// let compiler = Compiler::from_registry(&registry).unwrap();
+    /// let blob = compiler
+    ///     .compile_str(r#"{"entities": [{"components": {
+    ///         "transform": {}, "velocity": {"x": 1, "y": 2, "z": 3}, "frozen": null
+    ///     }}]}"#)
+    ///     .unwrap();
+    /// let view = BlobView::parse(&blob).unwrap();
+    /// assert_eq!(view.blocks().len(), 3);
+    /// ```
+    pub fn from_registry(registry: &ComponentRegistry) -> Result<Self, RegistrationError> {
+        let mut compiler = crate::standard_compiler();
+        compiler.register_registry(registry)?;
+        Ok(compiler)
+    }
+
+    /// Registers every plain (`bytemuck::Pod`) entry of `registry` under its
+    /// name, with spawn order 0. Its compile function reads the component's
+    /// JSON with serde ([`doecs_registry::Registration::json_to_bytes`]), a
+    /// marker (zero-sized type) also from `null`, `true` or `{}`, and runs
+    /// the entry's validator ([`doecs_registry::Registering::validate`]); a
+    /// value of the wrong shape or refused by the validator is
+    /// [`CompileError::Component`], naming the entity and the component.
+    /// Entries that are not plain are left out: a level cannot hold them.
+    /// Registers nothing if a name is taken or collides.
+    pub fn register_registry(
+        &mut self,
+        registry: &ComponentRegistry,
+    ) -> Result<(), RegistrationError> {
+        let plain: Vec<_> = registry.iter().filter(|r| r.is_plain()).collect();
+        for (i, reg) in plain.iter().enumerate() {
+            self.check_free(reg.name())?;
+            if let Some(other) = plain[..i]
+                .iter()
+                .find(|o| name_hash(o.name()) == name_hash(reg.name()))
+            {
+                return Err(RegistrationError::HashCollision {
+                    name: reg.name().into(),
+                    other: other.name().into(),
+                });
+            }
+        }
+        for reg in plain {
+            let owned = reg.clone();
+            let size = reg.layout().size();
+            self.insert(
+                reg.name(),
+                0,
+                Some(size),
+                Box::new(move |v| crate::plain::compile_registered(&owned, v)),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Registers a built-in component (an entry of
+    /// [`crate::BUILTIN_COMPONENTS`]).
+    pub fn register_builtin(
+        &mut self,
+        builtin: &BuiltinComponent,
+    ) -> Result<(), RegistrationError> {
+        let compile = builtin.compile;
+        self.insert(
+            builtin.name,
+            builtin.spawn_order,
+            builtin.instance_size,
+            Box::new(compile),
+        )
+    }
+
     /// Registers the compile function of component `name`. Lower
     /// `spawn_order` compiles, and so spawns, first.
     pub fn register(
@@ -93,13 +194,9 @@ impl Compiler {
         self.insert(name, spawn_order, None, Box::new(compile))
     }
 
-    fn insert(
-        &mut self,
-        name: &str,
-        spawn_order: i32,
-        instance_size: Option<usize>,
-        compile: CompileFn,
-    ) -> Result<(), RegistrationError> {
+    /// Whether `name` can be registered: not taken, and no registered name
+    /// has the same hash.
+    fn check_free(&self, name: &str) -> Result<(), RegistrationError> {
         if self.by_name.contains_key(name) {
             return Err(RegistrationError::NameTaken(name.into()));
         }
@@ -110,6 +207,17 @@ impl Compiler {
                 other: other.name.clone(),
             });
         }
+        Ok(())
+    }
+
+    fn insert(
+        &mut self,
+        name: &str,
+        spawn_order: i32,
+        instance_size: Option<usize>,
+        compile: CompileFn,
+    ) -> Result<(), RegistrationError> {
+        self.check_free(name)?;
         self.by_name.insert(
             name.into(),
             Registered {
@@ -141,7 +249,9 @@ impl Compiler {
     /// returns why they are refused, which the compile error reports with
     /// the entity's path. Use the same check in the spawner
     /// ([`crate::Spawner::register_plain_validated`]) so hand-made blobs are
-    /// held to the same rule.
+    /// held to the same rule. For a Rust type, prefer one registration with
+    /// a validator in a [`ComponentRegistry`]
+    /// ([`register_registry`](Self::register_registry)), which serves both.
     ///
     /// ```
     /// use doecs_resource::Compiler;

@@ -12,12 +12,50 @@
 //! Otherwise each group's values are gathered into one buffer per column in
 //! one forward pass, then copied the same way.
 //!
-//! Values in the blob are little-endian. On a big-endian host each column is
-//! byte-swapped per scalar ([`PlainBytes::SCALAR_WIDTH`]) while gathering.
+//! **Registering plain types.** The usual way is one entry in a
+//! [`doecs_registry::ComponentRegistry`]:
+//! `registry.register::<Velocity>("velocity").plain()` for a type that is
+//! serde serialisable and `bytemuck::Pod`, with `.validate(check)` for values
+//! the program cannot use. [`Compiler::register_registry`] and
+//! [`Spawner::register_registry`] (or `from_registry`, which adds the
+//! built-in components) take every plain entry: the compiler reads the
+//! component's JSON with serde ([`Registration::json_to_bytes`]), runs the
+//! check and stores the bytes; the spawner finds the world's component by
+//! the Rust type, runs the same check on every instance while loading, and
+//! copies the columns as described above. Entries that are not plain are
+//! left out (a level cannot hold them). **Marker** (zero-sized) types work
+//! the same way: in a level a marker is written `"frozen": null` (or
+//! `true`, or `{}`; `false` is refused: leave the component out instead),
+//! compiled to a block of zero-size instances, and spawned so the entities
+//! carry it. Runtime components with no Rust type are registered with
+//! [`Spawner::register_plain_dynamic`], and Rust types can still be
+//! registered one by one with [`Spawner::register_plain`] and the
+//! [`PlainBytes`] trait, which records the scalar width.
+//!
+//! **Byte order.** Values in the blob are little-endian. For [`PlainBytes`]
+//! and dynamic types, a big-endian host byte-swaps each column per scalar
+//! ([`PlainBytes::SCALAR_WIDTH`]) while gathering. A `bytemuck::Pod` type
+//! does not say how wide its scalars are, so the registry path stores and
+//! spawns the host's bytes as they are, and is therefore **little-endian
+//! hosts only**: on a big-endian host every registered plain type larger than
+//! one byte is refused, with [`CompileError::Component`] when a level holding
+//! it is compiled and [`Problem::Rejected`] when a blob holding instances of
+//! it is loaded (markers and one-byte types work everywhere). No wrong value
+//! is ever spawned.
+//!
+//! [`Compiler::register_registry`]: crate::Compiler::register_registry
+//! [`Spawner::register_registry`]: crate::Spawner::register_registry
+//! [`Spawner::register_plain_dynamic`]: crate::Spawner::register_plain_dynamic
+//! [`Spawner::register_plain`]: crate::Spawner::register_plain
+//! [`Registration::json_to_bytes`]: doecs_registry::Registration::json_to_bytes
+//! [`CompileError::Component`]: crate::CompileError::Component
+//! [`Problem::Rejected`]: crate::Problem::Rejected
 
 use crate::error::SpawnError;
 use crate::view::BlockView;
 use doecs::{ComponentDescriptor, ComponentId, Components, Entity, World};
+use doecs_registry::{Registration, RegistryError};
+use serde_json::Value;
 use std::alloc::Layout;
 use std::any::TypeId;
 
@@ -80,14 +118,56 @@ pub(crate) fn read_le<T: PlainBytes>(le: &[u8]) -> T {
     unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
 }
 
+/// Why the registry path refuses a plain type on this host (see the module
+/// docs).
+pub(crate) const BIG_ENDIAN_HOST: &str = "registered plain components are stored as the \
+     host's bytes and levels are little-endian; this host is big-endian \
+     (register the type with `Spawner::register_plain` and `PlainBytes` instead)";
+
+/// Whether the registry path refuses `reg` on this host: a type of more than
+/// one byte on a big-endian host.
+pub(crate) fn refused_on_this_host(reg: &Registration) -> bool {
+    cfg!(target_endian = "big") && reg.layout().size() > 1
+}
+
+/// The compile function of a plain registration: the component's JSON read
+/// with serde (a marker also from `null`, `true` or `{}`), checked by the
+/// registration's validator, as little-endian bytes.
+pub(crate) fn compile_registered(reg: &Registration, v: &Value) -> Result<Vec<u8>, String> {
+    if refused_on_this_host(reg) {
+        return Err(BIG_ENDIAN_HOST.into());
+    }
+    let marker_json = match v {
+        Value::Null | Value::Bool(true) => true,
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    };
+    let bytes = if reg.layout().size() == 0 && marker_json {
+        Vec::new()
+    } else {
+        match reg.json_to_bytes(v) {
+            Ok(bytes) => bytes,
+            Err(_) if reg.layout().size() == 0 => {
+                return Err(format!(
+                    "a marker component is written as null, true or {{}} (leave it out \
+                     for an entity without it), found {v}"
+                ))
+            }
+            Err(RegistryError::Json { source, .. }) => return Err(source.to_string()),
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    reg.validate_bytes(&bytes)?;
+    Ok(bytes)
+}
+
 /// How a plain component is identified in a world.
 #[derive(Clone, Debug)]
 pub(crate) struct PlainType {
     pub(crate) name: String,
     pub(crate) layout: Layout,
     pub(crate) scalar_width: usize,
-    /// For a Rust type: finds its id by type.
-    pub(crate) typed: Option<fn(&Components) -> Option<ComponentId>>,
+    /// For a Rust type: its id is found by type.
     pub(crate) type_id: Option<TypeId>,
     pub(crate) descriptor: ComponentDescriptor,
 }
@@ -98,9 +178,21 @@ impl PlainType {
             name: name.to_owned(),
             layout: Layout::new::<T>(),
             scalar_width: T::SCALAR_WIDTH,
-            typed: Some(|c| c.id_of::<T>()),
             type_id: Some(TypeId::of::<T>()),
             descriptor: ComponentDescriptor::of_named::<T>(name),
+        }
+    }
+
+    /// A plain registration of a [`doecs_registry::ComponentRegistry`]. Its
+    /// bytes are never swapped: the registry path is refused on big-endian
+    /// hosts (see the module docs).
+    pub(crate) fn registered(reg: &Registration) -> Self {
+        PlainType {
+            name: reg.name().to_owned(),
+            layout: reg.layout(),
+            scalar_width: 1,
+            type_id: Some(reg.type_id()),
+            descriptor: reg.descriptor(),
         }
     }
 
@@ -109,15 +201,9 @@ impl PlainType {
             name: name.to_owned(),
             layout,
             scalar_width: scalar_width.max(1),
-            typed: None,
             type_id: None,
             descriptor: ComponentDescriptor::dynamic(name, layout),
         }
-    }
-
-    /// Whether this is the Rust type `T`.
-    pub(crate) fn descriptor_type_is<T: 'static>(&self) -> bool {
-        self.type_id == Some(TypeId::of::<T>())
     }
 
     /// Finds this component in `world` without changing it: `Ok(Some(id))`
@@ -130,14 +216,14 @@ impl PlainType {
             name: self.name.clone(),
             reason,
         };
-        if let Some(find) = self.typed {
-            if let Some(id) = find(components) {
+        if let Some(type_id) = self.type_id {
+            if let Some(id) = components.by_type_id(type_id) {
                 return Ok(Some(id));
             }
         }
         if let Some(id) = components.id_by_name(&self.name) {
             let info = components.info(id);
-            if self.typed.is_some() {
+            if self.type_id.is_some() {
                 return Err(conflict(
                     "the name belongs to another component type".into(),
                 ));

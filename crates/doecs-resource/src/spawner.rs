@@ -14,13 +14,22 @@
 //! parsing and are listed in the result; in strict mode they are an error.
 //! Every error comes from the check phase, so a failed spawn leaves the world
 //! untouched.
+//!
+//! Plain components usually come from a [`ComponentRegistry`]
+//! ([`Spawner::register_registry`], [`Spawner::from_registry`]): each plain
+//! entry is found in the world by its Rust type, and its validator checks
+//! every instance while loading (see [`crate::plain`]). The built-in
+//! manager-backed components come from [`crate::BUILTIN_COMPONENTS`].
 
 use crate::error::{LoadError, Problem, RegistrationError, SpawnError};
 use crate::format::LeU32s;
 use crate::plain::{read_le, spawn_plain, PlainBytes, PlainColumn, PlainType};
 use crate::view::{BlobView, BlockView};
+use crate::BuiltinComponent;
 use doecs::{name_hash, ComponentId, Entity, World};
+use doecs_registry::ComponentRegistry;
 use std::alloc::Layout;
+use std::any::TypeId;
 use std::collections::HashMap;
 
 /// Everything a spawner gets for one component type: the article's
@@ -147,18 +156,130 @@ impl Spawner {
         Self::default()
     }
 
-    fn insert(&mut self, name: &str, kind: Kind) -> Result<(), RegistrationError> {
-        let hash = name_hash(name);
-        if let Some(other) = self.by_hash.get(&hash) {
-            return Err(if other.name == name {
-                RegistrationError::NameTaken(name.into())
-            } else {
-                RegistrationError::HashCollision {
-                    name: name.into(),
-                    other: other.name.clone(),
-                }
-            });
+    /// The built-in components ([`crate::standard_spawner`]) and every plain
+    /// entry of `registry` ([`register_registry`](Self::register_registry)).
+    ///
+    /// ```
+    /// use bytemuck::{Pod, Zeroable};
+    /// use doecs_registry::ComponentRegistry;
+    /// use doecs_resource::{Compiler, SpawnOptions, Spawner};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, Pod, Zeroable)]
+    /// #[repr(transparent)]
+    /// struct Mass(f32);
+    /// #[derive(Clone, Copy, Serialize, Deserialize, Pod, Zeroable)]
+    /// #[repr(C)]
+    /// struct Frozen;
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry
+    ///     .register::<Mass>("mass")
+    ///     .plain()
+    ///     .validate(|m| if m.0 > 0.0 { Ok(()) } else { Err(format!("mass must be > 0, got {}", m.0)) });
+    /// registry.register::<Frozen>("frozen").plain();
+    /// let compiler = Compiler::from_registry(&registry).unwrap();
+    /// let spawner = Spawner::from_registry(&registry).unwrap();
+    ///
+    /// let blob = compiler
+    ///     .compile_str(r#"{"entities": [{"components": {"mass": 2.5, "frozen": null}}]}"#)
+    ///     .unwrap();
+    /// let mut world = doecs::World::new();
+    /// let out = spawner.spawn(&mut world, &blob, SpawnOptions::default()).unwrap();
+    /// assert_eq!(world.get::<Mass>(out.entities[0]), Ok(&Mass(2.5)));
+    /// assert!(world.get::<Frozen>(out.entities[0]).is_ok());
+    ///
+    /// let err = compiler
+    ///     .compile_str(r#"{"entities": [{"name": "rock", "components": {"mass": 0}}]}"#)
+    ///     .unwrap_err();
+    /// assert_eq!(err.to_string(), r#"entities[0] ("rock"): component `mass`: mass must be > 0, got 0"#);
+    /// ```
+    pub fn from_registry(registry: &ComponentRegistry) -> Result<Self, RegistrationError> {
+        let mut spawner = crate::standard_spawner();
+        spawner.register_registry(registry)?;
+        Ok(spawner)
+    }
+
+    /// Registers every plain (`bytemuck::Pod`) entry of `registry` under its
+    /// name, spawned by copying bytes like
+    /// [`register_plain`](Self::register_plain): the world's component is
+    /// found by the Rust type (and registered under the entry's name if the
+    /// world lacks it). An entry with a validator
+    /// ([`doecs_registry::Registering::validate`]) checks every instance
+    /// while loading, before anything is created, as
+    /// [`register_plain_validated`](Self::register_plain_validated) does.
+    /// Entries that are not plain are left out. Registers nothing if a name
+    /// or type is taken or a name hash collides.
+    pub fn register_registry(
+        &mut self,
+        registry: &ComponentRegistry,
+    ) -> Result<(), RegistrationError> {
+        let plain: Vec<_> = registry.iter().filter(|r| r.is_plain()).collect();
+        for (i, reg) in plain.iter().enumerate() {
+            self.check_free(reg.name())?;
+            self.check_type_free(reg.name(), reg.type_id())?;
+            let hash = name_hash(reg.name());
+            if let Some(other) = plain[..i].iter().find(|o| name_hash(o.name()) == hash) {
+                return Err(RegistrationError::HashCollision {
+                    name: reg.name().into(),
+                    other: other.name().into(),
+                });
+            }
         }
+        for reg in plain {
+            let check: Option<PlainCheck> = if crate::plain::refused_on_this_host(reg) {
+                Some(Box::new(|_| Err(crate::plain::BIG_ENDIAN_HOST.into())))
+            } else if reg.is_validated() {
+                let owned = reg.clone();
+                Some(Box::new(move |le| owned.validate_bytes(le)))
+            } else {
+                None
+            };
+            self.insert(reg.name(), Kind::Plain(PlainType::registered(reg), check))?;
+        }
+        Ok(())
+    }
+
+    /// Registers a built-in component (an entry of
+    /// [`crate::BUILTIN_COMPONENTS`]).
+    pub fn register_builtin(
+        &mut self,
+        builtin: &BuiltinComponent,
+    ) -> Result<(), RegistrationError> {
+        self.insert(builtin.name, Kind::Custom((builtin.spawner)()))
+    }
+
+    /// Whether `name` can be registered: no registered name has its hash.
+    fn check_free(&self, name: &str) -> Result<(), RegistrationError> {
+        match self.by_hash.get(&name_hash(name)) {
+            None => Ok(()),
+            Some(other) if other.name == name => Err(RegistrationError::NameTaken(name.into())),
+            Some(other) => Err(RegistrationError::HashCollision {
+                name: name.into(),
+                other: other.name.clone(),
+            }),
+        }
+    }
+
+    /// Whether the Rust type `type_id` can be registered as `name`: one Rust
+    /// type is spawned under one name only.
+    fn check_type_free(&self, name: &str, type_id: TypeId) -> Result<(), RegistrationError> {
+        let taken = self.by_hash.values().find(|r| match &r.kind {
+            Kind::Plain(p, _) => p.type_id == Some(type_id),
+            Kind::Custom(_) => false,
+        });
+        match taken {
+            Some(r) => Err(RegistrationError::NameTaken(format!(
+                "{} (the type is already registered as `{}`)",
+                name, r.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn insert(&mut self, name: &str, kind: Kind) -> Result<(), RegistrationError> {
+        self.check_free(name)?;
+        let hash = name_hash(name);
         self.by_hash.insert(
             hash,
             Registered {
@@ -170,7 +291,10 @@ impl Spawner {
     }
 
     /// Registers a plain Rust component type spawned by copying bytes. One
-    /// Rust type can be registered under one name only.
+    /// Rust type can be registered under one name only. A type that is
+    /// serde serialisable and `bytemuck::Pod` is better registered once in a
+    /// [`ComponentRegistry`] ([`register_registry`](Self::register_registry)),
+    /// which serves the compiler, saves and tools too.
     pub fn register_plain<T: PlainBytes>(&mut self, name: &str) -> Result<(), RegistrationError> {
         self.insert_plain::<T>(name, None)
     }
@@ -214,16 +338,7 @@ impl Spawner {
         name: &str,
         check: Option<PlainCheck>,
     ) -> Result<(), RegistrationError> {
-        let taken = self.by_hash.values().find(|r| match &r.kind {
-            Kind::Plain(p, _) => p.descriptor_type_is::<T>(),
-            Kind::Custom(_) => false,
-        });
-        if let Some(r) = taken {
-            return Err(RegistrationError::NameTaken(format!(
-                "{} (the type is already registered as `{}`)",
-                name, r.name
-            )));
-        }
+        self.check_type_free(name, TypeId::of::<T>())?;
         self.insert(name, Kind::Plain(PlainType::typed::<T>(name), check))
     }
 

@@ -7,9 +7,12 @@ mod link;
 mod manager;
 mod propagate;
 mod reorder;
+mod save;
+mod snapshot;
 mod storage;
 
 pub use deferred::IDLE_PROPAGATIONS;
 pub use error::TransformError;
 pub use link::Instance;
 pub use manager::{Ancestors, Children, TransformManager};
+pub use save::SavedTransforms;

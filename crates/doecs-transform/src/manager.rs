@@ -12,6 +12,7 @@ use crate::link::{Instance, Link};
 use crate::storage::Storage;
 use doecs::{ComponentManager, Entities, Entity, GcReport, LazyGc, Probe};
 use glam::Affine3A;
+use std::any::Any;
 
 /// `flags` bit: local transform (or parent) changed since the last deferred propagation.
 pub(crate) const MOVED: u8 = 1;
@@ -61,7 +62,7 @@ pub struct TransformManager {
     pub(crate) topmost_roots: Vec<u32>,
     /// Scratch for `create_many`: a bitset of the batch's entity indices.
     pub(crate) batch_seen: Vec<u64>,
-    gc: LazyGc,
+    pub(crate) gc: LazyGc,
 }
 
 impl Default for TransformManager {
@@ -492,6 +493,18 @@ impl ComponentManager for TransformManager {
     /// entity is dead, stop after four live ones in a row.
     fn collect_garbage(&mut self, entities: &Entities) -> usize {
         self.sweep_garbage(entities).destroyed
+    }
+
+    /// Takes part in world snapshots: saves every field that decides what
+    /// the manager does next (see `snapshot.rs`), reusing `saved`'s memory.
+    fn save_state(&self, saved: &mut Option<Box<dyn Any + Send + Sync>>) -> bool {
+        self.save_into(saved);
+        true
+    }
+
+    /// Puts back what [`save_state`](Self::save_state) saved, exactly.
+    fn restore_state(&mut self, saved: &(dyn Any + Send + Sync)) {
+        self.restore_from(saved);
     }
 }
 

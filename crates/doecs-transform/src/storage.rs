@@ -132,32 +132,56 @@ impl Storage {
             return;
         }
         let keep = keep.min(self.cap);
-        let new = Storage::with_capacity(min_cap.max(self.cap * 2));
-        let (o, n) = (Offsets::new(self.cap), Offsets::new(new.cap));
+        let mut new = Storage::with_capacity(min_cap.max(self.cap * 2));
+        new.copy_slots_from(self, keep);
+        *self = new; // drops (frees) the old buffer
+    }
+
+    /// Copies the first `n` slots of every column of `src` into the first `n`
+    /// slots of `self`, column by column (one `memcpy` each): the columns are
+    /// plain old data, so a raw byte copy is a valid copy. The two buffers
+    /// may have different capacities (different column offsets).
+    ///
+    /// # Panics
+    /// If either buffer has fewer than `n` slots.
+    pub(crate) fn copy_slots_from(&mut self, src: &Storage, n: usize) {
+        assert!(
+            n <= self.cap && n <= src.cap,
+            "copying {n} slots between capacities {} and {}",
+            src.cap,
+            self.cap
+        );
+        let (o, d) = (Offsets::new(src.cap), Offsets::new(self.cap));
         let pairs = [
             (0, 0, size_of::<Affine3A>()),
-            (o.world, n.world, size_of::<Affine3A>()),
-            (o.entity, n.entity, size_of::<u64>()),
-            (o.parent, n.parent, size_of::<Link>()),
-            (o.first_child, n.first_child, size_of::<Link>()),
-            (o.next_sibling, n.next_sibling, size_of::<Link>()),
-            (o.prev_sibling, n.prev_sibling, size_of::<Link>()),
-            (o.flags, n.flags, 1),
-            (o.idle, n.idle, 1),
+            (o.world, d.world, size_of::<Affine3A>()),
+            (o.entity, d.entity, size_of::<u64>()),
+            (o.parent, d.parent, size_of::<Link>()),
+            (o.first_child, d.first_child, size_of::<Link>()),
+            (o.next_sibling, d.next_sibling, size_of::<Link>()),
+            (o.prev_sibling, d.prev_sibling, size_of::<Link>()),
+            (o.flags, d.flags, 1),
+            (o.idle, d.idle, 1),
         ];
         for (from, to, size) in pairs {
-            // SAFETY: by the type invariant both columns exist in their buffers and
-            // hold at least `keep <= self.cap < new.cap` elements of `size` bytes;
-            // the two buffers are distinct allocations, so they do not overlap.
+            // SAFETY: by the type invariant each column lies inside its live
+            // buffer at these offsets and holds `cap` elements of `size`
+            // bytes, and `n` is at most either capacity (asserted above), so
+            // both ranges are in bounds. `&mut self` and `&Storage` cannot be
+            // the same storage, and each storage owns its own allocation, so
+            // the ranges do not overlap. The source bytes are initialized,
+            // valid values of the same column type at the same element
+            // alignment, and every column type is plain old data (`Copy`, no
+            // drop), so the byte copy leaves valid values behind and the
+            // destination stays fully initialized.
             unsafe {
                 std::ptr::copy_nonoverlapping(
-                    self.buf.as_ptr().add(from),
-                    new.buf.as_ptr().add(to),
-                    keep * size,
+                    src.buf.as_ptr().add(from),
+                    self.buf.as_ptr().add(to),
+                    n * size,
                 );
             }
         }
-        *self = new; // drops (frees) the old buffer
     }
 
     /// Shared slices of every column, `capacity()` long.

@@ -35,6 +35,9 @@
 //! table used only as an index: such a world never allocates, because its
 //! [`WorldCore`](crate::WorldCore) offers no way to reach its table.
 
+mod image;
+pub use image::{EntityTableImage, ImageError};
+
 use crate::entity::{Entity, MIN_FREE_INDICES};
 use crate::location::Location;
 use crate::storage::{ArchetypeId, Row};

@@ -66,6 +66,22 @@ impl Entity {
     }
 }
 
+/// An entity is written as its 64 bits ([`Entity::to_bits`]), so references
+/// to entities inside components survive a save and load that keeps ids.
+#[cfg(feature = "serde")]
+impl serde::Serialize for Entity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.to_bits())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Entity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <u64 as serde::Deserialize>::deserialize(d).map(Entity::from_bits)
+    }
+}
+
 impl fmt::Debug for Entity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}v{}", self.index, self.generation)

@@ -35,7 +35,7 @@ pub use component::{
 /// `#[derive(Bundle)]`: a struct whose fields are components, used like a
 /// tuple bundle (see [`doecs_macros`]).
 pub use doecs_macros::Bundle;
-pub use entities::{Entities, SlotState};
+pub use entities::{Entities, EntityTableImage, ImageError, SlotState};
 pub use entity::{Entity, MIN_FREE_INDICES};
 pub use error::EntityError;
 pub use event::{EventCursor, EventReader, EventWriter, Events};

@@ -80,6 +80,7 @@ pub struct Managers {
 struct ManagerSlot {
     notice: DestroyNotice,
     type_id: TypeId,
+    type_name: &'static str,
     manager: UnsafeCell<Box<dyn ComponentManager>>,
 }
 
@@ -115,6 +116,7 @@ impl Managers {
         self.slots.push(ManagerSlot {
             notice,
             type_id: TypeId::of::<M>(),
+            type_name: std::any::type_name::<M>(),
             manager: UnsafeCell::new(Box::new(manager)),
         });
         old
@@ -156,6 +158,14 @@ impl Managers {
                 slot.get_mut().restore_state(&**state);
             }
         }
+    }
+
+    /// Every manager's type: its id, its name and how it hears of destroyed
+    /// entities, in the order they were added.
+    pub fn types(&self) -> impl Iterator<Item = (TypeId, &'static str, DestroyNotice)> + '_ {
+        self.slots
+            .iter()
+            .map(|s| (s.type_id, s.type_name, s.notice))
     }
 
     /// Whether a manager of type `type_id` is here.

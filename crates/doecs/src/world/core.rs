@@ -263,6 +263,11 @@ impl WorldCore {
         self.managers.get()
     }
 
+    /// Every manager of this world.
+    pub fn managers(&self) -> &Managers {
+        &self.managers
+    }
+
     /// The manager of type `M`, mutably.
     pub fn manager_mut<M: ComponentManager>(&mut self) -> Option<&mut M> {
         self.managers.get_mut()

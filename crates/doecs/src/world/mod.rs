@@ -30,6 +30,7 @@ mod builder;
 pub mod core;
 mod entity_ref;
 mod hook_api;
+mod load;
 mod removals;
 mod snapshot;
 mod structure;

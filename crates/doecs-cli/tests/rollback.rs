@@ -1,0 +1,101 @@
+//! `doecs run --rollback N` end to end: the sync test passes on the demo
+//! level at two threads and prints its figures; bad values are one-line
+//! errors.
+
+use std::process::{Command, Output};
+
+fn doecs(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_doecs"))
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Asserts a failure with exactly one line on stderr containing `contains`.
+#[track_caller]
+fn assert_one_line_error(out: &Output, contains: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(
+        err.contains(contains),
+        "{err:?} should contain {contains:?}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn rollback_sync_test_passes_on_the_demo_level() {
+    let out = doecs(&[
+        "run",
+        "--frames",
+        "30",
+        "--rollback",
+        "4",
+        "--threads",
+        "2",
+        "--quiet",
+        "--ships",
+        "20",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stderr: {}\nstdout: {stdout}",
+        text(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("rollback 4:"))
+        .unwrap_or_else(|| panic!("no rollback line in {stdout}"));
+    assert!(line.contains("27 frames checked, hashes equal"), "{line}");
+    for part in [
+        "snapshot",
+        "restore",
+        "re-simulate 4 frames",
+        "forward frame",
+    ] {
+        assert!(line.contains(part), "{part:?} in {line}");
+    }
+    // The usual report is there too.
+    assert!(stdout.contains("frames 30: mean"), "{stdout}");
+    assert!(stdout.contains("260 entities"), "{stdout}");
+}
+
+#[test]
+fn rollback_zero_is_an_error() {
+    assert_one_line_error(
+        &doecs(&["run", "--frames", "5", "--rollback", "0", "-q"]),
+        "--rollback must be at least 1",
+    );
+}
+
+#[test]
+fn rollback_values_out_of_range_are_errors() {
+    assert_one_line_error(
+        &doecs(&["run", "--frames", "5", "--rollback", "1001", "-q"]),
+        "limit of 1000",
+    );
+    assert_one_line_error(
+        &doecs(&["run", "--frames", "3", "--rollback", "8", "-q"]),
+        "at least 8 frames",
+    );
+    assert_one_line_error(
+        &doecs(&[
+            "run",
+            "--frames",
+            "3",
+            "--rollback",
+            "2",
+            "--inspect=127.0.0.1:0",
+            "-q",
+        ]),
+        "--inspect",
+    );
+}

@@ -1,0 +1,878 @@
+//! Save and load whole worlds through the registry, in JSON for people and
+//! in a compact binary format for games.
+//!
+//! A save holds the entity table's ids ([`EntityTableImage`]: generations,
+//! the free FIFO in order, retired slots) and then one **table** per
+//! non-empty archetype: its entities and one column per component, named
+//! by the component's registered name. Loading builds a world whose entity
+//! table holds exactly the saved ids, then places each table's rows with
+//! one copy per column ([`World::place_columns_raw`]), so every entity keeps
+//! its id, references to entities inside components (an [`Entity`] is
+//! written as its 64 bits) stay valid, and the next spawn after a load gets
+//! the id the saved world would have given it.
+//!
+//! **Binary** files start with [`SAVE_MAGIC`] and a little-endian `u32`
+//! version, followed by one postcard document. Columns of plain
+//! ([`Registering::plain`](crate::Registering::plain), `bytemuck::Pod`)
+//! components are the column's memory as is, written and read with one
+//! copy; other columns are the postcard encodings of their values, one
+//! after the other. Entity ids are little-endian `u64`s. (Plain columns are
+//! written as raw memory only on little-endian hosts; a big-endian host
+//! writes them through postcard and refuses raw columns it reads.)
+//!
+//! **JSON** files are one object: `{"format": "doecs-world", "version": 1,
+//! "ids": {...}, "tables": [{"entities": [...], "components": {"name":
+//! [values]}}]}`, every value in its serde JSON form.
+//!
+//! Everything read is checked before it is trusted: a truncated or corrupt
+//! file, an id listed twice, an entity in no table or in two, a column of
+//! the wrong length, or a value that does not parse is a typed
+//! [`LoadError`], never a panic. An unknown component name is an error, or
+//! its column is dropped with [`LoadOptions::skip_unknown`]. Saving refuses
+//! a component the registry cannot write ([`SaveError::Unregistered`])
+//! unless [`SaveOptions::skip_unregistered`] says to leave it out.
+//! Managers registered with
+//! [`ComponentRegistry::register_manager`] are saved in their own form and
+//! rebuilt after the entities are placed (see [`SaveManager`](crate::SaveManager));
+//! an unregistered manager is refused like an unregistered component.
+//! Resources are not part of a save.
+
+use crate::{ComponentRegistry, Registration, RegistryError};
+use doecs::{ComponentId, Entity, EntityError, EntityTableImage, ImageError, World, WorldConfig};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::{Read, Write};
+
+/// The first bytes of a binary save.
+pub const SAVE_MAGIC: [u8; 8] = *b"DOECSWLD";
+/// The format version this build writes and reads.
+pub const SAVE_VERSION: u32 = 1;
+/// The `format` field of a JSON save.
+const JSON_FORMAT: &str = "doecs-world";
+
+/// Which format [`save_world`] writes. [`load_world`] tells them apart by
+/// their first bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SaveFormat {
+    /// One JSON object, for people and diffs.
+    Json,
+    /// Postcard with raw plain columns, for games.
+    Binary,
+}
+
+/// How [`save_world`] treats components it cannot write.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct SaveOptions {
+    /// Leave out components with no serde registration instead of refusing.
+    pub skip_unregistered: bool,
+}
+
+/// How [`load_world`] treats what it does not know.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Drop columns of component names the registry does not know, instead
+    /// of refusing the file.
+    pub skip_unknown: bool,
+    /// Settings of the new world (its reuse threshold comes from the file).
+    pub config: WorldConfig,
+}
+
+/// Why a save failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// A component has no serde registration.
+    #[error("component \"{0}\" has no serde registration, so it cannot be saved (register it, or save with skip_unregistered)")]
+    Unregistered(String),
+    /// A manager has no save registration.
+    #[error(
+        "manager {0} is not registered for saving (register it, or save with skip_unregistered)"
+    )]
+    UnregisteredManager(&'static str),
+    /// The ids cannot be saved (reserved ids pending).
+    #[error(transparent)]
+    Ids(#[from] ImageError),
+    /// A value could not be written.
+    #[error("component \"{name}\": {message}")]
+    Encode {
+        /// The component.
+        name: String,
+        /// What the encoder said.
+        message: String,
+    },
+    /// The writer failed.
+    #[error("cannot write the save: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a load failed. The world being built is dropped; nothing else changes.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The reader failed.
+    #[error("cannot read the save: {0}")]
+    Io(#[from] std::io::Error),
+    /// Neither a binary save nor a JSON one.
+    #[error("not a doecs world save (it starts neither with DOECSWLD nor with a JSON object)")]
+    NotASave,
+    /// A version this build does not read.
+    #[error("save format version {0} is not supported (this build reads version {SAVE_VERSION})")]
+    Version(u32),
+    /// The file's structure is broken (truncated, corrupt).
+    #[error("corrupt save: {0}")]
+    Corrupt(String),
+    /// A component name the registry does not know.
+    #[error("the save has component \"{0}\", which is not registered (load with skip_unknown to drop it)")]
+    UnknownComponent(String),
+    /// A manager name the registry does not know.
+    #[error(
+        "the save has manager \"{0}\", which is not registered (load with skip_unknown to drop it)"
+    )]
+    UnknownManager(String),
+    /// A manager's saved state was refused.
+    #[error("manager \"{name}\": {message}")]
+    Manager {
+        /// The manager.
+        name: String,
+        /// Why.
+        message: String,
+    },
+    /// A component the registry knows but cannot read (no serde).
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// A value did not parse as its component.
+    #[error("component \"{name}\": {message}")]
+    Value {
+        /// The component.
+        name: String,
+        /// What the decoder said.
+        message: String,
+    },
+    /// A column does not hold one value per entity of its table.
+    #[error("component \"{name}\": {actual} values for {expected} entities")]
+    ColumnLength {
+        /// The component.
+        name: String,
+        /// Entities in the table.
+        expected: usize,
+        /// Values found.
+        actual: usize,
+    },
+    /// A raw column on a big-endian host.
+    #[error("component \"{0}\" is stored as little-endian raw memory, which this big-endian host cannot read")]
+    RawOnBigEndian(String),
+    /// The saved ids are inconsistent.
+    #[error("saved ids: {0}")]
+    Ids(#[from] ImageError),
+    /// A table names an entity that is not live in the saved ids, or twice,
+    /// or a component twice.
+    #[error("saved table: {0}")]
+    Entity(#[from] EntityError),
+    /// A live entity is in no table.
+    #[error("entity {0} is live in the saved ids but in no table")]
+    Unplaced(Entity),
+}
+
+// --- The per-type functions a registration carries. ---
+
+/// A column of decoded values whose memory the world takes over.
+pub(crate) trait DecodedColumn {
+    /// The first value.
+    fn as_ptr(&self) -> *const u8;
+    /// How many values.
+    fn len(&self) -> usize;
+    /// Forgets the values (the world moved them out); the memory is freed
+    /// on drop.
+    ///
+    /// # Safety
+    /// Only after the values were moved out.
+    unsafe fn forget_values(&mut self);
+    /// Calls `check` on every value, stopping at the first error (with the
+    /// value's index).
+    fn check_each(
+        &self,
+        check: &dyn Fn(&dyn std::any::Any) -> Result<(), String>,
+    ) -> Result<(), (usize, String)>;
+}
+
+impl<T: 'static> DecodedColumn for Vec<T> {
+    fn as_ptr(&self) -> *const u8 {
+        self.as_slice().as_ptr().cast()
+    }
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    unsafe fn forget_values(&mut self) {
+        // SAFETY: the caller moved every value out; length 0 leaves only the
+        // allocation for `Vec`'s drop.
+        unsafe { self.set_len(0) }
+    }
+    fn check_each(
+        &self,
+        check: &dyn Fn(&dyn std::any::Any) -> Result<(), String>,
+    ) -> Result<(), (usize, String)> {
+        for (i, v) in self.iter().enumerate() {
+            check(v).map_err(|m| (i, m))?;
+        }
+        Ok(())
+    }
+}
+
+type Decoded = Box<dyn DecodedColumn>;
+
+/// How one registered type is written to and read from saves.
+#[derive(Clone, Copy)]
+pub(crate) struct SaveFns {
+    /// Appends the JSON of `count` values starting at the pointer.
+    to_json: unsafe fn(*const u8, usize, &mut Vec<Value>) -> Result<(), String>,
+    /// Appends the postcard encodings of `count` values.
+    to_postcard: unsafe fn(*const u8, usize, &mut Vec<u8>) -> Result<(), String>,
+    /// Parses JSON values.
+    from_json: fn(&[Value]) -> Result<Decoded, String>,
+    /// Parses `count` postcard values, which must fill the bytes exactly.
+    from_postcard: fn(&[u8], usize) -> Result<Decoded, String>,
+    /// For plain types: reads `count` values from raw little-endian memory.
+    from_raw: Option<fn(&[u8], usize) -> Option<Decoded>>,
+    /// Bytes per value.
+    size: usize,
+}
+
+impl SaveFns {
+    /// The serde path for `T`.
+    pub(crate) fn serde<T: Serialize + DeserializeOwned + 'static>() -> SaveFns {
+        /// # Safety
+        /// `ptr` points to `count` live `T`s nobody writes meanwhile.
+        unsafe fn to_json<T: Serialize>(
+            ptr: *const u8,
+            count: usize,
+            out: &mut Vec<Value>,
+        ) -> Result<(), String> {
+            // SAFETY: the caller's contract.
+            let values = unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), count) };
+            for v in values {
+                out.push(serde_json::to_value(v).map_err(|e| e.to_string())?);
+            }
+            Ok(())
+        }
+        /// # Safety
+        /// As `to_json`.
+        unsafe fn to_postcard<T: Serialize>(
+            ptr: *const u8,
+            count: usize,
+            out: &mut Vec<u8>,
+        ) -> Result<(), String> {
+            // SAFETY: the caller's contract.
+            let values = unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), count) };
+            for v in values {
+                let taken = std::mem::take(out);
+                *out = postcard::to_extend(v, taken).map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }
+        fn from_json<T: DeserializeOwned + 'static>(values: &[Value]) -> Result<Decoded, String> {
+            let mut out: Vec<T> = Vec::with_capacity(values.len());
+            for v in values {
+                out.push(T::deserialize(v).map_err(|e| e.to_string())?);
+            }
+            Ok(Box::new(out))
+        }
+        fn from_postcard<T: DeserializeOwned + 'static>(
+            mut bytes: &[u8],
+            count: usize,
+        ) -> Result<Decoded, String> {
+            // A corrupt count must not reserve more than the bytes can hold.
+            let mut out: Vec<T> = Vec::with_capacity(count.min(bytes.len()));
+            for i in 0..count {
+                let (v, rest) = postcard::take_from_bytes::<T>(bytes)
+                    .map_err(|e| format!("value {i} of {count}: {e}"))?;
+                out.push(v);
+                bytes = rest;
+            }
+            if !bytes.is_empty() {
+                return Err(format!("{} bytes left after {count} values", bytes.len()));
+            }
+            Ok(Box::new(out))
+        }
+        SaveFns {
+            to_json: to_json::<T>,
+            to_postcard: to_postcard::<T>,
+            from_json: from_json::<T>,
+            from_postcard: from_postcard::<T>,
+            from_raw: None,
+            size: std::mem::size_of::<T>(),
+        }
+    }
+
+    /// The serde path for `T`, plus raw columns.
+    pub(crate) fn plain<T: bytemuck::Pod + Serialize + DeserializeOwned + 'static>() -> SaveFns {
+        fn from_raw<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Option<Decoded> {
+            let size = std::mem::size_of::<T>();
+            if bytes.len() != count.checked_mul(size)? {
+                return None;
+            }
+            let mut out: Vec<T> = vec![T::zeroed(); count];
+            if size != 0 {
+                bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(bytes);
+            }
+            Some(Box::new(out))
+        }
+        SaveFns {
+            from_raw: Some(from_raw::<T>),
+            ..SaveFns::serde::<T>()
+        }
+    }
+
+    /// Whether this host writes the type's columns as raw memory.
+    fn writes_raw(&self) -> bool {
+        self.from_raw.is_some() && cfg!(target_endian = "little")
+    }
+}
+
+// --- The file model. ---
+
+#[derive(Serialize, Deserialize)]
+struct SavedIds {
+    generations: Vec<u32>,
+    free: Vec<u32>,
+    retired: Vec<u32>,
+    min_free_indices: u64,
+}
+
+impl SavedIds {
+    fn of(image: EntityTableImage) -> SavedIds {
+        SavedIds {
+            generations: image.generations,
+            free: image.free,
+            retired: image.retired,
+            min_free_indices: image.min_free_indices as u64,
+        }
+    }
+
+    fn image(self) -> Result<EntityTableImage, LoadError> {
+        Ok(EntityTableImage {
+            generations: self.generations,
+            free: self.free,
+            retired: self.retired,
+            min_free_indices: usize::try_from(self.min_free_indices)
+                .map_err(|_| LoadError::Corrupt("min_free_indices does not fit".into()))?,
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonSave {
+    format: String,
+    version: u32,
+    ids: SavedIds,
+    tables: Vec<JsonTable>,
+    #[serde(default)]
+    managers: serde_json::Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonTable {
+    entities: Vec<Entity>,
+    components: serde_json::Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct BinarySave<'a> {
+    ids: SavedIds,
+    #[serde(borrow)]
+    tables: Vec<BinaryTable<'a>>,
+    #[serde(borrow)]
+    managers: Vec<BinaryManager<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct BinaryManager<'a> {
+    name: &'a str,
+    #[serde(with = "serde_bytes")]
+    bytes: &'a [u8],
+}
+
+#[derive(Serialize, Deserialize)]
+struct BinaryTable<'a> {
+    /// Little-endian `u64` entity bits.
+    #[serde(with = "serde_bytes")]
+    entities: &'a [u8],
+    #[serde(borrow)]
+    columns: Vec<BinaryColumn<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct BinaryColumn<'a> {
+    name: &'a str,
+    /// Raw little-endian memory (plain types) or postcard values.
+    raw: bool,
+    #[serde(with = "serde_bytes")]
+    bytes: &'a [u8],
+}
+
+// --- Saving. ---
+
+/// One archetype's columns, ready to write.
+struct TableOut<'w> {
+    entities: &'w [Entity],
+    /// (name, functions, start of the column).
+    columns: Vec<(&'w str, SaveFns, *const u8)>,
+}
+
+/// The world's non-empty archetypes with each component's save functions.
+fn tables<'w>(
+    world: &'w World,
+    registry: &'w ComponentRegistry,
+    options: SaveOptions,
+) -> Result<Vec<TableOut<'w>>, SaveError> {
+    let mut out = Vec::new();
+    for arch in world.archetypes().iter().filter(|a| !a.is_empty()) {
+        let mut columns = Vec::new();
+        for (i, &id) in arch.components().iter().enumerate() {
+            let reg = registry.for_component(world, id);
+            match reg.and_then(|r| r.save.map(|f| (r, f))) {
+                Some((reg, fns)) => {
+                    let column = doecs::storage::ColumnIndex(i as u32);
+                    columns.push((
+                        reg.name(),
+                        fns,
+                        arch.column_ptr(column).as_ptr().cast_const(),
+                    ));
+                }
+                None if options.skip_unregistered => {}
+                None => {
+                    let name = world
+                        .components()
+                        .get_info(id)
+                        .map_or_else(|| format!("{id:?}"), |i| i.name().to_owned());
+                    return Err(SaveError::Unregistered(name));
+                }
+            }
+        }
+        out.push(TableOut {
+            entities: arch.entities(),
+            columns,
+        });
+    }
+    Ok(out)
+}
+
+/// Writes `world` to `writer` in `format`. See the module docs.
+pub fn save_world(
+    world: &World,
+    registry: &ComponentRegistry,
+    writer: impl Write,
+    format: SaveFormat,
+    options: SaveOptions,
+) -> Result<(), SaveError> {
+    let ids = SavedIds::of(world.entities().image()?);
+    let tables = tables(world, registry, options)?;
+    let mut managers = Vec::new();
+    for (type_id, type_name, _) in world.managers().types() {
+        match registry.manager_of(type_id) {
+            Some(m) => managers.push(m),
+            None if options.skip_unregistered => {}
+            None => return Err(SaveError::UnregisteredManager(type_name)),
+        }
+    }
+    let encode = |name: &str, message: String| SaveError::Encode {
+        name: name.to_owned(),
+        message,
+    };
+    let mut writer = std::io::BufWriter::with_capacity(1 << 16, writer);
+    match format {
+        SaveFormat::Json => {
+            let mut json_tables = Vec::with_capacity(tables.len());
+            for t in &tables {
+                let mut components = serde_json::Map::new();
+                for &(name, fns, ptr) in &t.columns {
+                    let mut values = Vec::with_capacity(t.entities.len());
+                    // SAFETY: `ptr` is the column of this archetype's
+                    // `entities.len()` live rows, and `&World` keeps writers away.
+                    unsafe { (fns.to_json)(ptr, t.entities.len(), &mut values) }
+                        .map_err(|m| encode(name, m))?;
+                    components.insert(name.to_owned(), Value::Array(values));
+                }
+                json_tables.push(JsonTable {
+                    entities: t.entities.to_vec(),
+                    components,
+                });
+            }
+            let mut json_managers = serde_json::Map::new();
+            for m in &managers {
+                if let Some(saved) = (m.to_json)(world) {
+                    json_managers.insert(m.name.clone(), saved.map_err(|e| encode(&m.name, e))?);
+                }
+            }
+            let file = JsonSave {
+                format: JSON_FORMAT.to_owned(),
+                version: SAVE_VERSION,
+                ids,
+                tables: json_tables,
+                managers: json_managers,
+            };
+            serde_json::to_writer(&mut writer, &file)
+                .map_err(|e| SaveError::Io(std::io::Error::other(e)))?;
+        }
+        SaveFormat::Binary => {
+            // Owned bytes first (entity ids, postcard columns), then views.
+            let mut owned: Vec<Vec<Vec<u8>>> = Vec::with_capacity(tables.len());
+            for t in &tables {
+                let mut bufs = vec![entity_bytes(t.entities)];
+                for &(name, fns, ptr) in &t.columns {
+                    let mut buf = Vec::new();
+                    if !fns.writes_raw() {
+                        // SAFETY: as for JSON above.
+                        unsafe { (fns.to_postcard)(ptr, t.entities.len(), &mut buf) }
+                            .map_err(|m| encode(name, m))?;
+                    }
+                    bufs.push(buf);
+                }
+                owned.push(bufs);
+            }
+            let mut bin_tables = Vec::with_capacity(tables.len());
+            for (t, bufs) in tables.iter().zip(&owned) {
+                let columns = t
+                    .columns
+                    .iter()
+                    .zip(&bufs[1..])
+                    .map(|(&(name, fns, ptr), buf)| {
+                        let raw = fns.writes_raw();
+                        let bytes = if raw {
+                            // SAFETY: a plain (`Pod`) column of `len` live rows:
+                            // its memory is `len * size` initialised bytes with
+                            // no padding, borrowed from `&World`.
+                            unsafe { std::slice::from_raw_parts(ptr, t.entities.len() * fns.size) }
+                        } else {
+                            &buf[..]
+                        };
+                        BinaryColumn { name, raw, bytes }
+                    })
+                    .collect();
+                bin_tables.push(BinaryTable {
+                    entities: &bufs[0],
+                    columns,
+                });
+            }
+            writer.write_all(&SAVE_MAGIC)?;
+            writer.write_all(&SAVE_VERSION.to_le_bytes())?;
+            let mut saved_managers = Vec::new();
+            for m in &managers {
+                if let Some(saved) = (m.to_postcard)(world) {
+                    saved_managers.push((m.name.as_str(), saved.map_err(|e| encode(&m.name, e))?));
+                }
+            }
+            let file = BinarySave {
+                ids,
+                tables: bin_tables,
+                managers: saved_managers
+                    .iter()
+                    .map(|(name, bytes)| BinaryManager { name, bytes })
+                    .collect(),
+            };
+            postcard::to_io(&file, &mut writer).map_err(|e| match e {
+                postcard::Error::SerializeBufferFull => {
+                    SaveError::Io(std::io::Error::other("write failed"))
+                }
+                e => SaveError::Io(std::io::Error::other(e)),
+            })?;
+        }
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+fn entity_bytes(entities: &[Entity]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(entities.len() * 8);
+    for e in entities {
+        out.extend_from_slice(&e.to_bits().to_le_bytes());
+    }
+    out
+}
+
+// --- Loading. ---
+
+/// One column about to be placed.
+struct ColumnIn {
+    id: ComponentId,
+    values: Decoded,
+}
+
+/// Reads a world saved by [`save_world`] (either format) from `reader`.
+pub fn load_world(
+    mut reader: impl Read,
+    registry: &ComponentRegistry,
+    options: LoadOptions,
+) -> Result<World, LoadError> {
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes)?;
+    load_world_from_bytes(&bytes, registry, options)
+}
+
+/// [`load_world`] from bytes in memory.
+pub fn load_world_from_bytes(
+    bytes: &[u8],
+    registry: &ComponentRegistry,
+    options: LoadOptions,
+) -> Result<World, LoadError> {
+    if let Some(rest) = bytes.strip_prefix(&SAVE_MAGIC) {
+        return load_binary(rest, registry, options);
+    }
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => load_json(bytes, registry, options),
+        _ => Err(LoadError::NotASave),
+    }
+}
+
+fn load_binary(
+    bytes: &[u8],
+    registry: &ComponentRegistry,
+    options: LoadOptions,
+) -> Result<World, LoadError> {
+    let (version, body) = bytes
+        .split_first_chunk::<4>()
+        .ok_or_else(|| LoadError::Corrupt("truncated header".into()))?;
+    let version = u32::from_le_bytes(*version);
+    if version != SAVE_VERSION {
+        return Err(LoadError::Version(version));
+    }
+    let (file, rest) = postcard::take_from_bytes::<BinarySave<'_>>(body)
+        .map_err(|e| LoadError::Corrupt(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(LoadError::Corrupt(format!(
+            "{} bytes after the end",
+            rest.len()
+        )));
+    }
+    let mut world = new_world(file.ids, registry, options)?;
+    for table in &file.tables {
+        if table.entities.len() % 8 != 0 {
+            return Err(LoadError::Corrupt("entity ids are not whole u64s".into()));
+        }
+        let entities: Vec<Entity> = table
+            .entities
+            .chunks_exact(8)
+            .map(|b| Entity::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes"))))
+            .collect();
+        let count = entities.len();
+        let mut columns = Vec::with_capacity(table.columns.len());
+        for c in &table.columns {
+            let Some((id, fns, reg)) = lookup(&world, registry, c.name, options)? else {
+                continue;
+            };
+            let values = if c.raw {
+                let from_raw = fns.from_raw.ok_or_else(|| {
+                    LoadError::Corrupt(format!(
+                        "component \"{}\" is not plain, yet stored raw",
+                        c.name
+                    ))
+                })?;
+                if cfg!(target_endian = "big") {
+                    return Err(LoadError::RawOnBigEndian(c.name.to_owned()));
+                }
+                from_raw(c.bytes, count).ok_or_else(|| LoadError::ColumnLength {
+                    name: c.name.to_owned(),
+                    expected: count,
+                    actual: c.bytes.len() / fns.size.max(1),
+                })?
+            } else {
+                (fns.from_postcard)(c.bytes, count).map_err(|message| LoadError::Value {
+                    name: c.name.to_owned(),
+                    message,
+                })?
+            };
+            checked(reg, &*values)?;
+            columns.push(ColumnIn { id, values });
+        }
+        place(&mut world, &entities, columns)?;
+    }
+    world.finish_placing().map_err(LoadError::Unplaced)?;
+    for m in &file.managers {
+        add_manager(&mut world, registry, m.name, options, |reg, world| {
+            (reg.from_postcard)(m.bytes, world, reg.notice)
+        })?;
+    }
+    Ok(world)
+}
+
+fn load_json(
+    bytes: &[u8],
+    registry: &ComponentRegistry,
+    options: LoadOptions,
+) -> Result<World, LoadError> {
+    let file: JsonSave =
+        serde_json::from_slice(bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
+    if file.format != JSON_FORMAT {
+        return Err(LoadError::NotASave);
+    }
+    if file.version != SAVE_VERSION {
+        return Err(LoadError::Version(file.version));
+    }
+    let mut world = new_world(file.ids, registry, options)?;
+    for table in &file.tables {
+        let mut columns = Vec::with_capacity(table.components.len());
+        for (name, values) in &table.components {
+            let Some((id, fns, reg)) = lookup(&world, registry, name, options)? else {
+                continue;
+            };
+            let values = values.as_array().ok_or_else(|| LoadError::Value {
+                name: name.clone(),
+                message: "expected an array of values".into(),
+            })?;
+            if values.len() != table.entities.len() {
+                return Err(LoadError::ColumnLength {
+                    name: name.clone(),
+                    expected: table.entities.len(),
+                    actual: values.len(),
+                });
+            }
+            let values = (fns.from_json)(values).map_err(|message| LoadError::Value {
+                name: name.clone(),
+                message,
+            })?;
+            checked(reg, &*values)?;
+            columns.push(ColumnIn { id, values });
+        }
+        place(&mut world, &table.entities, columns)?;
+    }
+    world.finish_placing().map_err(LoadError::Unplaced)?;
+    for (name, value) in &file.managers {
+        add_manager(&mut world, registry, name, options, |reg, world| {
+            (reg.from_json)(value, world, reg.notice)
+        })?;
+    }
+    Ok(world)
+}
+
+/// Rebuilds the saved manager `name` into `world` with `add`.
+fn add_manager(
+    world: &mut World,
+    registry: &ComponentRegistry,
+    name: &str,
+    options: LoadOptions,
+    add: impl FnOnce(&crate::managers::ManagerRegistration, &mut World) -> Result<(), String>,
+) -> Result<(), LoadError> {
+    match registry.manager_by_name(name) {
+        Some(reg) => add(reg, world).map_err(|message| LoadError::Manager {
+            name: name.to_owned(),
+            message,
+        }),
+        None if options.skip_unknown => Ok(()),
+        None => Err(LoadError::UnknownManager(name.to_owned())),
+    }
+}
+
+/// A world holding the saved ids, with every registered type installed.
+fn new_world(
+    ids: SavedIds,
+    registry: &ComponentRegistry,
+    options: LoadOptions,
+) -> Result<World, LoadError> {
+    let mut world = World::from_entity_image(&ids.image()?, options.config)?;
+    registry.install(&mut world)?;
+    Ok(world)
+}
+
+/// The world id and save functions of component `name`, or `None` when it
+/// is unknown and the options say to skip it.
+fn lookup<'r>(
+    world: &World,
+    registry: &'r ComponentRegistry,
+    name: &str,
+    options: LoadOptions,
+) -> Result<Option<(ComponentId, SaveFns, &'r Registration)>, LoadError> {
+    let Some(reg) = registry.by_name(name) else {
+        return if options.skip_unknown {
+            Ok(None)
+        } else {
+            Err(LoadError::UnknownComponent(name.to_owned()))
+        };
+    };
+    let fns = reg
+        .save
+        .ok_or_else(|| RegistryError::NotSerde(name.to_owned()))?;
+    let id = reg.component_id(world).expect("installed in new_world");
+    Ok(Some((id, fns, reg)))
+}
+
+/// Runs the registration's check ([`Registering::validate`](crate::Registering::validate))
+/// on every decoded value: a file is outside input like a level.
+fn checked(reg: &Registration, values: &dyn DecodedColumn) -> Result<(), LoadError> {
+    if !reg.is_validated() {
+        return Ok(());
+    }
+    values
+        .check_each(&|v| reg.validate_value(v))
+        .map_err(|(i, m)| LoadError::Value {
+            name: reg.name().to_owned(),
+            message: format!("value {i}: {m}"),
+        })
+}
+
+/// Places one table's rows, moving the decoded values into the world.
+fn place(
+    world: &mut World,
+    entities: &[Entity],
+    mut columns: Vec<ColumnIn>,
+) -> Result<(), LoadError> {
+    for c in &columns {
+        debug_assert_eq!(c.values.len(), entities.len(), "checked by the decoders");
+    }
+    let ids: Vec<ComponentId> = columns.iter().map(|c| c.id).collect();
+    let ptrs: Vec<*const u8> = columns.iter().map(|c| c.values.as_ptr()).collect();
+    // SAFETY: column `i` holds `entities.len()` values of component `ids[i]`
+    // (each decoder made exactly `count` values of the registered type, whose
+    // world id is `ids[i]`). On `Ok` the world moved them out, so the columns
+    // forget them; on `Err` they still own them and drop them.
+    unsafe { world.place_columns_raw(entities, &ids, &ptrs) }?;
+    for c in &mut columns {
+        // SAFETY: just moved into the world.
+        unsafe { c.values.forget_values() };
+    }
+    Ok(())
+}
+
+/// `world.save(...)` and `World::load(...)`: [`save_world`] and
+/// [`load_world`] as methods, with default options.
+///
+/// ```
+/// use doecs::World;
+/// use doecs_registry::{ComponentRegistry, SaveFormat, WorldSaveExt};
+/// #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// struct Hp(u32);
+///
+/// let mut registry = ComponentRegistry::new();
+/// registry.register::<Hp>("hp");
+/// let mut world = World::new();
+/// let e = world.spawn((Hp(7),));
+/// let mut file = Vec::new();
+/// world.save(&mut file, SaveFormat::Binary, &registry).unwrap();
+/// let loaded = World::load(&file[..], &registry).unwrap();
+/// assert_eq!(loaded.get::<Hp>(e), Ok(&Hp(7)));
+/// ```
+pub trait WorldSaveExt: Sized {
+    /// Writes the world (see [`save_world`]).
+    fn save(
+        &self,
+        writer: impl Write,
+        format: SaveFormat,
+        registry: &ComponentRegistry,
+    ) -> Result<(), SaveError>;
+    /// Reads a world (see [`load_world`]).
+    fn load(reader: impl Read, registry: &ComponentRegistry) -> Result<Self, LoadError>;
+}
+
+impl WorldSaveExt for World {
+    fn save(
+        &self,
+        writer: impl Write,
+        format: SaveFormat,
+        registry: &ComponentRegistry,
+    ) -> Result<(), SaveError> {
+        save_world(self, registry, writer, format, SaveOptions::default())
+    }
+
+    fn load(reader: impl Read, registry: &ComponentRegistry) -> Result<World, LoadError> {
+        load_world(reader, registry, LoadOptions::default())
+    }
+}

@@ -1,0 +1,115 @@
+//! Building a world from saved ids: the core path of loading a save file.
+//!
+//! A loader first makes a world whose entity table holds the saved ids
+//! ([`World::from_entity_image`]): every live entity is alive but has no row
+//! yet. It then places the saved rows, one archetype at a time, with
+//! [`World::place_columns_raw`], which moves the values of each column in
+//! with one copy, as [`World::spawn_columns_raw`] does for new entities (the
+//! two share the structural core `place_rows`). Finally
+//! [`World::finish_placing`] checks that every live entity got a row, so a
+//! file that names an entity in no table, or in two, is refused instead of
+//! leaving a world with an entity that has no row.
+
+use super::{World, WorldConfig};
+use crate::component::ComponentId;
+use crate::entities::{Entities, EntityTableImage, ImageError};
+use crate::entity::Entity;
+use crate::error::EntityError;
+
+impl World {
+    /// An empty world (settings from `config`, except the reuse threshold,
+    /// which comes from the image) whose entity table holds `image`'s ids,
+    /// every live one alive without a row, until
+    /// [`place_columns_raw`](Self::place_columns_raw) gives it one.
+    pub fn from_entity_image(
+        image: &EntityTableImage,
+        config: WorldConfig,
+    ) -> Result<World, ImageError> {
+        let entities = Entities::from_image(image)?;
+        let mut world = World::with_config(WorldConfig {
+            min_free_indices: image.min_free_indices,
+            ..config
+        });
+        world.core.entities = entities;
+        Ok(world)
+    }
+
+    /// Gives each of `entities`, alive and without a row (from
+    /// [`from_entity_image`](Self::from_entity_image)), a row of the
+    /// archetype of components `ids`, moving in the values: entity `k`
+    /// takes value `k` of each column `sources[i]`.
+    ///
+    /// Refused, changing nothing, when an entity is not alive-without-a-row
+    /// ([`EntityError::NoSuchEntity`]), is named twice
+    /// ([`EntityError::AliasedEntity`]), or the ids are not a valid set.
+    ///
+    /// # Safety
+    /// As [`World::spawn_columns_raw`]: `sources[i]` points to `entities.len()`
+    /// initialised values of component `ids[i]`, which this call moves out
+    /// (the caller must not drop them afterwards) when it returns `Ok`; on
+    /// `Err` they still belong to the caller.
+    pub unsafe fn place_columns_raw(
+        &mut self,
+        entities: &[Entity],
+        ids: &[ComponentId],
+        sources: &[*const u8],
+    ) -> Result<(), EntityError> {
+        assert_eq!(ids.len(), sources.len(), "one source per component");
+        for &e in entities {
+            if !self.core.entities.is_unlocated(e) {
+                return Err(EntityError::NoSuchEntity(e));
+            }
+        }
+        let mut sorted: Vec<u32> = entities.iter().map(|e| e.index()).collect();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            let e = entities
+                .iter()
+                .find(|e| e.index() == w[0])
+                .expect("found above");
+            return Err(EntityError::AliasedEntity(*e));
+        }
+        let bundle = self.core.bundles.of_ids(ids, &self.core.components)?;
+        let sizes: Vec<usize> = ids
+            .iter()
+            .map(|&id| self.core.components.info(id).layout().size())
+            .collect();
+        // SAFETY: the entities are alive without rows (checked above). Each
+        // column gets one copy of the `count` values of its source (caller's
+        // contract) into the new rows `first..first + count`, which lie
+        // inside its capacity.
+        unsafe {
+            self.core.place_rows(entities, bundle, |bases, first| {
+                for ((&base, &size), &src) in bases.iter().zip(&sizes).zip(sources) {
+                    std::ptr::copy_nonoverlapping(
+                        src,
+                        base.add(first * size),
+                        entities.len() * size,
+                    )
+                }
+            })
+        };
+        self.flush_hooks();
+        Ok(())
+    }
+
+    /// How many live entities have no row yet: after loading, any is an
+    /// error (see [`finish_placing`](Self::finish_placing)).
+    pub fn unplaced_count(&self) -> usize {
+        self.core.entities.unlocated_count()
+    }
+
+    /// Checks that every live entity has a row; on success the world is a
+    /// normal world. Otherwise returns the first entity without one.
+    pub fn finish_placing(&self) -> Result<(), Entity> {
+        if self.unplaced_count() == 0 {
+            return Ok(());
+        }
+        let image = self.core.entities.image().unwrap_or_default();
+        let first = image
+            .live()
+            .find(|&e| self.core.entities.is_unlocated(e))
+            .expect("an unplaced entity is live");
+        Err(first)
+    }
+}
