@@ -64,13 +64,13 @@ pub fn check_args(
 }
 
 /// Registers everything the demo world holds for snapshots: the plain
-/// components as raw bytes and the time step resource by `Clone` (the
-/// managers take part through their own hooks).
+/// components as raw bytes, through their one registration in the
+/// component registry, and the time step resource by `Clone` (the managers
+/// take part through their own hooks).
 pub fn make_snapshotable(world: &mut World) {
-    world.snapshot_by_copy::<Position>();
-    world.snapshot_by_copy::<Velocity>();
-    world.snapshot_by_copy::<Mass>();
-    world.snapshot_by_copy::<Spin>();
+    crate::registry::component_registry()
+        .install(world)
+        .expect("the demo's names are the world's");
     world.snapshot_resource::<FrameDt>();
 }
 

@@ -1,5 +1,5 @@
 //! The fuzz corpus and every input the loader fuzzer ever found a problem
-//! with (`fuzz/corpus/load_world`, `fuzz/regressions/load_world`) load to a
+//! with (`fuzz/corpus/load_world`, `fuzz/regressions/load_world` in this crate) load to a
 //! valid world or a typed error. Also writes the seed corpus when asked
 //! (`DOECS_WRITE_FUZZ_SEEDS=1`).
 
@@ -13,9 +13,7 @@ use doecs_registry::{load_world_from_bytes, LoadOptions, SaveFormat, WorldSaveEx
 use std::path::{Path, PathBuf};
 
 fn fuzz_dir(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz")
-        .join(sub)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join(sub)
 }
 
 /// A small world touching every registered kind.

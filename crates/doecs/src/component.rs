@@ -148,8 +148,13 @@ pub enum SnapshotCopy {
     /// Value by value through a clone function, which writes a clone of the
     /// value at its first pointer to the uninitialised slot at its second.
     Clone(unsafe fn(*const u8, *mut u8)),
-    /// Not at all: `snapshot_into` refuses worlds holding the component,
-    /// unless told to skip it.
+    /// Skipped: the snapshot keeps no values, and a restore writes a fresh
+    /// value (the type's `Default`, through the function, into the
+    /// uninitialised slot it is given) into every restored row, marking it
+    /// changed. For caches and handles the game rebuilds anyway.
+    Reset(unsafe fn(*mut u8)),
+    /// Not at all: `snapshot_into` refuses worlds holding the component
+    /// (register it with `World::snapshot_skip` to leave it out).
     Unsupported,
 }
 

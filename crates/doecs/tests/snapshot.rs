@@ -176,6 +176,44 @@ fn uncopyable_components_are_refused_by_name() {
     world.snapshot_into(&mut snapshot).unwrap();
 }
 
+/// Neither `Copy` nor `Clone`: a handle the game rebuilds.
+#[derive(Debug, Default, PartialEq)]
+struct Handle(Option<Box<u32>>);
+
+#[test]
+fn skipped_components_come_back_as_defaults() {
+    let mut world = registered_world();
+    world.snapshot_skip::<Handle>();
+    let es = populate(&mut world, 8);
+    let h: Vec<Entity> = (0..5u32)
+        .map(|i| world.spawn((Pos(i as f32, 1.0), Handle(Some(Box::new(i))))))
+        .collect();
+    let mut changed = QueryState::<Entity, Changed<Handle>>::new(&world);
+    let mut snapshot = Snapshot::new();
+    world.snapshot_into(&mut snapshot).unwrap();
+    changed.for_each(&mut world, |_| {});
+    // Changes after the snapshot, including a new handle entity.
+    world.get_mut::<Pos>(h[1]).unwrap().0 = 99.0;
+    let late = world.spawn((Handle(Some(Box::new(7))),));
+    world.despawn(h[4]).unwrap();
+    world.restore(&snapshot).unwrap();
+    world.check_invariants();
+    assert!(!world.alive(late));
+    for (i, &e) in h.iter().enumerate() {
+        assert_eq!(world.get::<Pos>(e), Ok(&Pos(i as f32, 1.0)), "copied back");
+        assert_eq!(
+            world.get::<Handle>(e),
+            Ok(&Handle(None)),
+            "reset to default"
+        );
+    }
+    let mut seen = Vec::new();
+    changed.for_each(&mut world, |e| seen.push(e));
+    seen.sort();
+    assert_eq!(seen, h, "every reset handle reads as changed");
+    assert!(world.alive(es[0]));
+}
+
 #[test]
 fn snapshots_belong_to_their_world() {
     let mut a = registered_world();

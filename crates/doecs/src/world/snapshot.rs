@@ -142,6 +142,24 @@ impl World {
             .set_snapshot_copy(id, SnapshotCopy::Clone(clone_as::<T>));
     }
 
+    /// Snapshots skip `T`: they keep none of its values, and a restore gives
+    /// every restored entity that has `T` a fresh `T::default()` (marked
+    /// changed, so systems that rebuild it see it). For components that are
+    /// neither `Copy` nor `Clone` (handles, caches), which otherwise make
+    /// [`snapshot_into`](Self::snapshot_into) refuse.
+    pub fn snapshot_skip<T: Component + Default>(&mut self) {
+        /// # Safety
+        /// `to` is writable, aligned, unused memory for one `T`.
+        unsafe fn default_into<T: Default>(to: *mut u8) {
+            // SAFETY: the caller's contract.
+            unsafe { to.cast::<T>().write(T::default()) }
+        }
+        let id = self.core.components.register::<T>();
+        self.core
+            .components
+            .set_snapshot_copy(id, SnapshotCopy::Reset(default_into::<T>));
+    }
+
     /// Snapshots include resource `R` (cloned), when the world has one.
     pub fn snapshot_resource<R: Clone + Send + Sync + 'static>(&mut self) {
         fn save<R: Clone + Send + Sync + 'static>(

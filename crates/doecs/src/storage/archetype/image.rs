@@ -164,8 +164,34 @@ unsafe fn copy_values(
                 *live += 1;
             }
         }
+        // Skipped columns keep nothing (the restore writes defaults).
+        SnapshotCopy::Reset(_) => {}
         // Only empty archetypes may hold such columns (checked by the caller).
         SnapshotCopy::Unsupported => assert_eq!(rows, 0, "doecs: copying an uncopyable column"),
+    }
+}
+
+/// Restores `rows` values of `column`'s kind from `from` into `to`: a copy,
+/// or for a skipped column a fresh default value per row.
+///
+/// # Safety
+/// As [`copy_values`].
+unsafe fn restore_values(
+    copy: SnapshotCopy,
+    size: usize,
+    from: *const u8,
+    to: *mut u8,
+    rows: usize,
+) {
+    match copy {
+        SnapshotCopy::Reset(reset) => {
+            for r in 0..rows {
+                // SAFETY: slot `r` of `to` is free, with room for one value.
+                unsafe { reset(to.add(r * size)) };
+            }
+        }
+        // SAFETY: forwarded contract.
+        copy => unsafe { copy_values(copy, size, from, to, rows, &mut 0) },
     }
 }
 
@@ -289,17 +315,16 @@ impl Archetype {
             )
         };
         for (column, saved) in arch.columns.iter().zip(&image.columns) {
-            let mut cloned = 0;
-            // SAFETY: the image's rows `0..new_len` are live saved values;
-            // the archetype's slots are free (dropped above) with room for them.
+            // SAFETY: the image's rows `0..new_len` are live saved values
+            // (none for a skipped column, which reads nothing); the
+            // archetype's slots are free (dropped above) with room for them.
             unsafe {
-                copy_values(
+                restore_values(
                     saved.copy,
                     column.size(),
                     saved.buffer.ptr().as_ptr(),
                     column.ptr().as_ptr(),
                     new_len,
-                    &mut cloned,
                 )
             };
         }
@@ -325,6 +350,14 @@ impl Archetype {
                     // SAFETY: `row` is live; `&mut self`.
                     unsafe { ticks.move_in(row, pair, shift) };
                 }
+            }
+        }
+        // Skipped columns got fresh values: every row changed.
+        for (i, saved) in image.columns.iter().enumerate() {
+            if matches!(saved.copy, SnapshotCopy::Reset(_)) {
+                let column = super::ColumnIndex(i as u32);
+                // SAFETY: rows `0..new_len` are live; `&mut self`.
+                unsafe { self.column_ticks(column).stamp_changed(0, new_len, now) };
             }
         }
     }

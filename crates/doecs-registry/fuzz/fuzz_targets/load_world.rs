@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../crates/doecs-registry/tests/common/fuzz_registry.rs"]
+#[path = "../../tests/common/fuzz_registry.rs"]
 mod fuzz_registry;
 
 fuzz_target!(|data: &[u8]| {
