@@ -18,18 +18,16 @@ use doecs_resource::{
 use glam::{Affine3A, Vec3};
 use std::hint::black_box;
 
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(transparent)]
 struct Position([f32; 3]);
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(transparent)]
 struct Velocity([f32; 3]);
-// SAFETY: repr(transparent) over f32 scalars: no padding, any bits valid.
-unsafe impl doecs_resource::PlainBytes for Position {
+impl doecs_resource::PlainBytes for Position {
     const SCALAR_WIDTH: usize = 4;
 }
-// SAFETY: as above.
-unsafe impl doecs_resource::PlainBytes for Velocity {
+impl doecs_resource::PlainBytes for Velocity {
     const SCALAR_WIDTH: usize = 4;
 }
 

@@ -59,39 +59,33 @@ use serde_json::Value;
 use std::alloc::Layout;
 use std::any::TypeId;
 
-/// Types whose every bit pattern of `size_of::<Self>()` bytes is a valid
-/// value, made of little-endian scalars of one width: they can be spawned by
-/// copying blob bytes.
-///
-/// # Safety
-/// Implementors must have no padding, no invalid bit patterns (no `bool`,
-/// `char`, enums, references or pointers), and be made only of scalars of
-/// `SCALAR_WIDTH` bytes (1, 2, 4 or 8), so byte-swapping each scalar converts
-/// between little-endian and native order.
-pub unsafe trait PlainBytes: Copy + Send + Sync + 'static {
+/// Plain components the spawner copies straight from blob bytes:
+/// `bytemuck::Pod` types (no padding, every bit pattern valid, which is what
+/// makes the copy sound) made of little-endian scalars of one width, which
+/// is what a big-endian host needs to byte-swap them. A safe trait: `Pod`
+/// carries the safety promise, and a wrong `SCALAR_WIDTH` only gives wrong
+/// values on big-endian hosts, never undefined behaviour.
+pub trait PlainBytes: bytemuck::Pod + Send + Sync {
     /// Width in bytes of the scalars the type is made of.
     const SCALAR_WIDTH: usize;
 }
 
 macro_rules! plain_scalars {
     ($($t:ty),*) => {$(
-        // SAFETY: a primitive integer or float: no padding, every bit pattern valid.
-        unsafe impl PlainBytes for $t {
+        impl PlainBytes for $t {
             const SCALAR_WIDTH: usize = std::mem::size_of::<$t>();
         }
     )*};
 }
 plain_scalars!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
-// SAFETY: an array of plain scalars has no padding and every bit pattern is valid.
-unsafe impl<T: PlainBytes, const N: usize> PlainBytes for [T; N] {
+impl<T: PlainBytes, const N: usize> PlainBytes for [T; N] {
     const SCALAR_WIDTH: usize = T::SCALAR_WIDTH;
 }
 
 macro_rules! plain_glam {
     ($($t:ty),*) => {$(
-        // SAFETY: a `repr(C)` glam type of f32 fields with no padding.
-        unsafe impl PlainBytes for $t {
+        impl PlainBytes for $t {
             const SCALAR_WIDTH: usize = 4;
         }
     )*};
@@ -112,10 +106,7 @@ pub(crate) fn read_le<T: PlainBytes>(le: &[u8]) -> T {
         append_native(&mut native, le, T::SCALAR_WIDTH);
         &native[..]
     };
-    // SAFETY: `bytes` holds exactly `size_of::<T>()` initialised bytes
-    // (asserted above), `read_unaligned` needs no alignment, and `T:
-    // PlainBytes` promises every bit pattern is a valid `T`.
-    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
+    bytemuck::pod_read_unaligned(bytes)
 }
 
 /// Why the registry path refuses a plain type on this host (see the module
