@@ -34,11 +34,13 @@ components! {
     Transform(Mat4);
     /// ecs_bench_suite's `Position`.
     #[repr(transparent)]
+    #[derive(bytemuck::Pod, bytemuck::Zeroable)]
     Position(Vec3);
     /// ecs_bench_suite's `Rotation`.
     Rotation(Vec3);
     /// ecs_bench_suite's `Velocity`.
     #[repr(transparent)]
+    #[derive(bytemuck::Pod, bytemuck::Zeroable)]
     Velocity(Vec3);
     /// level_spawn's local transform, as a plain component for the peers.
     LocalTransform(glam::Affine3A);
@@ -111,13 +113,11 @@ pub const NOT_AVAILABLE: &[(&str, &str, &str)] = &[
     ),
 ];
 
-// SAFETY: repr(transparent) over `Vec3`, three `f32`s with no padding; any
-// bits are a valid value.
-unsafe impl doecs_resource::PlainBytes for Position {
+// Level components for level_spawn: `bytemuck::Pod` (derived above) of f32s.
+impl doecs_resource::PlainBytes for Position {
     const SCALAR_WIDTH: usize = 4;
 }
-// SAFETY: as for `Position`.
-unsafe impl doecs_resource::PlainBytes for Velocity {
+impl doecs_resource::PlainBytes for Velocity {
     const SCALAR_WIDTH: usize = 4;
 }
 
