@@ -593,9 +593,28 @@ fn entity_bytes(entities: &[Entity]) -> Vec<u8> {
 // --- Loading. ---
 
 /// One column about to be placed.
-struct ColumnIn {
+struct ColumnIn<'f> {
     id: ComponentId,
-    values: Decoded,
+    values: Values<'f>,
+}
+
+/// Where a column's values come from.
+enum Values<'f> {
+    /// Decoded values the world takes over.
+    Decoded(Decoded),
+    /// A plain (`bytemuck::Pod`) column's bytes in the file, in the host's
+    /// byte order and exactly `count * size` long: copied into the world
+    /// with no step in between.
+    Raw(&'f [u8]),
+}
+
+impl Values<'_> {
+    fn as_ptr(&self) -> *const u8 {
+        match self {
+            Values::Decoded(d) => d.as_ptr(),
+            Values::Raw(bytes) => bytes.as_ptr(),
+        }
+    }
 }
 
 /// Reads a world saved by [`save_world`] (either format) from `reader`.
@@ -670,18 +689,30 @@ fn load_binary(
                 if cfg!(target_endian = "big") {
                     return Err(LoadError::RawOnBigEndian(c.name.to_owned()));
                 }
-                from_raw(c.bytes, count).ok_or_else(|| LoadError::ColumnLength {
+                let wrong_length = || LoadError::ColumnLength {
                     name: c.name.to_owned(),
                     expected: count,
                     actual: c.bytes.len() / fns.size.max(1),
-                })?
+                };
+                if reg.is_validated() {
+                    // The check needs typed values.
+                    let values = from_raw(c.bytes, count).ok_or_else(wrong_length)?;
+                    checked(reg, &*values)?;
+                    Values::Decoded(values)
+                } else if Some(c.bytes.len()) == count.checked_mul(fns.size) {
+                    Values::Raw(c.bytes)
+                } else {
+                    return Err(wrong_length());
+                }
             } else {
-                (fns.from_postcard)(c.bytes, count).map_err(|message| LoadError::Value {
-                    name: c.name.to_owned(),
-                    message,
-                })?
+                let values =
+                    (fns.from_postcard)(c.bytes, count).map_err(|message| LoadError::Value {
+                        name: c.name.to_owned(),
+                        message,
+                    })?;
+                checked(reg, &*values)?;
+                Values::Decoded(values)
             };
-            checked(reg, &*values)?;
             columns.push(ColumnIn { id, values });
         }
         place(&mut world, &entities, columns)?;
@@ -731,7 +762,10 @@ fn load_json(
                 message,
             })?;
             checked(reg, &*values)?;
-            columns.push(ColumnIn { id, values });
+            columns.push(ColumnIn {
+                id,
+                values: Values::Decoded(values),
+            });
         }
         place(&mut world, &table.entities, columns)?;
     }
@@ -813,21 +847,28 @@ fn checked(reg: &Registration, values: &dyn DecodedColumn) -> Result<(), LoadErr
 fn place(
     world: &mut World,
     entities: &[Entity],
-    mut columns: Vec<ColumnIn>,
+    mut columns: Vec<ColumnIn<'_>>,
 ) -> Result<(), LoadError> {
     for c in &columns {
-        debug_assert_eq!(c.values.len(), entities.len(), "checked by the decoders");
+        if let Values::Decoded(d) = &c.values {
+            debug_assert_eq!(d.len(), entities.len(), "checked by the decoders");
+        }
     }
     let ids: Vec<ComponentId> = columns.iter().map(|c| c.id).collect();
     let ptrs: Vec<*const u8> = columns.iter().map(|c| c.values.as_ptr()).collect();
-    // SAFETY: column `i` holds `entities.len()` values of component `ids[i]`
-    // (each decoder made exactly `count` values of the registered type, whose
-    // world id is `ids[i]`). On `Ok` the world moved them out, so the columns
-    // forget them; on `Err` they still own them and drop them.
+    // SAFETY: column `i` holds `entities.len()` values of component `ids[i]`:
+    // each decoder made exactly `count` values of the registered type, whose
+    // world id is `ids[i]`, and a raw column is `count * size` bytes of a
+    // plain type (`bytemuck::Pod`: any bytes are valid values, and the world
+    // copies them bytewise, so their alignment in the file does not matter).
+    // On `Ok` the world moved the decoded values out, so those columns forget
+    // them; on `Err` they still own them and drop them.
     unsafe { world.place_columns_raw(entities, &ids, &ptrs) }?;
     for c in &mut columns {
-        // SAFETY: just moved into the world.
-        unsafe { c.values.forget_values() };
+        if let Values::Decoded(d) = &mut c.values {
+            // SAFETY: just moved into the world.
+            unsafe { d.forget_values() };
+        }
     }
     Ok(())
 }

@@ -60,14 +60,15 @@ impl World {
                 return Err(EntityError::NoSuchEntity(e));
             }
         }
-        let mut sorted: Vec<u32> = entities.iter().map(|e| e.index()).collect();
-        sorted.sort_unstable();
-        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-            let e = entities
-                .iter()
-                .find(|e| e.index() == w[0])
-                .expect("found above");
-            return Err(EntityError::AliasedEntity(*e));
+        // Distinct: one bit per slot (every index is below the slot count,
+        // since each entity was found in the table above).
+        let mut seen = vec![0u64; self.core.entities.slot_count().div_ceil(64)];
+        for &e in entities {
+            let (word, bit) = (e.index() as usize / 64, e.index() % 64);
+            if seen[word] & (1 << bit) != 0 {
+                return Err(EntityError::AliasedEntity(e));
+            }
+            seen[word] |= 1 << bit;
         }
         let bundle = self.core.bundles.of_ids(ids, &self.core.components)?;
         let sizes: Vec<usize> = ids

@@ -306,14 +306,22 @@ impl Archetype {
         }
         let guard = Unwinding(self);
         let arch = &mut *guard.0;
-        // SAFETY: capacity >= new_len; distinct allocations.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                image.entities.ptr().as_ptr(),
-                arch.entities.ptr().as_ptr(),
-                new_len * size_of::<Entity>(),
-            )
-        };
+        // Entity ids: kept chunks hold the image's ids already (compared
+        // equal above, and growing keeps every slot's bytes); the others
+        // are copied.
+        let ids = size_of::<Entity>();
+        for k in (0..chunks).filter(|&k| !scratch.kept[k]) {
+            let (from, to) = chunk_rows(k);
+            // SAFETY: rows `from..to` lie below `new_len <= capacity` in both
+            // entity buffers; distinct allocations.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    image.entities.ptr().as_ptr().add(from * ids),
+                    arch.entities.ptr().as_ptr().add(from * ids),
+                    (to - from) * ids,
+                )
+            };
+        }
         for (column, saved) in arch.columns.iter().zip(&image.columns) {
             // SAFETY: the image's rows `0..new_len` are live saved values
             // (none for a skipped column, which reads nothing); the
