@@ -25,7 +25,6 @@ use crate::components::{Mass, Position, Spin, Velocity};
 use crate::run::{self, FrameDt, RunOptions, RunReport, SystemStats, DT};
 use doecs::{Entity, Schedule, Snapshot, World};
 use doecs_transform::TransformManager;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::time::{Duration, Instant};
 
 /// The deepest rollback `--rollback` accepts: each frame re-simulates this
@@ -238,18 +237,7 @@ fn sync_test(
     world.insert_resource(FrameDt(DT));
     make_snapshotable(world);
     let mut schedule: Schedule = run::schedule(threads).map_err(|e| e.to_string())?;
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(frames as u64)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} frame {pos}/{len} [{bar:40}] {elapsed_precise} rollback {msg}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
+    let bar = run::frame_bar(frames, quiet, "rollback ");
     bar.set_message(depth.to_string());
     let mut ring: Vec<Snapshot> = (0..depth).map(|_| Snapshot::new()).collect();
     let mut report = RollbackReport {

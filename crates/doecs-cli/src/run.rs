@@ -172,18 +172,7 @@ pub fn run_frames(
         let plan = schedule.plan().map_err(|e| e.to_string())?.to_string();
         inspector.set_plan(plan);
     }
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(frames as u64)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} frame {pos}/{len} [{bar:40}] {elapsed_precise} {msg}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
+    let bar = frame_bar(frames, quiet, "");
     let mut systems: Vec<SystemStats> = Vec::new();
     let mut frame_times = Vec::with_capacity(frames);
     let mut next = Instant::now();
@@ -228,6 +217,25 @@ pub fn mean_height(world: &World) -> f64 {
         .iter()
         .fold((0.0f64, 0usize), |(s, n), p| (s + f64::from(p.0[1]), n + 1));
     sum / count.max(1) as f64
+}
+
+/// The progress bar over `frames` frames (hidden when `quiet`), with
+/// `label` before its message.
+pub(crate) fn frame_bar(frames: usize, quiet: bool, label: &str) -> ProgressBar {
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(frames as u64)
+    };
+    let template = format!(
+        "{{spinner}} frame {{pos}}/{{len}} [{{bar:40}}] {{elapsed_precise}} {label}{{msg}}"
+    );
+    bar.set_style(
+        ProgressStyle::with_template(&template)
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
 }
 
 /// Adds one run's system times to the totals.

@@ -9,60 +9,19 @@ use doecs_registry::{
     SaveFormat, SaveOptions, WorldSaveExt,
 };
 use proptest::prelude::*;
-use serde::{Deserialize, Serialize};
 
-#[derive(
-    Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bytemuck::Pod, bytemuck::Zeroable,
-)]
-#[repr(C)]
-struct Pos([f32; 3]);
-
-#[derive(
-    Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bytemuck::Pod, bytemuck::Zeroable,
-)]
-#[repr(C)]
-struct Hp(u32);
-
-/// A marker (zero-sized, plain).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bytemuck::Pod, bytemuck::Zeroable,
-)]
-#[repr(C)]
-struct Frozen;
-
-/// Holds a `Vec` and a `String`: saved through serde, not as raw memory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Inventory {
-    owner: String,
-    items: Vec<(u16, u8)>,
+mod common {
+    pub mod fuzz_registry;
 }
 
-/// A reference to another entity.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-struct Target(Entity);
-
-/// Has 64-byte alignment and padding: saved through serde.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[repr(align(64))]
-struct Aligned {
-    a: u8,
-    b: u64,
-}
+// The component types and registry the loader fuzz target uses too: plain,
+// marker, serde-only (a `Vec` and a `String`), entity-holding and
+// 64-byte-aligned (with padding) components, and the transform manager.
+use common::fuzz_registry::{registry, Aligned, Frozen, Hp, Inventory, Pos, Target};
 
 /// Not registered anywhere.
 #[derive(Debug, PartialEq)]
 struct Secret(#[allow(dead_code)] u8);
-
-fn registry() -> ComponentRegistry {
-    let mut r = ComponentRegistry::new();
-    r.register::<Pos>("pos").plain();
-    r.register::<Hp>("hp").plain();
-    r.register::<Frozen>("frozen").plain();
-    r.register::<Inventory>("inventory").cloned();
-    r.register::<Target>("target");
-    r.register::<Aligned>("aligned");
-    r
-}
 
 /// A world with several archetypes, freed ids waiting in the FIFO, and
 /// references between entities.
