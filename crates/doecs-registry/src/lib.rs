@@ -373,7 +373,10 @@ impl ComponentRegistry {
         /// `ptr` points to a live `T` that nobody writes meanwhile.
         unsafe fn to_json<T: Serialize>(ptr: *const u8) -> Result<Value, serde_json::Error> {
             // SAFETY: the caller passes a live `T`.
-            serde_json::to_value(unsafe { &*ptr.cast::<T>() })
+            let value = unsafe { &*ptr.cast::<T>() };
+            // Through text: `to_value` widens an `f32` to `f64`, so 0.1 would
+            // show as 0.10000000149011612; text keeps its shortest form.
+            serde_json::from_str(&serde_json::to_string(value)?)
         }
         fn insert_json<T: Component + DeserializeOwned>(
             world: &mut World,

@@ -154,3 +154,16 @@ fn installed_types_snapshot() {
     world.restore(&snapshot).unwrap();
     assert_eq!(world.get::<Name>(e), Ok(&Name("n".into())));
 }
+
+#[test]
+fn f32_values_show_in_their_shortest_form() {
+    #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+    struct Speed(f32);
+    let mut registry = doecs_registry::ComponentRegistry::new();
+    registry.register::<Speed>("speed");
+    let mut world = doecs::World::new();
+    let e = world.spawn((Speed(0.1),));
+    let reg = registry.by_name("speed").unwrap();
+    assert_eq!(reg.value_json(&world, e).unwrap(), serde_json::json!(0.1));
+    assert_eq!(reg.value_text(&world, e).unwrap(), "0.1");
+}
