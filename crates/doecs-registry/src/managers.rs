@@ -32,6 +32,9 @@ pub trait SaveManager: ComponentManager + Sized {
     fn from_saved(saved: Self::Saved, world: &World) -> Result<Self, String>;
 }
 
+/// Writes the world's manager as postcard bytes (`None`: the world has none).
+type ToPostcard = fn(&World) -> Option<Result<Vec<u8>, String>>;
+
 /// How a registered manager is saved and loaded.
 #[derive(Clone, Debug)]
 pub(crate) struct ManagerRegistration {
@@ -41,7 +44,7 @@ pub(crate) struct ManagerRegistration {
     /// The world's manager as JSON (`None`: the world has none).
     pub(crate) to_json: fn(&World) -> Option<Result<Value, String>>,
     /// The world's manager as postcard bytes.
-    pub(crate) to_postcard: fn(&World) -> Option<Result<Vec<u8>, String>>,
+    pub(crate) to_postcard: ToPostcard,
     /// Rebuilds and adds the manager from JSON.
     pub(crate) from_json: fn(&Value, &mut World, DestroyNotice) -> Result<(), String>,
     /// Rebuilds and adds the manager from postcard bytes.

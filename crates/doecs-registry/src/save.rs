@@ -219,6 +219,10 @@ impl<T: 'static> DecodedColumn for Vec<T> {
 
 type Decoded = Box<dyn DecodedColumn>;
 
+/// Reads `count` plain values from raw little-endian memory (`None`: the
+/// bytes are not `count` values long).
+type FromRaw = fn(&[u8], usize) -> Option<Decoded>;
+
 /// How one registered type is written to and read from saves.
 #[derive(Clone, Copy)]
 pub(crate) struct SaveFns {
@@ -231,7 +235,7 @@ pub(crate) struct SaveFns {
     /// Parses `count` postcard values, which must fill the bytes exactly.
     from_postcard: fn(&[u8], usize) -> Result<Decoded, String>,
     /// For plain types: reads `count` values from raw little-endian memory.
-    from_raw: Option<fn(&[u8], usize) -> Option<Decoded>>,
+    from_raw: Option<FromRaw>,
     /// Bytes per value.
     size: usize,
 }

@@ -86,26 +86,32 @@ fn refused_placements_change_nothing() {
     let live: Vec<Entity> = image().live().collect();
     let values = [0u32; 3];
     let src = [values.as_ptr().cast::<u8>()];
-    // SAFETY (each call): `values` holds enough `Hp`-sized plain values; the
-    // calls are refused, so nothing is moved.
+    let place =
+        |world: &mut World, es: &[Entity], ids: &[doecs::ComponentId], srcs: &[*const u8]| {
+            // SAFETY: every source is `values`, three `u32`s, which are valid
+            // `Hp`s (a `u32` with no drop) for the at most two entities placed;
+            // refused calls move nothing, and a placed `Hp` needs no drop, so
+            // the copies the world takes leave `values` as it was.
+            unsafe { world.place_columns_raw(es, ids, srcs) }
+        };
     let dead = Entity::from_parts(1, 0);
     assert_eq!(
-        unsafe { world.place_columns_raw(&[dead], &[hp], &src) },
+        place(&mut world, &[dead], &[hp], &src),
         Err(EntityError::NoSuchEntity(dead))
     );
     assert_eq!(
-        unsafe { world.place_columns_raw(&[live[0], live[0]], &[hp], &src) },
+        place(&mut world, &[live[0], live[0]], &[hp], &src),
         Err(EntityError::AliasedEntity(live[0]))
     );
     assert_eq!(
-        unsafe { world.place_columns_raw(&[live[0]], &[hp, hp], &[src[0], src[0]]) },
+        place(&mut world, &[live[0]], &[hp, hp], &[src[0], src[0]]),
         Err(EntityError::DuplicateComponent(hp))
     );
     assert_eq!(world.unplaced_count(), 3);
     // Placed once, an entity cannot be placed again.
-    unsafe { world.place_columns_raw(&[live[0]], &[hp], &src) }.unwrap();
+    place(&mut world, &[live[0]], &[hp], &src).unwrap();
     assert_eq!(
-        unsafe { world.place_columns_raw(&[live[0]], &[hp], &src) },
+        place(&mut world, &[live[0]], &[hp], &src),
         Err(EntityError::NoSuchEntity(live[0]))
     );
     assert_eq!(world.unplaced_count(), 2);
