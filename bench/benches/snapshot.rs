@@ -26,6 +26,29 @@ use std::hint::black_box;
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Inventory(Vec<u32>);
 
+/// `doecs_snapshot` (into a reused `Snapshot`) and `doecs_restore` (after
+/// one write to `probe`'s `Position`, so the restore has something to
+/// revert).
+fn bench_snapshot_and_restore(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    world: &mut doecs::World,
+    probe: doecs::Entity,
+) {
+    let mut snapshot = doecs::Snapshot::new();
+    world.snapshot_into(&mut snapshot).unwrap();
+    g.bench_function("doecs_snapshot", |b| {
+        b.iter(|| {
+            world.snapshot_into(black_box(&mut snapshot)).unwrap();
+        })
+    });
+    g.bench_function("doecs_restore", |b| {
+        b.iter(|| {
+            world.get_mut::<Position>(probe).unwrap().0.x += 1.0;
+            world.restore(black_box(&snapshot)).unwrap();
+        })
+    });
+}
+
 fn bench_size(c: &mut Criterion, n: usize) {
     let n = sized(n);
     let mut g = group(c, &format!("snapshot_{}", label(n)));
@@ -43,19 +66,7 @@ fn bench_size(c: &mut Criterion, n: usize) {
             A(f),
         )
     }));
-    let mut snapshot = doecs::Snapshot::new();
-    world.snapshot_into(&mut snapshot).unwrap();
-    g.bench_function("doecs_snapshot", |b| {
-        b.iter(|| {
-            world.snapshot_into(black_box(&mut snapshot)).unwrap();
-        })
-    });
-    g.bench_function("doecs_restore", |b| {
-        b.iter(|| {
-            world.get_mut::<Position>(es[n / 2]).unwrap().0.x += 1.0;
-            world.restore(black_box(&snapshot)).unwrap();
-        })
-    });
+    bench_snapshot_and_restore(&mut g, &mut world, es[n / 2]);
     let positions: Vec<Vec3> = (0..n).map(|i| Vec3::splat(i as f32)).collect();
     let velocities: Vec<Vec3> = vec![Vec3::X; n];
     let rotations: Vec<Vec3> = vec![Vec3::Y; n];
@@ -97,19 +108,7 @@ fn bench_clone(c: &mut Criterion) {
             inventory(i),
         )
     }));
-    let mut snapshot = doecs::Snapshot::new();
-    world.snapshot_into(&mut snapshot).unwrap();
-    g.bench_function("doecs_snapshot", |b| {
-        b.iter(|| {
-            world.snapshot_into(black_box(&mut snapshot)).unwrap();
-        })
-    });
-    g.bench_function("doecs_restore", |b| {
-        b.iter(|| {
-            world.get_mut::<Position>(es[n / 2]).unwrap().0.x += 1.0;
-            world.restore(black_box(&snapshot)).unwrap();
-        })
-    });
+    bench_snapshot_and_restore(&mut g, &mut world, es[n / 2]);
     let positions: Vec<Vec3> = (0..n).map(|i| Vec3::splat(i as f32)).collect();
     let velocities: Vec<Vec3> = vec![Vec3::X; n];
     let rotations: Vec<Vec3> = vec![Vec3::Y; n];

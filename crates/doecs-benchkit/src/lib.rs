@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 
+pub mod alloc_count;
+
 use criterion::measurement::Measurement;
 use criterion::{BenchmarkGroup, Criterion};
 use std::time::Duration;

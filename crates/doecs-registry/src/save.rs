@@ -860,13 +860,14 @@ fn place(
     }
     let ids: Vec<ComponentId> = columns.iter().map(|c| c.id).collect();
     let ptrs: Vec<*const u8> = columns.iter().map(|c| c.values.as_ptr()).collect();
-    // SAFETY: column `i` holds `entities.len()` values of component `ids[i]`:
-    // each decoder made exactly `count` values of the registered type, whose
-    // world id is `ids[i]`, and a raw column is `count * size` bytes of a
-    // plain type (`bytemuck::Pod`: any bytes are valid values, and the world
-    // copies them bytewise, so their alignment in the file does not matter).
-    // On `Ok` the world moved the decoded values out, so those columns forget
-    // them; on `Err` they still own them and drop them.
+    // Column `i` holds `entities.len()` values of component `ids[i]`: each
+    // decoder made exactly `count` values of the registered type, whose world
+    // id is `ids[i]`, and a raw column is `count * size` bytes of a plain type
+    // (`bytemuck::Pod`: any bytes are valid values, and the world copies them
+    // bytewise, so their alignment in the file does not matter).
+    // SAFETY: the columns hold the values described above. On `Ok` the world
+    // moved the decoded ones out, so those columns forget them; on `Err` they
+    // still own them and drop them.
     unsafe { world.place_columns_raw(entities, &ids, &ptrs) }?;
     for c in &mut columns {
         if let Values::Decoded(d) = &mut c.values {

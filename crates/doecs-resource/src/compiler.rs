@@ -127,18 +127,9 @@ impl Compiler {
         &mut self,
         registry: &ComponentRegistry,
     ) -> Result<(), RegistrationError> {
-        let plain: Vec<_> = registry.iter().filter(|r| r.is_plain()).collect();
-        for (i, reg) in plain.iter().enumerate() {
+        let plain = crate::plain::plain_entries(registry)?;
+        for reg in &plain {
             self.check_free(reg.name())?;
-            if let Some(other) = plain[..i]
-                .iter()
-                .find(|o| name_hash(o.name()) == name_hash(reg.name()))
-            {
-                return Err(RegistrationError::HashCollision {
-                    name: reg.name().into(),
-                    other: other.name().into(),
-                });
-            }
         }
         for reg in plain {
             let owned = reg.clone();

@@ -109,6 +109,28 @@ pub(crate) fn read_le<T: PlainBytes>(le: &[u8]) -> T {
     bytemuck::pod_read_unaligned(bytes)
 }
 
+/// The plain (`bytemuck::Pod`) entries of `registry`, the ones levels can
+/// hold, in registration order; refused if two of them share a name hash
+/// (the blob names components by hash).
+pub(crate) fn plain_entries(
+    registry: &doecs_registry::ComponentRegistry,
+) -> Result<Vec<&Registration>, crate::error::RegistrationError> {
+    let plain: Vec<&Registration> = registry.iter().filter(|r| r.is_plain()).collect();
+    for (i, reg) in plain.iter().enumerate() {
+        let hash = doecs::name_hash(reg.name());
+        if let Some(other) = plain[..i]
+            .iter()
+            .find(|o| doecs::name_hash(o.name()) == hash)
+        {
+            return Err(crate::error::RegistrationError::HashCollision {
+                name: reg.name().into(),
+                other: other.name().into(),
+            });
+        }
+    }
+    Ok(plain)
+}
+
 /// Why the registry path refuses a plain type on this host (see the module
 /// docs).
 pub(crate) const BIG_ENDIAN_HOST: &str = "registered plain components are stored as the \

@@ -214,17 +214,10 @@ impl Spawner {
         &mut self,
         registry: &ComponentRegistry,
     ) -> Result<(), RegistrationError> {
-        let plain: Vec<_> = registry.iter().filter(|r| r.is_plain()).collect();
-        for (i, reg) in plain.iter().enumerate() {
+        let plain = crate::plain::plain_entries(registry)?;
+        for reg in &plain {
             self.check_free(reg.name())?;
             self.check_type_free(reg.name(), reg.type_id())?;
-            let hash = name_hash(reg.name());
-            if let Some(other) = plain[..i].iter().find(|o| name_hash(o.name()) == hash) {
-                return Err(RegistrationError::HashCollision {
-                    name: reg.name().into(),
-                    other: other.name().into(),
-                });
-            }
         }
         for reg in plain {
             let check: Option<PlainCheck> = if crate::plain::refused_on_this_host(reg) {

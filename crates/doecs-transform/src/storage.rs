@@ -163,17 +163,18 @@ impl Storage {
             (o.flags, d.flags, 1),
             (o.idle, d.idle, 1),
         ];
+        // Why the copies below are sound: by the type invariant each column
+        // lies inside its live buffer at these offsets and holds `cap`
+        // elements of `size` bytes, and `n` is at most either capacity
+        // (asserted above), so both ranges are in bounds. `&mut self` and
+        // `&Storage` cannot be the same storage, and each storage owns its
+        // own allocation, so the ranges do not overlap. The source bytes are
+        // initialized, valid values of the same column type at the same
+        // element alignment, and every column type is plain old data (`Copy`,
+        // no drop), so the byte copy leaves valid values behind and the
+        // destination stays fully initialized.
         for (from, to, size) in pairs {
-            // SAFETY: by the type invariant each column lies inside its live
-            // buffer at these offsets and holds `cap` elements of `size`
-            // bytes, and `n` is at most either capacity (asserted above), so
-            // both ranges are in bounds. `&mut self` and `&Storage` cannot be
-            // the same storage, and each storage owns its own allocation, so
-            // the ranges do not overlap. The source bytes are initialized,
-            // valid values of the same column type at the same element
-            // alignment, and every column type is plain old data (`Copy`, no
-            // drop), so the byte copy leaves valid values behind and the
-            // destination stays fully initialized.
+            // SAFETY: in bounds, disjoint, plain old data (see above).
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     src.buf.as_ptr().add(from),

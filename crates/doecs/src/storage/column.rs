@@ -115,12 +115,12 @@ impl Column {
             let raw = unsafe { std::alloc::alloc(new_layout) };
             NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(new_layout))
         } else {
+            let (old_ptr, new_size) = (self.ptr.as_ptr(), new_layout.size());
             // SAFETY: the old array was allocated with `old_layout` (type
             // invariant); the new size is non-zero and fits `isize` (checked by
             // `array_layout`); realloc keeps the alignment and moves the bytes
             // as raw memory.
-            let raw =
-                unsafe { std::alloc::realloc(self.ptr.as_ptr(), old_layout, new_layout.size()) };
+            let raw = unsafe { std::alloc::realloc(old_ptr, old_layout, new_size) };
             NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(new_layout))
         };
     }

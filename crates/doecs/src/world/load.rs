@@ -60,15 +60,8 @@ impl World {
                 return Err(EntityError::NoSuchEntity(e));
             }
         }
-        // Distinct: one bit per slot (every index is below the slot count,
-        // since each entity was found in the table above).
-        let mut seen = vec![0u64; self.core.entities.slot_count().div_ceil(64)];
-        for &e in entities {
-            let (word, bit) = (e.index() as usize / 64, e.index() % 64);
-            if seen[word] & (1 << bit) != 0 {
-                return Err(EntityError::AliasedEntity(e));
-            }
-            seen[word] |= 1 << bit;
+        if let Some(e) = first_repeated(entities, self.core.entities.slot_count()) {
+            return Err(EntityError::AliasedEntity(e));
         }
         let bundle = self.core.bundles.of_ids(ids, &self.core.components)?;
         let sizes: Vec<usize> = ids
@@ -112,5 +105,55 @@ impl World {
             .find(|&e| self.core.entities.is_unlocated(e))
             .expect("an unplaced entity is live");
         Err(first)
+    }
+}
+
+/// The first entity of `entities` whose index appears earlier too; every
+/// index is below `slots`. A bitset over the slots when the batch is large
+/// next to the table (one pass), else a sorted copy (so a world of many
+/// small archetypes does not clear a whole-table bitset per archetype).
+fn first_repeated(entities: &[Entity], slots: usize) -> Option<Entity> {
+    if entities.len().saturating_mul(64) >= slots {
+        let mut seen = vec![0u64; slots.div_ceil(64)];
+        for &e in entities {
+            let (word, bit) = (e.index() as usize / 64, e.index() % 64);
+            if seen[word] & (1 << bit) != 0 {
+                return Some(e);
+            }
+            seen[word] |= 1 << bit;
+        }
+        return None;
+    }
+    let mut sorted: Vec<(u32, usize)> = entities
+        .iter()
+        .enumerate()
+        .map(|(k, e)| (e.index(), k))
+        .collect();
+    sorted.sort_unstable();
+    // Of each run of equal indices, the second occurrence in `entities`
+    // order is the repeat the bitset pass would report; take the earliest.
+    sorted
+        .windows(2)
+        .filter(|w| w[0].0 == w[1].0)
+        .map(|w| w[1].1)
+        .min()
+        .map(|k| entities[k])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_repeated;
+    use crate::entity::Entity;
+
+    #[test]
+    fn both_ways_find_the_first_repeat() {
+        let e = |i| Entity::from_parts(i, 0);
+        let batch = [e(5), e(9), e(2), e(9), e(5), e(2)];
+        // Bitset (small table) and sorted copy (large table) agree.
+        assert_eq!(first_repeated(&batch, 16), Some(e(9)));
+        assert_eq!(first_repeated(&batch, 1 << 20), Some(e(9)));
+        assert_eq!(first_repeated(&batch[..3], 16), None);
+        assert_eq!(first_repeated(&batch[..3], 1 << 20), None);
+        assert_eq!(first_repeated(&[], 1 << 20), None);
     }
 }
