@@ -65,8 +65,8 @@ fn doecs_integrate_chunks(
     })
 }
 
-fn simple_iter_doecs_setup() -> doecs::World {
-    let mut world = doecs::World::new();
+fn simple_iter_doecs_setup() -> Box<doecs::World> {
+    let mut world = Box::new(doecs::World::new());
     world.spawn_batch((0..N).map(|_| bundle()));
     doecs_integrate(&mut world);
     world
@@ -74,7 +74,7 @@ fn simple_iter_doecs_setup() -> doecs::World {
 
 #[library_benchmark]
 #[bench::doecs(setup = simple_iter_doecs_setup)]
-fn simple_iter_doecs(mut world: doecs::World) -> doecs::World {
+fn simple_iter_doecs(mut world: Box<doecs::World>) -> Box<doecs::World> {
     doecs_integrate(&mut world);
     world
 }
@@ -83,19 +83,19 @@ type DoecsIntegrate = doecs::QueryState<(&'static mut Position, &'static Velocit
 
 fn simple_iter_doecs_chunk_setup_with(
     config: doecs::WorldConfig,
-) -> (doecs::World, DoecsIntegrate) {
-    let mut world = doecs::World::with_config(config);
+) -> (Box<doecs::World>, DoecsIntegrate) {
+    let mut world = Box::new(doecs::World::with_config(config));
     world.spawn_batch((0..N).map(|_| bundle()));
     let mut query = doecs::QueryState::new(&world);
     doecs_integrate_chunks(&mut query, &mut world);
     (world, query)
 }
 
-fn simple_iter_doecs_chunk_setup() -> (doecs::World, DoecsIntegrate) {
+fn simple_iter_doecs_chunk_setup() -> (Box<doecs::World>, DoecsIntegrate) {
     simple_iter_doecs_chunk_setup_with(doecs::WorldConfig::default())
 }
 
-fn simple_iter_doecs_chunk_64k_setup() -> (doecs::World, DoecsIntegrate) {
+fn simple_iter_doecs_chunk_64k_setup() -> (Box<doecs::World>, DoecsIntegrate) {
     simple_iter_doecs_chunk_setup_with(doecs::WorldConfig {
         chunk_bytes: 64 * 1024,
         ..Default::default()
@@ -106,8 +106,8 @@ fn simple_iter_doecs_chunk_64k_setup() -> (doecs::World, DoecsIntegrate) {
 #[bench::doecs_for_each_chunk(setup = simple_iter_doecs_chunk_setup)]
 #[bench::doecs_for_each_chunk_64k(setup = simple_iter_doecs_chunk_64k_setup)]
 fn simple_iter_doecs_chunk(
-    (mut world, mut query): (doecs::World, DoecsIntegrate),
-) -> (doecs::World, DoecsIntegrate) {
+    (mut world, mut query): (Box<doecs::World>, DoecsIntegrate),
+) -> (Box<doecs::World>, DoecsIntegrate) {
     doecs_integrate_chunks(&mut query, &mut world);
     (world, query)
 }
@@ -118,8 +118,8 @@ fn hecs_integrate(world: &mut hecs::World) {
     }
 }
 
-fn simple_iter_hecs_setup() -> hecs::World {
-    let mut world = hecs::World::new();
+fn simple_iter_hecs_setup() -> Box<hecs::World> {
+    let mut world = Box::new(hecs::World::new());
     world.spawn_batch((0..N).map(|_| bundle()));
     hecs_integrate(&mut world);
     world
@@ -127,7 +127,7 @@ fn simple_iter_hecs_setup() -> hecs::World {
 
 #[library_benchmark]
 #[bench::hecs(setup = simple_iter_hecs_setup)]
-fn simple_iter_hecs(mut world: hecs::World) -> hecs::World {
+fn simple_iter_hecs(mut world: Box<hecs::World>) -> Box<hecs::World> {
     hecs_integrate(&mut world);
     world
 }
@@ -140,8 +140,8 @@ fn bevy_integrate(query: &mut BevyIntegrate, world: &mut bevy_ecs::world::World)
     }
 }
 
-fn simple_iter_bevy_setup() -> (bevy_ecs::world::World, BevyIntegrate) {
-    let mut world = bevy_ecs::world::World::new();
+fn simple_iter_bevy_setup() -> (Box<bevy_ecs::world::World>, BevyIntegrate) {
+    let mut world = Box::new(bevy_ecs::world::World::new());
     world.spawn_batch((0..N).map(|_| bundle())).for_each(drop);
     let mut query = world.query::<(&mut Position, &Velocity)>();
     bevy_integrate(&mut query, &mut world);
@@ -151,8 +151,8 @@ fn simple_iter_bevy_setup() -> (bevy_ecs::world::World, BevyIntegrate) {
 #[library_benchmark]
 #[bench::bevy_ecs(setup = simple_iter_bevy_setup)]
 fn simple_iter_bevy(
-    (mut world, mut query): (bevy_ecs::world::World, BevyIntegrate),
-) -> (bevy_ecs::world::World, BevyIntegrate) {
+    (mut world, mut query): (Box<bevy_ecs::world::World>, BevyIntegrate),
+) -> (Box<bevy_ecs::world::World>, BevyIntegrate) {
     bevy_integrate(&mut query, &mut world);
     (world, query)
 }
@@ -165,8 +165,8 @@ fn shipyard_integrate(world: &shipyard::World) {
     })
 }
 
-fn simple_iter_shipyard_setup() -> shipyard::World {
-    let mut world = shipyard::World::new();
+fn simple_iter_shipyard_setup() -> Box<shipyard::World> {
+    let mut world = Box::new(shipyard::World::new());
     world
         .bulk_add_entity((0..N).map(|_| bundle()))
         .for_each(drop);
@@ -176,7 +176,7 @@ fn simple_iter_shipyard_setup() -> shipyard::World {
 
 #[library_benchmark]
 #[bench::shipyard(setup = simple_iter_shipyard_setup)]
-fn simple_iter_shipyard(world: shipyard::World) -> shipyard::World {
+fn simple_iter_shipyard(world: Box<shipyard::World>) -> Box<shipyard::World> {
     shipyard_integrate(&world);
     world
 }
@@ -184,8 +184,8 @@ fn simple_iter_shipyard(world: shipyard::World) -> shipyard::World {
 type FlecsIntegrate = FlecsQuery<(&'static mut Position, &'static Velocity)>;
 
 // The query comes first in the tuple so that it is dropped before its world.
-fn simple_iter_flecs_setup() -> (FlecsIntegrate, FlecsWorld) {
-    let world = FlecsWorld::new();
+fn simple_iter_flecs_setup() -> (FlecsIntegrate, Box<FlecsWorld>) {
+    let world = Box::new(FlecsWorld::new());
     for _ in 0..N {
         let (t, p, r, v) = bundle();
         world.entity().set(t).set(p).set(r).set(v);
@@ -197,7 +197,7 @@ fn simple_iter_flecs_setup() -> (FlecsIntegrate, FlecsWorld) {
 
 #[library_benchmark]
 #[bench::flecs_ecs(setup = simple_iter_flecs_setup)]
-fn simple_iter_flecs((query, world): (FlecsIntegrate, FlecsWorld)) -> (FlecsIntegrate, FlecsWorld) {
+fn simple_iter_flecs((query, world): (FlecsIntegrate, Box<FlecsWorld>)) -> (FlecsIntegrate, Box<FlecsWorld>) {
     query.each(|(p, v)| integrate(p, v));
     (query, world)
 }
@@ -294,13 +294,13 @@ fn doecs_view_sum(world: &doecs::World, order: &[doecs::Entity]) -> f32 {
     order.iter().map(|&e| positions.get(e).unwrap().0.x).sum()
 }
 
-fn get_random_doecs_world() -> (doecs::World, Vec<doecs::Entity>) {
-    let mut world = doecs::World::new();
+fn get_random_doecs_world() -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    let mut world = Box::new(doecs::World::new());
     let order = shuffled(world.spawn_batch((0..N).map(|_| bundle())));
     (world, order)
 }
 
-fn get_random_doecs_setup() -> (doecs::World, Vec<doecs::Entity>) {
+fn get_random_doecs_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
     let (world, order) = get_random_doecs_world();
     black_box(doecs_get_sum(&world, &order));
     (world, order)
@@ -309,14 +309,14 @@ fn get_random_doecs_setup() -> (doecs::World, Vec<doecs::Entity>) {
 #[library_benchmark]
 #[bench::doecs(setup = get_random_doecs_setup)]
 fn get_random_doecs(
-    (world, order): (doecs::World, Vec<doecs::Entity>),
-) -> (doecs::World, Vec<doecs::Entity>, f32) {
+    (world, order): (Box<doecs::World>, Vec<doecs::Entity>),
+) -> (Box<doecs::World>, Vec<doecs::Entity>, f32) {
     let sum = doecs_get_sum(&world, &order);
     (world, order, sum)
 }
 
 type DoecsHeldQuery = (
-    doecs::World,
+    Box<doecs::World>,
     Vec<doecs::Entity>,
     doecs::QueryState<&'static Position>,
 );
@@ -335,7 +335,7 @@ fn get_random_doecs_held((world, order, mut query): DoecsHeldQuery) -> (DoecsHel
     ((world, order, query), sum)
 }
 
-fn get_random_doecs_view_setup() -> (doecs::World, Vec<doecs::Entity>) {
+fn get_random_doecs_view_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
     let (world, order) = get_random_doecs_world();
     black_box(doecs_view_sum(&world, &order));
     (world, order)
@@ -344,8 +344,8 @@ fn get_random_doecs_view_setup() -> (doecs::World, Vec<doecs::Entity>) {
 #[library_benchmark]
 #[bench::doecs_view(setup = get_random_doecs_view_setup)]
 fn get_random_doecs_view(
-    (world, order): (doecs::World, Vec<doecs::Entity>),
-) -> (doecs::World, Vec<doecs::Entity>, f32) {
+    (world, order): (Box<doecs::World>, Vec<doecs::Entity>),
+) -> (Box<doecs::World>, Vec<doecs::Entity>, f32) {
     let sum = doecs_view_sum(&world, &order);
     (world, order, sum)
 }
@@ -357,8 +357,8 @@ fn hecs_get_sum(world: &hecs::World, order: &[hecs::Entity]) -> f32 {
         .sum()
 }
 
-fn get_random_hecs_setup() -> (hecs::World, Vec<hecs::Entity>) {
-    let mut world = hecs::World::new();
+fn get_random_hecs_setup() -> (Box<hecs::World>, Vec<hecs::Entity>) {
+    let mut world = Box::new(hecs::World::new());
     let order = shuffled(world.spawn_batch((0..N).map(|_| bundle())).collect());
     black_box(hecs_get_sum(&world, &order));
     (world, order)
@@ -367,8 +367,8 @@ fn get_random_hecs_setup() -> (hecs::World, Vec<hecs::Entity>) {
 #[library_benchmark]
 #[bench::hecs(setup = get_random_hecs_setup)]
 fn get_random_hecs(
-    (world, order): (hecs::World, Vec<hecs::Entity>),
-) -> (hecs::World, Vec<hecs::Entity>, f32) {
+    (world, order): (Box<hecs::World>, Vec<hecs::Entity>),
+) -> (Box<hecs::World>, Vec<hecs::Entity>, f32) {
     let sum = hecs_get_sum(&world, &order);
     (world, order, sum)
 }
@@ -380,8 +380,8 @@ fn bevy_get_sum(world: &bevy_ecs::world::World, order: &[bevy_ecs::entity::Entit
         .sum()
 }
 
-fn get_random_bevy_setup() -> (bevy_ecs::world::World, Vec<bevy_ecs::entity::Entity>) {
-    let mut world = bevy_ecs::world::World::new();
+fn get_random_bevy_setup() -> (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>) {
+    let mut world = Box::new(bevy_ecs::world::World::new());
     let order = shuffled(world.spawn_batch((0..N).map(|_| bundle())).collect());
     black_box(bevy_get_sum(&world, &order));
     (world, order)
@@ -390,8 +390,8 @@ fn get_random_bevy_setup() -> (bevy_ecs::world::World, Vec<bevy_ecs::entity::Ent
 #[library_benchmark]
 #[bench::bevy_ecs(setup = get_random_bevy_setup)]
 fn get_random_bevy(
-    (world, order): (bevy_ecs::world::World, Vec<bevy_ecs::entity::Entity>),
-) -> (bevy_ecs::world::World, Vec<bevy_ecs::entity::Entity>, f32) {
+    (world, order): (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>),
+) -> (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>, f32) {
     let sum = bevy_get_sum(&world, &order);
     (world, order, sum)
 }
@@ -402,8 +402,8 @@ fn shipyard_get_sum(world: &shipyard::World, order: &[shipyard::EntityId]) -> f3
         .run(|positions: View<Position>| order.iter().map(|&e| positions.get(e).unwrap().0.x).sum())
 }
 
-fn get_random_shipyard_setup() -> (shipyard::World, Vec<shipyard::EntityId>) {
-    let mut world = shipyard::World::new();
+fn get_random_shipyard_setup() -> (Box<shipyard::World>, Vec<shipyard::EntityId>) {
+    let mut world = Box::new(shipyard::World::new());
     let order = shuffled(world.bulk_add_entity((0..N).map(|_| bundle())).collect());
     black_box(shipyard_get_sum(&world, &order));
     (world, order)
@@ -412,8 +412,8 @@ fn get_random_shipyard_setup() -> (shipyard::World, Vec<shipyard::EntityId>) {
 #[library_benchmark]
 #[bench::shipyard(setup = get_random_shipyard_setup)]
 fn get_random_shipyard(
-    (world, order): (shipyard::World, Vec<shipyard::EntityId>),
-) -> (shipyard::World, Vec<shipyard::EntityId>, f32) {
+    (world, order): (Box<shipyard::World>, Vec<shipyard::EntityId>),
+) -> (Box<shipyard::World>, Vec<shipyard::EntityId>, f32) {
     let sum = shipyard_get_sum(&world, &order);
     (world, order, sum)
 }
@@ -425,8 +425,8 @@ fn flecs_get_sum(world: &FlecsWorld, order: &[flecs_ecs::prelude::Entity]) -> f3
         .sum()
 }
 
-fn get_random_flecs_setup() -> (FlecsWorld, Vec<flecs_ecs::prelude::Entity>) {
-    let world = FlecsWorld::new();
+fn get_random_flecs_setup() -> (Box<FlecsWorld>, Vec<flecs_ecs::prelude::Entity>) {
+    let world = Box::new(FlecsWorld::new());
     let order = shuffled(
         (0..N)
             .map(|_| {
@@ -442,8 +442,8 @@ fn get_random_flecs_setup() -> (FlecsWorld, Vec<flecs_ecs::prelude::Entity>) {
 #[library_benchmark]
 #[bench::flecs_ecs(setup = get_random_flecs_setup)]
 fn get_random_flecs(
-    (world, order): (FlecsWorld, Vec<flecs_ecs::prelude::Entity>),
-) -> (FlecsWorld, Vec<flecs_ecs::prelude::Entity>, f32) {
+    (world, order): (Box<FlecsWorld>, Vec<flecs_ecs::prelude::Entity>),
+) -> (Box<FlecsWorld>, Vec<flecs_ecs::prelude::Entity>, f32) {
     let sum = flecs_get_sum(&world, &order);
     (world, order, sum)
 }
@@ -494,8 +494,8 @@ fn doecs_add_remove(world: &mut doecs::World, entities: &[doecs::Entity]) {
     }
 }
 
-fn add_remove_doecs_setup() -> (doecs::World, Vec<doecs::Entity>) {
-    let mut world = doecs::World::new();
+fn add_remove_doecs_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    let mut world = Box::new(doecs::World::new());
     let entities = world.spawn_batch((0..N).map(|i| (A(i as f32),)));
     doecs_add_remove(&mut world, &entities);
     (world, entities)
@@ -504,8 +504,8 @@ fn add_remove_doecs_setup() -> (doecs::World, Vec<doecs::Entity>) {
 #[library_benchmark]
 #[bench::doecs(setup = add_remove_doecs_setup)]
 fn add_remove_doecs(
-    (mut world, entities): (doecs::World, Vec<doecs::Entity>),
-) -> (doecs::World, Vec<doecs::Entity>) {
+    (mut world, entities): (Box<doecs::World>, Vec<doecs::Entity>),
+) -> (Box<doecs::World>, Vec<doecs::Entity>) {
     doecs_add_remove(&mut world, &entities);
     (world, entities)
 }
@@ -519,8 +519,8 @@ fn hecs_add_remove(world: &mut hecs::World, entities: &[hecs::Entity]) {
     }
 }
 
-fn add_remove_hecs_setup() -> (hecs::World, Vec<hecs::Entity>) {
-    let mut world = hecs::World::new();
+fn add_remove_hecs_setup() -> (Box<hecs::World>, Vec<hecs::Entity>) {
+    let mut world = Box::new(hecs::World::new());
     let entities: Vec<_> = world.spawn_batch((0..N).map(|i| (A(i as f32),))).collect();
     hecs_add_remove(&mut world, &entities);
     (world, entities)
@@ -529,8 +529,8 @@ fn add_remove_hecs_setup() -> (hecs::World, Vec<hecs::Entity>) {
 #[library_benchmark]
 #[bench::hecs(setup = add_remove_hecs_setup)]
 fn add_remove_hecs(
-    (mut world, entities): (hecs::World, Vec<hecs::Entity>),
-) -> (hecs::World, Vec<hecs::Entity>) {
+    (mut world, entities): (Box<hecs::World>, Vec<hecs::Entity>),
+) -> (Box<hecs::World>, Vec<hecs::Entity>) {
     hecs_add_remove(&mut world, &entities);
     (world, entities)
 }
@@ -544,8 +544,8 @@ fn bevy_add_remove(world: &mut bevy_ecs::world::World, entities: &[bevy_ecs::ent
     }
 }
 
-fn add_remove_bevy_setup() -> (bevy_ecs::world::World, Vec<bevy_ecs::entity::Entity>) {
-    let mut world = bevy_ecs::world::World::new();
+fn add_remove_bevy_setup() -> (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>) {
+    let mut world = Box::new(bevy_ecs::world::World::new());
     let entities: Vec<_> = world.spawn_batch((0..N).map(|i| (A(i as f32),))).collect();
     bevy_add_remove(&mut world, &entities);
     (world, entities)
@@ -554,8 +554,8 @@ fn add_remove_bevy_setup() -> (bevy_ecs::world::World, Vec<bevy_ecs::entity::Ent
 #[library_benchmark]
 #[bench::bevy_ecs(setup = add_remove_bevy_setup)]
 fn add_remove_bevy(
-    (mut world, entities): (bevy_ecs::world::World, Vec<bevy_ecs::entity::Entity>),
-) -> (bevy_ecs::world::World, Vec<bevy_ecs::entity::Entity>) {
+    (mut world, entities): (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>),
+) -> (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>) {
     bevy_add_remove(&mut world, &entities);
     (world, entities)
 }
@@ -569,8 +569,8 @@ fn shipyard_add_remove(world: &mut shipyard::World, entities: &[shipyard::Entity
     }
 }
 
-fn add_remove_shipyard_setup() -> (shipyard::World, Vec<shipyard::EntityId>) {
-    let mut world = shipyard::World::new();
+fn add_remove_shipyard_setup() -> (Box<shipyard::World>, Vec<shipyard::EntityId>) {
+    let mut world = Box::new(shipyard::World::new());
     let entities: Vec<_> = world
         .bulk_add_entity((0..N).map(|i| (A(i as f32),)))
         .collect();
@@ -581,8 +581,8 @@ fn add_remove_shipyard_setup() -> (shipyard::World, Vec<shipyard::EntityId>) {
 #[library_benchmark]
 #[bench::shipyard(setup = add_remove_shipyard_setup)]
 fn add_remove_shipyard(
-    (mut world, entities): (shipyard::World, Vec<shipyard::EntityId>),
-) -> (shipyard::World, Vec<shipyard::EntityId>) {
+    (mut world, entities): (Box<shipyard::World>, Vec<shipyard::EntityId>),
+) -> (Box<shipyard::World>, Vec<shipyard::EntityId>) {
     shipyard_add_remove(&mut world, &entities);
     (world, entities)
 }
@@ -596,8 +596,8 @@ fn flecs_add_remove(world: &FlecsWorld, entities: &[flecs_ecs::prelude::Entity])
     }
 }
 
-fn add_remove_flecs_setup() -> (FlecsWorld, Vec<flecs_ecs::prelude::Entity>) {
-    let world = FlecsWorld::new();
+fn add_remove_flecs_setup() -> (Box<FlecsWorld>, Vec<flecs_ecs::prelude::Entity>) {
+    let world = Box::new(FlecsWorld::new());
     let entities: Vec<_> = (0..N)
         .map(|i| world.entity().set(A(i as f32)).id())
         .collect();
@@ -608,8 +608,8 @@ fn add_remove_flecs_setup() -> (FlecsWorld, Vec<flecs_ecs::prelude::Entity>) {
 #[library_benchmark]
 #[bench::flecs_ecs(setup = add_remove_flecs_setup)]
 fn add_remove_flecs(
-    (world, entities): (FlecsWorld, Vec<flecs_ecs::prelude::Entity>),
-) -> (FlecsWorld, Vec<flecs_ecs::prelude::Entity>) {
+    (world, entities): (Box<FlecsWorld>, Vec<flecs_ecs::prelude::Entity>),
+) -> (Box<FlecsWorld>, Vec<flecs_ecs::prelude::Entity>) {
     flecs_add_remove(&world, &entities);
     (world, entities)
 }
@@ -784,8 +784,8 @@ fn doecs_double(world: &mut doecs::World) {
     world.query_mut::<(&mut Data,)>().for_each(|(d,)| double(d))
 }
 
-fn frag_iter_doecs_setup() -> doecs::World {
-    let mut world = doecs::World::new();
+fn frag_iter_doecs_setup() -> Box<doecs::World> {
+    let mut world = Box::new(doecs::World::new());
     spawn_doecs(&mut world);
     doecs_double(&mut world);
     world
@@ -793,15 +793,15 @@ fn frag_iter_doecs_setup() -> doecs::World {
 
 #[library_benchmark]
 #[bench::doecs(setup = frag_iter_doecs_setup)]
-fn frag_iter_doecs(mut world: doecs::World) -> doecs::World {
+fn frag_iter_doecs(mut world: Box<doecs::World>) -> Box<doecs::World> {
     doecs_double(&mut world);
     world
 }
 
 type DoecsDouble = doecs::QueryState<&'static mut Data>;
 
-fn frag_iter_doecs_held_setup() -> (doecs::World, DoecsDouble) {
-    let mut world = doecs::World::new();
+fn frag_iter_doecs_held_setup() -> (Box<doecs::World>, DoecsDouble) {
+    let mut world = Box::new(doecs::World::new());
     spawn_doecs(&mut world);
     let mut query = doecs::QueryState::<&mut Data>::new(&world);
     query.for_each(&mut world, double);
@@ -811,8 +811,8 @@ fn frag_iter_doecs_held_setup() -> (doecs::World, DoecsDouble) {
 #[library_benchmark]
 #[bench::doecs_held_query(setup = frag_iter_doecs_held_setup)]
 fn frag_iter_doecs_held(
-    (mut world, mut query): (doecs::World, DoecsDouble),
-) -> (doecs::World, DoecsDouble) {
+    (mut world, mut query): (Box<doecs::World>, DoecsDouble),
+) -> (Box<doecs::World>, DoecsDouble) {
     query.for_each(&mut world, double);
     (world, query)
 }
@@ -823,8 +823,8 @@ fn hecs_double(world: &mut hecs::World) {
     }
 }
 
-fn frag_iter_hecs_setup() -> hecs::World {
-    let mut world = hecs::World::new();
+fn frag_iter_hecs_setup() -> Box<hecs::World> {
+    let mut world = Box::new(hecs::World::new());
     spawn_hecs(&mut world);
     hecs_double(&mut world);
     world
@@ -832,7 +832,7 @@ fn frag_iter_hecs_setup() -> hecs::World {
 
 #[library_benchmark]
 #[bench::hecs(setup = frag_iter_hecs_setup)]
-fn frag_iter_hecs(mut world: hecs::World) -> hecs::World {
+fn frag_iter_hecs(mut world: Box<hecs::World>) -> Box<hecs::World> {
     hecs_double(&mut world);
     world
 }
@@ -845,8 +845,8 @@ fn bevy_double(query: &mut BevyDouble, world: &mut bevy_ecs::world::World) {
     }
 }
 
-fn frag_iter_bevy_setup() -> (bevy_ecs::world::World, BevyDouble) {
-    let mut world = bevy_ecs::world::World::new();
+fn frag_iter_bevy_setup() -> (Box<bevy_ecs::world::World>, BevyDouble) {
+    let mut world = Box::new(bevy_ecs::world::World::new());
     spawn_bevy(&mut world);
     let mut query = world.query::<&mut Data>();
     bevy_double(&mut query, &mut world);
@@ -856,8 +856,8 @@ fn frag_iter_bevy_setup() -> (bevy_ecs::world::World, BevyDouble) {
 #[library_benchmark]
 #[bench::bevy_ecs(setup = frag_iter_bevy_setup)]
 fn frag_iter_bevy(
-    (mut world, mut query): (bevy_ecs::world::World, BevyDouble),
-) -> (bevy_ecs::world::World, BevyDouble) {
+    (mut world, mut query): (Box<bevy_ecs::world::World>, BevyDouble),
+) -> (Box<bevy_ecs::world::World>, BevyDouble) {
     bevy_double(&mut query, &mut world);
     (world, query)
 }
@@ -870,8 +870,8 @@ fn shipyard_double(world: &shipyard::World) {
     })
 }
 
-fn frag_iter_shipyard_setup() -> shipyard::World {
-    let mut world = shipyard::World::new();
+fn frag_iter_shipyard_setup() -> Box<shipyard::World> {
+    let mut world = Box::new(shipyard::World::new());
     spawn_shipyard(&mut world);
     shipyard_double(&world);
     world
@@ -879,7 +879,7 @@ fn frag_iter_shipyard_setup() -> shipyard::World {
 
 #[library_benchmark]
 #[bench::shipyard(setup = frag_iter_shipyard_setup)]
-fn frag_iter_shipyard(world: shipyard::World) -> shipyard::World {
+fn frag_iter_shipyard(world: Box<shipyard::World>) -> Box<shipyard::World> {
     shipyard_double(&world);
     world
 }
@@ -887,8 +887,8 @@ fn frag_iter_shipyard(world: shipyard::World) -> shipyard::World {
 type FlecsDouble = FlecsQuery<&'static mut Data>;
 
 // The query comes first in the tuple so that it is dropped before its world.
-fn frag_iter_flecs_setup() -> (FlecsDouble, FlecsWorld) {
-    let world = FlecsWorld::new();
+fn frag_iter_flecs_setup() -> (FlecsDouble, Box<FlecsWorld>) {
+    let world = Box::new(FlecsWorld::new());
     spawn_flecs(&world);
     let query = world.new_query::<&mut Data>();
     query.each(double);
@@ -897,7 +897,7 @@ fn frag_iter_flecs_setup() -> (FlecsDouble, FlecsWorld) {
 
 #[library_benchmark]
 #[bench::flecs_ecs(setup = frag_iter_flecs_setup)]
-fn frag_iter_flecs((query, world): (FlecsDouble, FlecsWorld)) -> (FlecsDouble, FlecsWorld) {
+fn frag_iter_flecs((query, world): (FlecsDouble, Box<FlecsWorld>)) -> (FlecsDouble, Box<FlecsWorld>) {
     query.each(double);
     (query, world)
 }
@@ -945,8 +945,8 @@ fn populations() -> impl Iterator<Item = usize> {
     (0..4).flat_map(|shape| std::iter::repeat_n(shape, N))
 }
 
-fn schedule_doecs_setup() -> (doecs::World, doecs::Schedule) {
-    let mut world = doecs::World::new();
+fn schedule_doecs_setup() -> (Box<doecs::World>, doecs::Schedule) {
+    let mut world = Box::new(doecs::World::new());
     for shape in populations() {
         match shape {
             0 => world.spawn((A(0.0), B(1.0))),
@@ -976,8 +976,8 @@ fn schedule_doecs_setup() -> (doecs::World, doecs::Schedule) {
 #[library_benchmark]
 #[bench::doecs(setup = schedule_doecs_setup)]
 fn schedule_doecs(
-    (mut world, mut schedule): (doecs::World, doecs::Schedule),
-) -> (doecs::World, doecs::Schedule) {
+    (mut world, mut schedule): (Box<doecs::World>, doecs::Schedule),
+) -> (Box<doecs::World>, doecs::Schedule) {
     schedule.run(&mut world).expect("schedule runs");
     (world, schedule)
 }
@@ -998,8 +998,8 @@ fn bevy_ce(mut q: BevyQuery<(&mut C, &mut E)>) {
     }
 }
 
-fn schedule_bevy_setup() -> (bevy_ecs::world::World, BevySchedule) {
-    let mut world = bevy_ecs::world::World::new();
+fn schedule_bevy_setup() -> (Box<bevy_ecs::world::World>, BevySchedule) {
+    let mut world = Box::new(bevy_ecs::world::World::new());
     for shape in populations() {
         let mut e = world.spawn((A(0.0), B(1.0)));
         match shape {
@@ -1019,8 +1019,8 @@ fn schedule_bevy_setup() -> (bevy_ecs::world::World, BevySchedule) {
 #[library_benchmark]
 #[bench::bevy_ecs(setup = schedule_bevy_setup)]
 fn schedule_bevy(
-    (mut world, mut schedule): (bevy_ecs::world::World, BevySchedule),
-) -> (bevy_ecs::world::World, BevySchedule) {
+    (mut world, mut schedule): (Box<bevy_ecs::world::World>, BevySchedule),
+) -> (Box<bevy_ecs::world::World>, BevySchedule) {
     schedule.run(&mut world);
     (world, schedule)
 }
@@ -1041,7 +1041,7 @@ fn shipyard_ce(mut c: ViewMut<C>, mut e: ViewMut<E>) {
     }
 }
 
-fn schedule_shipyard_setup() -> shipyard::World {
+fn schedule_shipyard_setup() -> Box<shipyard::World> {
     // shipyard runs workloads on rayon's global pool: make it one thread,
     // this one, so every system runs where callgrind counts.
     rayon::ThreadPoolBuilder::new()
@@ -1049,7 +1049,7 @@ fn schedule_shipyard_setup() -> shipyard::World {
         .use_current_thread()
         .build_global()
         .expect("rayon's global pool is not built yet");
-    let mut world = shipyard::World::new();
+    let mut world = Box::new(shipyard::World::new());
     for shape in populations() {
         match shape {
             0 => world.add_entity((A(0.0), B(1.0))),
@@ -1070,13 +1070,13 @@ fn schedule_shipyard_setup() -> shipyard::World {
 
 #[library_benchmark]
 #[bench::shipyard(setup = schedule_shipyard_setup)]
-fn schedule_shipyard(world: shipyard::World) -> shipyard::World {
+fn schedule_shipyard(world: Box<shipyard::World>) -> Box<shipyard::World> {
     world.run_default_workload().expect("workload runs");
     world
 }
 
-fn schedule_flecs_setup() -> FlecsWorld {
-    let world = FlecsWorld::new();
+fn schedule_flecs_setup() -> Box<FlecsWorld> {
+    let world = Box::new(FlecsWorld::new());
     for shape in populations() {
         let e = world.entity().set(A(0.0)).set(B(1.0));
         match shape {
@@ -1101,7 +1101,7 @@ fn schedule_flecs_setup() -> FlecsWorld {
 
 #[library_benchmark]
 #[bench::flecs_ecs(setup = schedule_flecs_setup)]
-fn schedule_flecs(world: FlecsWorld) -> FlecsWorld {
+fn schedule_flecs(world: Box<FlecsWorld>) -> Box<FlecsWorld> {
     world.progress();
     world
 }

@@ -28,7 +28,7 @@ pub unsafe trait QueryData {
     /// One chunk's slices.
     type Slice<'w>;
     /// Raw pointers into one archetype's columns.
-    type Fetch: Copy;
+    type Fetch: Copy + 'static;
     /// What matching found in one archetype (its columns).
     type State: Copy + Send + Sync + 'static;
     /// A `'static` type unique to this query shape (read vs write included),

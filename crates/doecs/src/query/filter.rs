@@ -35,7 +35,7 @@ pub unsafe trait QueryFilter {
     /// What the filter keeps per matching archetype (its columns).
     type State: Copy + Send + Sync + 'static;
     /// What the row-level checks read, for one archetype.
-    type Fetch: Copy;
+    type Fetch: Copy + 'static;
     /// Whether every row of a matching archetype passes: no change filter
     /// inside.
     const DENSE: bool;

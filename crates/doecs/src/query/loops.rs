@@ -19,7 +19,7 @@
 use super::data::{QueryData, ReadOnlyQueryData};
 use super::filter::QueryFilter;
 use super::iter::QueryIter;
-use super::state::QueryState;
+use super::state::{Fetched, QueryState};
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::storage::{Archetype, ArchetypeId};
@@ -31,15 +31,16 @@ use rayon::prelude::*;
 const PAR_MIN_ROWS: usize = 16;
 
 /// Calls `body(a, b)` for each maximal run `a..b` of rows within
-/// `start..end` of `arch` that pass filter `F` in `window`, in row order.
-/// Chunks whose ticks fail are skipped whole.
+/// `start..end` of an archetype with `chunk_rows` rows per chunk that pass
+/// filter `F` in `window`, in row order. Chunks whose ticks fail are skipped
+/// whole.
 ///
 /// # Safety
-/// `filter` must be `F`'s fetch for `arch`; the rows must be live; the
-/// caller must hold the filter's read access.
+/// `filter` must be `F`'s fetch for that archetype; the rows must be live;
+/// the caller must hold the filter's read access.
 #[inline]
 pub(crate) unsafe fn passing_runs<F: QueryFilter>(
-    arch: &Archetype,
+    chunk_rows: usize,
     filter: F::Fetch,
     window: ChangeWindow,
     start: usize,
@@ -52,7 +53,7 @@ pub(crate) unsafe fn passing_runs<F: QueryFilter>(
         }
         return;
     }
-    let rows = arch.chunk_rows();
+    let rows = chunk_rows;
     let mut row = start;
     while row < end {
         let chunk = row / rows;
@@ -137,20 +138,17 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         window: ChangeWindow,
         mut f: impl FnMut(Q::Item<'_>),
     ) {
-        self.update(world);
-        let archetypes = world.archetypes();
-        for &(id, (state, filter)) in &self.cache.matched {
-            let arch = archetypes.get(id);
-            let len = arch.len();
-            if len == 0 {
-                continue;
-            }
-            // SAFETY: the states were matched on `arch`; rows `0..len` are
-            // live and each is handed out once; the caller holds the access.
+        for &Fetched {
+            fetch: (fetch, filter),
+            len,
+            chunk_rows,
+        } in self.fetched(world)
+        {
+            // SAFETY: the plan is current for `world` (`fetched`), so the
+            // fetches address live rows `0..len`; each is handed out once;
+            // the caller holds the access.
             unsafe {
-                let fetch = Q::fetch(arch, state);
-                let filter = F::fetch(arch, filter);
-                passing_runs::<F>(arch, filter, window, 0, len, |start, end| {
+                passing_runs::<F>(chunk_rows, filter, window, 0, len, |start, end| {
                     Q::mark_written(fetch, start, end - start, window.this_run);
                     for row in start..end {
                         f(Q::item(fetch, row));
@@ -172,25 +170,41 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         window: ChangeWindow,
         mut f: impl FnMut(Q::Slice<'_>),
     ) {
-        self.update(world);
-        let archetypes = world.archetypes();
-        for &(id, (state, filter)) in &self.cache.matched {
-            let arch = archetypes.get(id);
-            if arch.is_empty() {
+        for &Fetched {
+            fetch: (fetch, filter),
+            len,
+            chunk_rows,
+        } in self.fetched(world)
+        {
+            // The plan is current for `world` (`fetched`), so the fetches
+            // address live rows `0..len`.
+            if F::DENSE {
+                // Every row passes: stamp the archetype in one go, then hand
+                // out one slice per chunk with nothing else between them.
+                // SAFETY: live rows; the caller holds the access.
+                unsafe { Q::mark_written(fetch, 0, len, window.this_run) };
+                let mut start = 0;
+                while start < len {
+                    let end = (start + chunk_rows).min(len);
+                    // SAFETY: live rows, each slice handed out once; the
+                    // caller holds the access.
+                    f(unsafe { Q::slice(fetch, start, end - start) });
+                    start = end;
+                }
                 continue;
             }
-            // SAFETY: the states were matched on `arch`; each run's rows are
-            // live and handed out once; the caller holds the access.
-            unsafe {
-                let fetch = Q::fetch(arch, state);
-                let filter = F::fetch(arch, filter);
-                for chunk in 0..arch.chunk_count() {
-                    let (start, len) = arch.chunk_rows_of(chunk);
-                    passing_runs::<F>(arch, filter, window, start, start + len, |a, b| {
+            let mut start = 0;
+            while start < len {
+                let end = (start + chunk_rows).min(len);
+                // SAFETY: live rows, each run handed out once; the caller
+                // holds the access.
+                unsafe {
+                    passing_runs::<F>(chunk_rows, filter, window, start, end, |a, b| {
                         Q::mark_written(fetch, a, b - a, window.this_run);
                         f(Q::slice(fetch, a, b - a));
                     });
                 }
+                start = end;
             }
         }
     }
@@ -349,7 +363,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                         let fetch = Q::fetch(arch, state);
                         let filter = F::fetch(arch, filter);
                         passing_runs::<F>(
-                            arch,
+                            arch.chunk_rows(),
                             filter,
                             window,
                             start as usize,
@@ -387,7 +401,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             unsafe {
                 let fetch = Q::fetch(arch, state);
                 let filter = F::fetch(arch, filter);
-                passing_runs::<F>(arch, filter, window, start, start + len, |a, b| {
+                passing_runs::<F>(arch.chunk_rows(), filter, window, start, start + len, |a, b| {
                     Q::mark_written(fetch, a, b - a, window.this_run);
                     f(Q::slice(fetch, a, b - a));
                 });

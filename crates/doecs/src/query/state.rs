@@ -20,7 +20,7 @@
 use super::access::{Access, AliasError, FilteredAccess};
 use super::data::QueryData;
 use super::filter::QueryFilter;
-use crate::storage::ArchetypeId;
+use crate::storage::{ArchetypeId, LayoutStamp};
 use crate::tick::{ChangeWindow, Tick};
 use crate::type_index::TypeIndex;
 use crate::world::{WorldCore, WorldId};
@@ -40,29 +40,76 @@ pub type Matched<Q, F> = (
 /// - `matched[k].1` is what `match_archetype` and `filter_state` returned for
 ///   `matched[k].0`, in the world `world`, and the filter passed it.
 /// - `slot_of[a] == Some(k)` iff `matched[k].0 == a`; `slot_of.len() == seen`.
-pub(crate) struct QueryCache<S> {
+/// - `plan` is empty or was fetched from `matched` (see [`FetchPlan`]).
+pub(crate) struct QueryCache<S, P> {
     world: WorldId,
     seen: usize,
     pub(crate) matched: Vec<(ArchetypeId, S)>,
     slot_of: Vec<Option<u32>>,
+    plan: FetchPlan<P>,
     /// The end of the window of this query's last use outside a schedule.
     pub(crate) last_run: Tick,
     /// Whether row stamps for the filter's components were asked for.
     tracking_requested: bool,
 }
 
-impl<S> QueryCache<S> {
+impl<S, P> QueryCache<S, P> {
     pub(crate) fn new(world: WorldId) -> Self {
         QueryCache {
             world,
             seen: 0,
             matched: Vec::new(),
             slot_of: Vec::new(),
+            plan: FetchPlan {
+                entries: Vec::new(),
+                stamp: None,
+            },
             last_run: Tick::ZERO,
             tracking_requested: false,
         }
     }
 }
+
+/// The cache of query shape `(Q, F)`.
+pub(crate) type CacheOf<Q, F> = QueryCache<
+    (<Q as QueryData>::State, <F as QueryFilter>::State),
+    (<Q as QueryData>::Fetch, <F as QueryFilter>::Fetch),
+>;
+
+/// One matched archetype with rows, fetched: the query's and the filter's
+/// pointers to its columns, its row count and its rows per chunk.
+#[derive(Copy, Clone)]
+pub(crate) struct Fetched<P> {
+    pub(crate) fetch: P,
+    pub(crate) len: usize,
+    pub(crate) chunk_rows: usize,
+}
+
+/// The fetches of a query's matched archetypes that have rows, kept across
+/// uses so a loop over many small archetypes does not look each one up
+/// again (Sander Mertens's cached queries in flecs keep their tables the
+/// same way).
+///
+/// # Invariants
+/// If `stamp` is `Some(s)`, `entries` holds, in `matched` order, one
+/// [`Fetched`] per matched archetype with rows, as `Q::fetch`, `F::fetch`,
+/// `len` and `chunk_rows` returned them when the world's archetype layout
+/// stamp was `s`. While the world's stamp still equals `s`, no archetype has
+/// been changed or created since (see [`LayoutStamp`]), so the pointers
+/// address the columns and ticks as they are now and the lengths are
+/// current.
+pub(crate) struct FetchPlan<P> {
+    entries: Vec<Fetched<P>>,
+    stamp: Option<LayoutStamp>,
+}
+
+// SAFETY: a plan holds addresses, not access: its pointers are only
+// dereferenced by a loop that holds the query's access to the world they
+// came from (checked through the stamp), on whichever thread the loop runs,
+// exactly as freshly fetched pointers would be.
+unsafe impl<P> Send for FetchPlan<P> {}
+// SAFETY: as above; `&FetchPlan` allows no access through its pointers.
+unsafe impl<P> Sync for FetchPlan<P> {}
 
 /// Caches of matched archetypes, one per query shape, each in its own boxed
 /// slot. A [`Query`](super::Query) built per call (`World::query_mut`, a
@@ -110,7 +157,7 @@ impl QueryCaches {
             }
         };
         let cache = self.slots[slot as usize]
-            .downcast_mut::<QueryCache<(Q::State, F::State)>>()
+            .downcast_mut::<CacheOf<Q, F>>()
             .expect("keyed by query shape");
         QueryState::from_cache_mut(cache)
     }
@@ -141,7 +188,7 @@ type QueryShape<Q, F> = fn() -> (<Q as QueryData>::Key, F);
 /// a system's [`QueryCaches`]) is used as a `QueryState` in place.
 #[repr(transparent)]
 pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
-    pub(crate) cache: QueryCache<(Q::State, F::State)>,
+    pub(crate) cache: CacheOf<Q, F>,
     _marker: PhantomData<QueryShape<Q, F>>,
 }
 
@@ -162,14 +209,14 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
 
     /// A cache used in place as the state of this shape.
     #[inline]
-    pub(crate) fn from_cache_mut(cache: &mut QueryCache<(Q::State, F::State)>) -> &mut Self {
+    pub(crate) fn from_cache_mut(cache: &mut CacheOf<Q, F>) -> &mut Self {
         // SAFETY: `QueryState` is `repr(transparent)` over its cache (the
         // marker is a zero-sized, 1-aligned `PhantomData`), so the two have
         // the same layout; the borrow is carried over unchanged.
         unsafe { &mut *std::ptr::from_mut(cache).cast::<Self>() }
     }
 
-    pub(crate) fn new_cache(world: WorldId) -> QueryCache<(Q::State, F::State)> {
+    pub(crate) fn new_cache(world: WorldId) -> CacheOf<Q, F> {
         Self::access();
         QueryCache::new(world)
     }
@@ -246,6 +293,36 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         cache.seen = archetypes.len();
     }
 
+    /// The fetched columns of every matched archetype that has rows, in
+    /// match order. They are fetched again only when the world's archetype
+    /// layout changed since the last call; otherwise this costs one compare.
+    #[inline]
+    pub(crate) fn fetched(&mut self, world: &WorldCore) -> &[Fetched<(Q::Fetch, F::Fetch)>] {
+        self.update(world);
+        let archetypes = world.archetypes();
+        let stamp = archetypes.layout_stamp();
+        let cache = &mut self.cache;
+        if cache.plan.stamp != Some(stamp) {
+            cache.plan.entries.clear();
+            for &(id, (state, filter)) in &cache.matched {
+                let arch = archetypes.get(id);
+                if arch.is_empty() {
+                    continue;
+                }
+                // SAFETY: the states were matched on `arch` (cache
+                // invariant); fetching only computes addresses.
+                let fetch = unsafe { (Q::fetch(arch, state), F::fetch(arch, filter)) };
+                cache.plan.entries.push(Fetched {
+                    fetch,
+                    len: arch.len(),
+                    chunk_rows: arch.chunk_rows(),
+                });
+            }
+            cache.plan.stamp = Some(stamp);
+        }
+        &cache.plan.entries
+    }
+
     /// The slot of archetype index `archetype` in `matched`, if it matches.
     #[inline]
     pub(crate) fn slot_of(&self, archetype: usize) -> Option<usize> {
@@ -317,7 +394,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             // filter's read access.
             unsafe {
                 let filter = F::fetch(arch, filter);
-                super::loops::passing_runs::<F>(arch, filter, window, 0, arch.len(), |a, b| {
+                super::loops::passing_runs::<F>(arch.chunk_rows(), filter, window, 0, arch.len(), |a, b| {
                     n += b - a
                 })
             };

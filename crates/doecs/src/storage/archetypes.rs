@@ -64,6 +64,36 @@ pub struct ExchangeEdge {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct EdgeIndex(u32);
 
+/// One state of an [`Archetypes`] registry's physical layout: which
+/// archetypes exist, how many rows each holds, and where their columns and
+/// change ticks live.
+///
+/// Every way to change any of that goes through `&mut Archetype` handed out
+/// by the registry ([`Archetypes::get_mut`], `pair_mut`, `iter_mut`) or
+/// through creating an archetype, and each of those moves the stamp on. So
+/// while the stamp reads the same, pointers and lengths fetched from the
+/// registry's archetypes are still current; queries keep their fetched
+/// columns on that basis (see `query::state`). The registry part is unique
+/// per registry in the process, so stamps of two registries never compare
+/// equal, even when one replaced the other at the same address.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LayoutStamp {
+    registry: u64,
+    epoch: u64,
+}
+
+impl LayoutStamp {
+    /// The first stamp of a new registry.
+    fn fresh() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        static NEXT_REGISTRY: AtomicU64 = AtomicU64::new(0);
+        LayoutStamp {
+            registry: NEXT_REGISTRY.fetch_add(1, Relaxed),
+            epoch: 0,
+        }
+    }
+}
+
 /// Every archetype of a world, plus the type index and the graph.
 ///
 /// # Invariants
@@ -72,6 +102,8 @@ pub struct EdgeIndex(u32);
 /// - `by_components` maps each archetype's component set to its id, and nothing else.
 /// - An archetype's insert (remove) edge list maps a bundle to an edge of
 ///   `insert_edges` (`remove_edges`) computed for that archetype and bundle.
+/// - `stamp.epoch` moved on at every `&mut Archetype` handed out and at
+///   every archetype created (see [`LayoutStamp`]).
 pub struct Archetypes {
     archetypes: Vec<Archetype>,
     by_components: HashMap<Box<[ComponentId]>, ArchetypeId>,
@@ -79,6 +111,7 @@ pub struct Archetypes {
     remove_edges: Vec<RemoveEdge>,
     exchange_edges: HashMap<(ArchetypeId, BundleId, BundleId), ExchangeEdge>,
     chunk_bytes: usize,
+    stamp: LayoutStamp,
 }
 
 impl std::fmt::Debug for Archetypes {
@@ -97,6 +130,7 @@ impl Archetypes {
             remove_edges: Vec::new(),
             exchange_edges: HashMap::new(),
             chunk_bytes,
+            stamp: LayoutStamp::fresh(),
         };
         archetypes.get_or_create(&[], components);
         archetypes
@@ -124,9 +158,23 @@ impl Archetypes {
         &self.archetypes[id.index()]
     }
 
+    /// The current layout stamp: equal to an earlier one only if no
+    /// archetype was changed or created in between.
+    #[inline]
+    pub fn layout_stamp(&self) -> LayoutStamp {
+        self.stamp
+    }
+
+    /// Records that the layout may change now.
+    #[inline(always)]
+    fn touch(&mut self) {
+        self.stamp.epoch += 1;
+    }
+
     /// The archetype `id`, mutably.
     #[inline]
     pub(crate) fn get_mut(&mut self, id: ArchetypeId) -> &mut Archetype {
+        self.touch();
         &mut self.archetypes[id.index()]
     }
 
@@ -141,6 +189,7 @@ impl Archetypes {
         b: ArchetypeId,
     ) -> (&mut Archetype, &mut Archetype) {
         assert_ne!(a, b, "pair_mut needs two distinct archetypes");
+        self.touch();
         if a < b {
             let (lo, hi) = self.archetypes.split_at_mut(b.index());
             (&mut lo[a.index()], &mut hi[0])
@@ -157,6 +206,7 @@ impl Archetypes {
 
     /// All archetypes in id order, mutably (the set and the graph stay fixed).
     pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Archetype> {
+        self.touch();
         self.archetypes.iter_mut()
     }
 
@@ -183,6 +233,7 @@ impl Archetypes {
         if let Some(id) = self.find(sorted) {
             return id;
         }
+        self.touch();
         let id = ArchetypeId::from_index(self.archetypes.len());
         let set: Box<[ComponentId]> = sorted.into();
         self.archetypes.push(Archetype::new(

@@ -37,7 +37,7 @@ pub mod layout;
 pub mod ticks;
 
 pub use archetype::{Archetype, ColumnIndex};
-pub use archetypes::Archetypes;
+pub use archetypes::{Archetypes, LayoutStamp};
 pub use layout::{ChunkShape, DEFAULT_CHUNK_BYTES};
 pub use ticks::{ChunkTicks, TickPtrs};
 

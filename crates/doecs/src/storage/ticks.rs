@@ -143,9 +143,15 @@ impl TickPtrs {
             return;
         }
         let (first, last) = (start >> self.shift, (start + len - 1) >> self.shift);
-        for chunk in first..=last {
-            // SAFETY: live rows lie in allocated chunks, whose ticks exist.
-            unsafe { self.chunks.add(chunk).as_ref() }.stamp_changed(tick);
+        // SAFETY: live rows lie in allocated chunks, whose ticks exist.
+        unsafe { self.chunks.add(first).as_ref() }.stamp_changed(tick);
+        // Most runs lie in one chunk (every run of a small archetype), so
+        // that case stays one store with no loop to set up.
+        if last != first {
+            for chunk in first + 1..last + 1 {
+                // SAFETY: as above.
+                unsafe { self.chunks.add(chunk).as_ref() }.stamp_changed(tick);
+            }
         }
         if let Some((_, changed)) = self.rows {
             // SAFETY: the rows are live, so within the row-tick arrays'

@@ -148,8 +148,8 @@ pub fn short_type_name<T: ?Sized>() -> String {
 }
 
 /// A query's matched archetypes, one cache per world the system runs on.
-pub struct QueryParamState<S> {
-    worlds: Vec<(WorldId, crate::query::state::QueryCache<S>)>,
+pub struct QueryParamState<S, P> {
+    worlds: Vec<(WorldId, crate::query::state::QueryCache<S, P>)>,
 }
 
 // SAFETY: the data it fetches is what `describe` records: `Q`'s access
@@ -159,7 +159,7 @@ where
     Q: QueryData + 'static,
     F: QueryFilter + 'static,
 {
-    type State = QueryParamState<(Q::State, F::State)>;
+    type State = QueryParamState<(Q::State, F::State), (Q::Fetch, F::Fetch)>;
     type Item<'a> = Query<'a, Q, F>;
 
     fn describe(access: &mut ParamAccess) -> Self::State {
