@@ -92,6 +92,9 @@ pub enum SaveError {
     /// The ids cannot be saved (reserved ids pending).
     #[error(transparent)]
     Ids(#[from] ImageError),
+    /// The world holds relationship pairs, which saves do not carry yet.
+    #[error("the world holds {0} relationship pairs, which saves do not carry yet")]
+    Relations(usize),
     /// A value could not be written.
     #[error("component \"{name}\": {message}")]
     Encode {
@@ -469,6 +472,9 @@ pub fn save_world(
     format: SaveFormat,
     options: SaveOptions,
 ) -> Result<(), SaveError> {
+    if !world.relations().is_empty() {
+        return Err(SaveError::Relations(world.relations().len()));
+    }
     let ids = SavedIds::of(world.entities().image()?);
     let tables = tables(world, registry, options)?;
     let mut managers = Vec::new();

@@ -17,6 +17,7 @@ pub mod location;
 pub mod manager;
 pub mod prelude;
 pub mod query;
+pub mod relation;
 pub mod resource;
 pub mod schedule;
 pub mod storage;
@@ -42,6 +43,7 @@ pub use event::{EventCursor, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
+pub use relation::{ChildOf, Cleanup, Relation, RelationError, Relations};
 pub use query::{
     Access, Added, Changed, Or, Query, QueryData, QueryFilter, QueryIter, QueryState,
     ReadOnlyQueryData, View, ViewMut, With, Without,

@@ -62,6 +62,8 @@ pub struct WorldCore {
     /// How to turn over each event type added (see [`crate::event`]),
     /// keyed by the type of its `Events<T>` resource.
     pub(crate) event_updaters: Vec<EventUpdater>,
+    /// Relationship pairs, beside the archetypes (see [`crate::relation`]).
+    pub(crate) relations: crate::relation::Relations,
 }
 
 impl std::fmt::Debug for WorldCore {
@@ -93,6 +95,7 @@ impl WorldCore {
             hooks: Default::default(),
             removals: Default::default(),
             event_updaters: Vec::new(),
+            relations: Default::default(),
         }
     }
 
@@ -334,6 +337,8 @@ impl WorldCore {
     /// Meant for tests and debugging; it walks the whole world.
     pub fn check_invariants(&self) {
         self.archetypes.check_invariants();
+        self.relations
+            .check_invariants(&|e| self.entities.location(e).is_some());
         let mut rows = 0usize;
         for arch in self.archetypes.iter() {
             for (r, &e) in arch.entities().iter().enumerate() {

@@ -31,6 +31,7 @@ pub mod core;
 mod entity_ref;
 mod hook_api;
 mod load;
+mod relations;
 mod removals;
 mod snapshot;
 mod structure;

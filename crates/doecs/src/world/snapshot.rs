@@ -49,6 +49,9 @@ pub enum SnapshotError {
     /// it was taken.
     #[error("the snapshot is empty or unfinished")]
     Unfinished,
+    /// The world holds relationship pairs, which snapshots do not carry yet.
+    #[error("the world holds {0} relationship pairs, which snapshots do not carry yet")]
+    Relations(usize),
 }
 
 /// Saved state of one opted-in resource.
@@ -209,6 +212,9 @@ impl World {
     pub fn snapshot_into(&mut self, snapshot: &mut Snapshot) -> Result<(), SnapshotError> {
         snapshot.finished = false;
         let core = &self.core;
+        if !core.relations.is_empty() {
+            return Err(SnapshotError::Relations(core.relations.len()));
+        }
         for arch in core.archetypes.iter().filter(|a| !a.is_empty()) {
             for &id in arch.components() {
                 let info = core.components.info(id);
@@ -311,6 +317,8 @@ impl World {
             }
         }
         self.core.managers.restore_states(&snapshot.managers);
+        // A snapshot is only taken without pairs, so there were none then.
+        drop(std::mem::take(&mut self.core.relations));
         self.last_restore = Some((snapshot.serial, now));
         // Later writes must stamp after the restore.
         self.core.set_change_tick(now.next());

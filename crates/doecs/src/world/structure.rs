@@ -28,6 +28,7 @@ use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::hooks::HookKind;
 use crate::location::Location;
+use crate::relation::Cleanup;
 use crate::storage::archetype::copy_value;
 use crate::storage::archetypes::{EdgeIndex, FieldTarget};
 use crate::storage::{Archetype, ArchetypeId, Archetypes, ColumnIndex, Row};
@@ -552,7 +553,15 @@ impl WorldCore {
     /// their values, and with `free_ids` also frees their ids (a `World`'s
     /// table allocates them), then tells callback managers about every
     /// removed entity, even if a `Drop` panicked. Entities not here go to
-    /// `on_missing` with their position. Returns how many rows were removed.
+    /// `on_missing` with their position. Returns how many of `entities`
+    /// were removed.
+    ///
+    /// Every removed entity's relationship pairs go too, both ways. With
+    /// `free_ids`, the sources of relations that despawn with their target
+    /// ([`Cleanup::DespawnSource`], e.g. `ChildOf`) go with each entity,
+    /// breadth-first, parents before children; once such a subtree starts,
+    /// all of it is removed even if a hook or a `Drop` panics on the way,
+    /// and the first panic goes on afterwards.
     pub(crate) fn despawn_rows(
         &mut self,
         entities: &[Entity],
@@ -561,41 +570,120 @@ impl WorldCore {
     ) -> usize {
         let mut destroyed = std::mem::take(&mut self.despawned);
         destroyed.clear();
+        let mut count = 0;
         // Managers hear of every removed entity even if a hook or a `Drop`
         // panics; the panic then goes on.
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             for (k, &entity) in entities.iter().enumerate() {
                 match self.entities.location(entity) {
                     Some(location) => {
-                        if self.removal_observed(location) {
-                            let components = self
-                                .archetypes
-                                .get(location.archetype)
-                                .components()
-                                .to_vec();
-                            self.before_removal(entity, location, &components);
-                            self.log_removals(entity, &components);
+                        count += 1;
+                        if free_ids && self.relations.cascades() {
+                            self.despawn_subtree(entity, &mut destroyed);
+                        } else {
+                            self.despawn_one(entity, location, free_ids, &mut destroyed);
                         }
-                        destroyed.push(entity);
-                        drop_row(
-                            &mut self.entities,
-                            &mut self.archetypes,
-                            entity,
-                            location,
-                            free_ids,
-                        );
                     }
                     None => on_missing(k, entity),
                 }
             }
         }));
         self.managers.notify_destroyed(&destroyed);
-        let count = destroyed.len();
         self.despawned = destroyed;
         if let Err(payload) = outcome {
             resume_unwind(payload);
         }
         count
+    }
+
+    /// Removes `root` and everything that despawns with it through its
+    /// relations, breadth-first. Each entity's removal runs on even if an
+    /// earlier one panicked; the first panic goes on at the end.
+    fn despawn_subtree(&mut self, root: Entity, destroyed: &mut Vec<Entity>) {
+        let doomed = self.doomed_with(root);
+        let mut first_panic = None;
+        for &e in &doomed {
+            // A hook of an earlier removal may have despawned it already.
+            let Some(location) = self.entities.location(e) else {
+                continue;
+            };
+            let removal = catch_unwind(AssertUnwindSafe(|| {
+                self.despawn_one(e, location, true, destroyed)
+            }));
+            if let Err(payload) = removal {
+                first_panic.get_or_insert(payload);
+            }
+        }
+        if let Some(payload) = first_panic {
+            resume_unwind(payload);
+        }
+    }
+
+    /// `root` and every live entity that despawns with it through a
+    /// [`Cleanup::DespawnSource`] relation, breadth-first, each once.
+    pub(crate) fn doomed_with(&self, root: Entity) -> Vec<Entity> {
+        let mut doomed = vec![root];
+        let mut seen: std::collections::HashSet<Entity> = [root].into_iter().collect();
+        let mut next = 0;
+        while next < doomed.len() {
+            let e = doomed[next];
+            next += 1;
+            for table in self.relations.tables() {
+                if table.cleanup() != Cleanup::DespawnSource {
+                    continue;
+                }
+                for &s in table.sources_of(e) {
+                    if self.entities.location(s).is_some() && seen.insert(s) {
+                        doomed.push(s);
+                    }
+                }
+            }
+        }
+        doomed
+    }
+
+    /// Removes one entity at `location`: its removal hooks and logs, its
+    /// row, its relationship pairs (values dropped last, after every table
+    /// is consistent). Recorded in `destroyed` before anything can panic.
+    fn despawn_one(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        free_ids: bool,
+        destroyed: &mut Vec<Entity>,
+    ) {
+        if self.removal_observed(location) {
+            let components = self
+                .archetypes
+                .get(location.archetype)
+                .components()
+                .to_vec();
+            self.before_removal(entity, location, &components);
+            self.log_removals(entity, &components);
+        }
+        destroyed.push(entity);
+        let pairs = self.forget_relations(entity);
+        drop_row(
+            &mut self.entities,
+            &mut self.archetypes,
+            entity,
+            location,
+            free_ids,
+        );
+        drop(pairs);
+    }
+
+    /// Removes every pair from or to `entity`; returns the removed values,
+    /// to be dropped by the caller once the world is consistent.
+    fn forget_relations(&mut self, entity: Entity) -> Vec<Box<dyn std::any::Any + Send>> {
+        if self.relations.is_empty() {
+            return Vec::new();
+        }
+        self.relations
+            .tables_mut()
+            .iter_mut()
+            .filter_map(|t| t.forget(entity))
+            .collect()
     }
 
     /// Removes entities that died in a shared id space: drops their rows (if
@@ -612,6 +700,9 @@ impl WorldCore {
                             .to_vec();
                         self.log_removals(entity, &components);
                     }
+                    // Ids are the universe's: relations lose the pairs, and
+                    // nothing else despawns here.
+                    let _pairs = self.forget_relations(entity);
                     drop_row(
                         &mut self.entities,
                         &mut self.archetypes,

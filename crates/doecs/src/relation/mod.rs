@@ -1,0 +1,196 @@
+//! Relationships: pairs `(R, target)` between entities, and the `ChildOf`
+//! hierarchy built on them.
+//!
+//! Design. Flecs puts a pair into an entity's type, so `(ChildOf, ship_7)`
+//! and `(ChildOf, ship_8)` are different archetypes; with many targets that
+//! becomes the flecs problem of hundreds of thousands of three-entity
+//! tables, and with 16 KiB chunks each would cost at least a chunk. doecs
+//! keeps pairs out of the archetype instead: each relation type has one
+//! [`table`] of pairs beside the archetypes, indexed by entity index in both
+//! directions (source to targets with the pair values, target to sources).
+//! Adding or removing a pair moves no row and makes no archetype, so a
+//! thousand ships of thirteen parts stay in the archetypes their components
+//! put them in, and iterating the parts costs what it cost without a
+//! hierarchy. What this gives up is matching pairs by archetype: a query
+//! that needs `(R, target)` asks the table (see `World::sources` and
+//! `World::targets`) instead of skipping archetypes.
+//!
+//! A relation is any `'static` type implementing [`Relation`]; a unit
+//! struct is a tag relation, a struct with fields carries data per pair.
+//! Its constants choose whether a source may have several targets
+//! (`EXCLUSIVE`), whether pairs may form cycles (`ACYCLIC`), and what
+//! happens to the sources when a target is despawned
+//! ([`Cleanup`]). Despawning any entity, by any path (`despawn`,
+//! `despawn_batch`, `take`, command buffers, hooks), removes its pairs both
+//! ways and applies each relation's cleanup to the sources pointing at it.
+//!
+//! [`ChildOf`] is the built-in hierarchy: exclusive, acyclic, and deleting
+//! children with their parent, recursively.
+
+pub(crate) mod table;
+
+use crate::entity::Entity;
+use crate::type_index::TypeIndex;
+use std::any::TypeId;
+use table::{ErasedRelation, RelationTable};
+
+/// What happens to a pair's source when its target is despawned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Cleanup {
+    /// The source loses the pair and lives on.
+    RemovePair,
+    /// The source is despawned too (and, through its own relations, what
+    /// points at it).
+    DespawnSource,
+}
+
+/// A relationship type: `(Self, target)` pairs link a source entity to a
+/// target entity, carrying a `Self` value each.
+///
+/// ```
+/// use doecs::{Cleanup, Relation, World};
+/// struct Likes(u8);
+/// impl Relation for Likes {}
+/// struct OwnedBy;
+/// impl Relation for OwnedBy {
+///     const EXCLUSIVE: bool = true;
+///     const ON_TARGET_DESPAWN: Cleanup = Cleanup::DespawnSource;
+/// }
+///
+/// let mut world = World::new();
+/// let [alice, bob, sword] = [(), (), ()].map(|()| world.spawn(()));
+/// world.add_pair(alice, bob, Likes(3)).unwrap();
+/// world.add_pair(sword, alice, OwnedBy).unwrap();
+/// assert_eq!(world.pair::<Likes>(alice, bob).map(|l| l.0), Some(3));
+/// world.despawn(alice).unwrap();
+/// assert!(!world.alive(sword), "owned things go with their owner");
+/// assert!(world.sources::<Likes>(bob).is_empty());
+/// ```
+pub trait Relation: Send + Sync + 'static {
+    /// Whether a source has at most one target: adding a second pair
+    /// replaces the first.
+    const EXCLUSIVE: bool = false;
+    /// Whether pairs must never form a cycle (checked on every add).
+    const ACYCLIC: bool = false;
+    /// What happens to the sources when a target is despawned.
+    const ON_TARGET_DESPAWN: Cleanup = Cleanup::RemovePair;
+}
+
+/// The built-in hierarchy: `(ChildOf, parent)` on a child. Exclusive (one
+/// parent), acyclic, and despawning a parent despawns its children,
+/// recursively.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChildOf;
+
+impl Relation for ChildOf {
+    const EXCLUSIVE: bool = true;
+    const ACYCLIC: bool = true;
+    const ON_TARGET_DESPAWN: Cleanup = Cleanup::DespawnSource;
+}
+
+/// Why a relationship change was refused. A refused change leaves the world
+/// as it was.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RelationError {
+    /// The source or the target is not alive.
+    #[error("entity {0:?} is not alive")]
+    NoSuchEntity(Entity),
+    /// The pair would close a cycle in an acyclic relation.
+    #[error("adding ({relation}, {target:?}) to {subject:?} would close a cycle: {target:?} already reaches {subject:?}")]
+    Cycle {
+        /// The relation's type name.
+        relation: &'static str,
+        /// The entity the pair was to be added to.
+        subject: Entity,
+        /// The pair's target.
+        target: Entity,
+    },
+    /// The pair does not exist.
+    #[error("{subject:?} has no pair ({relation}, {target:?})")]
+    NoSuchPair {
+        /// The relation's type name.
+        relation: &'static str,
+        /// The entity that lacks the pair.
+        subject: Entity,
+        /// The pair's target.
+        target: Entity,
+    },
+}
+
+/// Every relation table of a world, one per relation type used.
+///
+/// # Invariants
+/// `index` maps each relation's `TypeId` to its slot in `tables`, whose
+/// table is a `RelationTable` of that type.
+#[derive(Default)]
+pub struct Relations {
+    index: TypeIndex<u32>,
+    tables: Vec<Box<dyn ErasedRelation>>,
+}
+
+impl std::fmt::Debug for Relations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.tables.iter().map(|t| (t.name(), t.len())))
+            .finish()
+    }
+}
+
+impl Relations {
+    /// The table of `R`, if `R` was ever used.
+    pub(crate) fn table<R: Relation>(&self) -> Option<&RelationTable<R>> {
+        let slot = self.index.get(TypeId::of::<R>())?;
+        self.tables[slot as usize].as_any().downcast_ref()
+    }
+
+    /// The table of `R`, made on first use.
+    pub(crate) fn table_mut<R: Relation>(&mut self) -> &mut RelationTable<R> {
+        let slot = match self.index.get(TypeId::of::<R>()) {
+            Some(slot) => slot,
+            None => {
+                let slot = self.tables.len() as u32;
+                self.tables.push(Box::new(RelationTable::<R>::default()));
+                self.index.insert(TypeId::of::<R>(), slot);
+                slot
+            }
+        };
+        self.tables[slot as usize]
+            .as_any_mut()
+            .downcast_mut()
+            .expect("keyed by relation type")
+    }
+
+    /// Whether no pair exists in any relation.
+    pub fn is_empty(&self) -> bool {
+        self.tables.iter().all(|t| t.len() == 0)
+    }
+
+    /// Number of pairs across all relations.
+    pub fn len(&self) -> usize {
+        self.tables.iter().map(|t| t.len()).sum()
+    }
+
+    /// Every table, type-erased.
+    pub(crate) fn tables(&self) -> &[Box<dyn ErasedRelation>] {
+        &self.tables
+    }
+
+    /// Every table, type-erased and mutable.
+    pub(crate) fn tables_mut(&mut self) -> &mut [Box<dyn ErasedRelation>] {
+        &mut self.tables
+    }
+
+    /// Whether some relation despawns sources with their target.
+    pub(crate) fn cascades(&self) -> bool {
+        self.tables
+            .iter()
+            .any(|t| t.cleanup() == Cleanup::DespawnSource && t.len() > 0)
+    }
+
+    /// Checks every table's invariants.
+    pub fn check_invariants(&self, alive: &dyn Fn(Entity) -> bool) {
+        for t in &self.tables {
+            t.check_invariants(alive);
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! One relation's pairs: who points at whom, and the data each pair carries.
+//!
+//! A [`RelationTable`] holds every pair `(R, target)` of one relation type
+//! `R`, in two indexes addressed by entity index, so no lookup hashes:
+//! `outgoing[source.index()]` lists the source's targets with their values,
+//! and `incoming[target.index()]` lists the sources pointing at the target,
+//! in the order their pairs were added. Both store the full entity (with its
+//! generation), so a slot left by a dead entity never answers for the entity
+//! that reuses its index.
+//!
+//! Aliasing rule: none to state. The table is plain safe Rust, owned by the
+//! world's [`Relations`](super::Relations), and changed only through
+//! `&mut World`.
+
+use super::{Cleanup, Relation};
+use crate::entity::Entity;
+use std::any::Any;
+
+/// The targets of one source, with the values of its pairs.
+struct Outgoing<R> {
+    source: Entity,
+    pairs: Vec<(Entity, R)>,
+}
+
+/// The sources pointing at one target.
+struct Incoming {
+    target: Entity,
+    sources: Vec<Entity>,
+}
+
+/// Every pair of relation `R`.
+///
+/// # Invariants
+/// - `outgoing[i]`, when set, belongs to a source of index `i`, has at least
+///   one pair, and names each target once.
+/// - `incoming[i]`, when set, belongs to a target of index `i` and has at
+///   least one source, each once.
+/// - `(s, t)` is a pair of `outgoing` iff `s` is in `incoming` of `t`; `len`
+///   counts them.
+/// - With `R::EXCLUSIVE`, every source has one pair.
+pub(crate) struct RelationTable<R> {
+    outgoing: Vec<Option<Outgoing<R>>>,
+    incoming: Vec<Option<Incoming>>,
+    len: usize,
+}
+
+impl<R> Default for RelationTable<R> {
+    fn default() -> Self {
+        RelationTable {
+            outgoing: Vec::new(),
+            incoming: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+/// Slot `i` of `slots`, grown to reach it.
+fn slot_mut<T>(slots: &mut Vec<Option<T>>, i: u32) -> &mut Option<T> {
+    let i = i as usize;
+    if slots.len() <= i {
+        slots.resize_with(i + 1, || None);
+    }
+    &mut slots[i]
+}
+
+impl<R: Relation> RelationTable<R> {
+    /// The pairs of `source`, as `(target, value)`.
+    pub(crate) fn pairs_of(&self, source: Entity) -> &[(Entity, R)] {
+        match self.outgoing.get(source.index() as usize) {
+            Some(Some(out)) if out.source == source => &out.pairs,
+            _ => &[],
+        }
+    }
+
+    /// The pairs of `source`, mutably.
+    pub(crate) fn pairs_of_mut(&mut self, source: Entity) -> &mut [(Entity, R)] {
+        match self.outgoing.get_mut(source.index() as usize) {
+            Some(Some(out)) if out.source == source => &mut out.pairs,
+            _ => &mut [],
+        }
+    }
+
+    /// Adds the pair `(source, target)` with `value`, or replaces its value
+    /// (returning the old one). An exclusive relation's other pair of
+    /// `source` is removed first and returned as the second value.
+    pub(crate) fn insert(
+        &mut self,
+        source: Entity,
+        target: Entity,
+        value: R,
+    ) -> (Option<R>, Option<(Entity, R)>) {
+        if let Some(pair) = self
+            .pairs_of_mut(source)
+            .iter_mut()
+            .find(|(t, _)| *t == target)
+        {
+            return (Some(std::mem::replace(&mut pair.1, value)), None);
+        }
+        let displaced = if R::EXCLUSIVE {
+            self.pairs_of(source)
+                .first()
+                .map(|&(t, _)| t)
+                .and_then(|old| self.remove(source, old).map(|v| (old, v)))
+        } else {
+            None
+        };
+        let out = slot_mut(&mut self.outgoing, source.index());
+        match out {
+            Some(o) if o.source == source => o.pairs.push((target, value)),
+            _ => {
+                *out = Some(Outgoing {
+                    source,
+                    pairs: vec![(target, value)],
+                })
+            }
+        }
+        let inc = slot_mut(&mut self.incoming, target.index());
+        match inc {
+            Some(i) if i.target == target => i.sources.push(source),
+            _ => {
+                *inc = Some(Incoming {
+                    target,
+                    sources: vec![source],
+                })
+            }
+        }
+        self.len += 1;
+        (None, displaced)
+    }
+
+    /// Removes the pair `(source, target)`, returning its value.
+    pub(crate) fn remove(&mut self, source: Entity, target: Entity) -> Option<R> {
+        let out = self.outgoing.get_mut(source.index() as usize)?;
+        let o = out.as_mut().filter(|o| o.source == source)?;
+        let k = o.pairs.iter().position(|(t, _)| *t == target)?;
+        let (_, value) = o.pairs.remove(k);
+        if o.pairs.is_empty() {
+            *out = None;
+        }
+        self.unlink_incoming(source, target);
+        self.len -= 1;
+        Some(value)
+    }
+
+    /// Removes `source` from the incoming list of `target`.
+    fn unlink_incoming(&mut self, source: Entity, target: Entity) {
+        if let Some(inc) = self.incoming.get_mut(target.index() as usize) {
+            if let Some(i) = inc.as_mut().filter(|i| i.target == target) {
+                if let Some(k) = i.sources.iter().position(|&s| s == source) {
+                    i.sources.remove(k);
+                }
+                if i.sources.is_empty() {
+                    *inc = None;
+                }
+            }
+        }
+    }
+}
+
+/// A relation table seen without its type, for the world's despawn path
+/// and invariant checks.
+pub(crate) trait ErasedRelation: Send + Sync {
+    /// The relation's Rust type name.
+    fn name(&self) -> &'static str;
+    /// What happens to a source when its target dies.
+    fn cleanup(&self) -> Cleanup;
+    /// The sources with a pair pointing at `target`, oldest pair first.
+    fn sources_of(&self, target: Entity) -> &[Entity];
+    /// Removes every pair from or to `dead`. The removed values are handed
+    /// back boxed, so they drop after the table is consistent again.
+    fn forget(&mut self, dead: Entity) -> Option<Box<dyn Any + Send>>;
+    /// Number of pairs.
+    fn len(&self) -> usize;
+    /// Every pair as `(source, target)`, sources in index order.
+    fn all_pairs(&self) -> Vec<(Entity, Entity)>;
+    /// Checks the invariants; `alive` says whether an entity is alive.
+    fn check_invariants(&self, alive: &dyn Fn(Entity) -> bool);
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<R: Relation> ErasedRelation for RelationTable<R> {
+    fn name(&self) -> &'static str {
+        std::any::type_name::<R>()
+    }
+
+    fn cleanup(&self) -> Cleanup {
+        R::ON_TARGET_DESPAWN
+    }
+
+    fn sources_of(&self, target: Entity) -> &[Entity] {
+        match self.incoming.get(target.index() as usize) {
+            Some(Some(i)) if i.target == target => &i.sources,
+            _ => &[],
+        }
+    }
+
+    fn forget(&mut self, dead: Entity) -> Option<Box<dyn Any + Send>> {
+        // Pairs pointing at `dead`: their sources lose them.
+        let sources = match self.incoming.get_mut(dead.index() as usize) {
+            Some(slot) if slot.as_ref().is_some_and(|i| i.target == dead) => {
+                slot.take().map(|i| i.sources).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        let mut removed: Vec<R> = Vec::new();
+        for s in sources {
+            let out = slot_mut(&mut self.outgoing, s.index());
+            if let Some(o) = out.as_mut().filter(|o| o.source == s) {
+                if let Some(k) = o.pairs.iter().position(|(t, _)| *t == dead) {
+                    removed.push(o.pairs.remove(k).1);
+                    self.len -= 1;
+                }
+                if o.pairs.is_empty() {
+                    *out = None;
+                }
+            }
+        }
+        // Pairs from `dead`: their targets forget it.
+        let own = match self.outgoing.get_mut(dead.index() as usize) {
+            Some(slot) if slot.as_ref().is_some_and(|o| o.source == dead) => {
+                slot.take().map(|o| o.pairs).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        for (t, value) in own {
+            self.unlink_incoming(dead, t);
+            self.len -= 1;
+            removed.push(value);
+        }
+        (!removed.is_empty()).then(|| Box::new(removed) as Box<dyn Any + Send>)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn all_pairs(&self) -> Vec<(Entity, Entity)> {
+        self.outgoing
+            .iter()
+            .flatten()
+            .flat_map(|o| o.pairs.iter().map(move |(t, _)| (o.source, *t)))
+            .collect()
+    }
+
+    fn check_invariants(&self, alive: &dyn Fn(Entity) -> bool) {
+        let mut count = 0;
+        for (i, o) in self.outgoing.iter().enumerate() {
+            let Some(o) = o else { continue };
+            assert_eq!(o.source.index() as usize, i, "outgoing slot of its source");
+            assert!(!o.pairs.is_empty(), "no empty outgoing lists");
+            assert!(alive(o.source), "{}: source {:?} is dead", self.name(), o.source);
+            if R::EXCLUSIVE {
+                assert_eq!(o.pairs.len(), 1, "exclusive relation with two targets");
+            }
+            for (k, (t, _)) in o.pairs.iter().enumerate() {
+                assert!(alive(*t), "{}: target {t:?} is dead", self.name());
+                assert!(
+                    o.pairs[..k].iter().all(|(u, _)| u != t),
+                    "a target named twice"
+                );
+                assert!(
+                    self.sources_of(*t).contains(&o.source),
+                    "pair missing from the incoming index"
+                );
+                count += 1;
+            }
+        }
+        let mut incoming = 0;
+        for (i, inc) in self.incoming.iter().enumerate() {
+            let Some(inc) = inc else { continue };
+            assert_eq!(inc.target.index() as usize, i, "incoming slot of its target");
+            assert!(!inc.sources.is_empty(), "no empty incoming lists");
+            for s in &inc.sources {
+                assert!(
+                    self.pairs_of(*s).iter().any(|(t, _)| *t == inc.target),
+                    "incoming entry without its pair"
+                );
+                incoming += 1;
+            }
+        }
+        assert_eq!(count, self.len, "pair count");
+        assert_eq!(incoming, self.len, "incoming count");
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}

@@ -1,0 +1,202 @@
+//! The world's relationship API: adding, removing and reading pairs, and
+//! walking the `ChildOf` hierarchy. The pairs live beside the archetypes
+//! (see [`crate::relation`] for why); despawning cleans them up in the
+//! despawn core (`structure`), so every despawn path does.
+
+use super::core::WorldCore;
+use crate::entity::Entity;
+use crate::relation::{ChildOf, Relation, RelationError, Relations};
+use std::collections::HashSet;
+
+impl WorldCore {
+    /// Adds the pair `(R, target)` to `source` with `value`; if the pair
+    /// exists, replaces its value and returns the old one. For an
+    /// exclusive relation (such as [`ChildOf`]), the source's other pair of
+    /// `R` goes first.
+    ///
+    /// # Errors
+    /// [`RelationError::NoSuchEntity`] if either entity is not alive;
+    /// [`RelationError::Cycle`] if `R` is acyclic and `target` already
+    /// reaches `source` (or is `source`). The world is unchanged then.
+    pub fn add_pair<R: Relation>(
+        &mut self,
+        source: Entity,
+        target: Entity,
+        value: R,
+    ) -> Result<Option<R>, RelationError> {
+        for e in [source, target] {
+            if self.entities.location(e).is_none() {
+                return Err(RelationError::NoSuchEntity(e));
+            }
+        }
+        if R::ACYCLIC && self.reaches::<R>(target, source) {
+            return Err(RelationError::Cycle {
+                relation: std::any::type_name::<R>(),
+                subject: source,
+                target,
+            });
+        }
+        let (old, _displaced) = self.relations.table_mut::<R>().insert(source, target, value);
+        Ok(old)
+    }
+
+    /// Removes the pair `(R, target)` from `source` and returns its value.
+    ///
+    /// # Errors
+    /// [`RelationError::NoSuchPair`] if there is no such pair.
+    pub fn remove_pair<R: Relation>(
+        &mut self,
+        source: Entity,
+        target: Entity,
+    ) -> Result<R, RelationError> {
+        self.relations
+            .table_mut::<R>()
+            .remove(source, target)
+            .ok_or(RelationError::NoSuchPair {
+                relation: std::any::type_name::<R>(),
+                subject: source,
+                target,
+            })
+    }
+
+    /// The value of the pair `(R, target)` on `source`.
+    pub fn pair<R: Relation>(&self, source: Entity, target: Entity) -> Option<&R> {
+        self.targets::<R>(source)
+            .find(|(t, _)| *t == target)
+            .map(|(_, v)| v)
+    }
+
+    /// The value of the pair `(R, target)` on `source`, mutably.
+    pub fn pair_mut<R: Relation>(&mut self, source: Entity, target: Entity) -> Option<&mut R> {
+        self.relations
+            .table_mut::<R>()
+            .pairs_of_mut(source)
+            .iter_mut()
+            .find(|(t, _)| *t == target)
+            .map(|(_, v)| v)
+    }
+
+    /// Whether `source` has the pair `(R, target)`.
+    pub fn has_pair<R: Relation>(&self, source: Entity, target: Entity) -> bool {
+        self.pair::<R>(source, target).is_some()
+    }
+
+    /// The pairs `(R, *)` of `source`: each target with its value, in the
+    /// order they were added.
+    pub fn targets<R: Relation>(&self, source: Entity) -> impl Iterator<Item = (Entity, &R)> {
+        self.relations
+            .table::<R>()
+            .map(|t| t.pairs_of(source))
+            .unwrap_or(&[])
+            .iter()
+            .map(|(t, v)| (*t, v))
+    }
+
+    /// The entities with a pair `(R, target)`, oldest pair first.
+    pub fn sources<R: Relation>(&self, target: Entity) -> &[Entity] {
+        use crate::relation::table::ErasedRelation;
+        match self.relations.table::<R>() {
+            Some(t) => t.sources_of(target),
+            None => &[],
+        }
+    }
+
+    /// Every relation's pairs.
+    pub fn relations(&self) -> &Relations {
+        &self.relations
+    }
+
+    /// Makes `child` a child of `parent` (the pair `(ChildOf, parent)`),
+    /// replacing its previous parent.
+    ///
+    /// # Errors
+    /// As [`WorldCore::add_pair`]: a dead entity, or a cycle (`parent` is
+    /// `child` or one of its descendants).
+    pub fn set_parent(&mut self, child: Entity, parent: Entity) -> Result<(), RelationError> {
+        self.add_pair(child, parent, ChildOf).map(|_| ())
+    }
+
+    /// Detaches `child` from its parent; returns the parent it had.
+    pub fn remove_parent(&mut self, child: Entity) -> Option<Entity> {
+        let parent = self.parent(child)?;
+        self.relations.table_mut::<ChildOf>().remove(child, parent);
+        Some(parent)
+    }
+
+    /// The parent of `child`, if it has one.
+    pub fn parent(&self, child: Entity) -> Option<Entity> {
+        self.targets::<ChildOf>(child).next().map(|(p, _)| p)
+    }
+
+    /// The children of `parent`, in the order they were attached.
+    pub fn children(&self, parent: Entity) -> &[Entity] {
+        self.sources::<ChildOf>(parent)
+    }
+
+    /// `root` and its descendants, breadth-first: parents before children,
+    /// siblings in the order they were attached.
+    pub fn descendants(&self, root: Entity) -> Vec<Entity> {
+        let mut out = vec![root];
+        let mut next = 0;
+        while next < out.len() {
+            let e = out[next];
+            next += 1;
+            out.extend_from_slice(self.children(e));
+        }
+        out
+    }
+
+    /// Every entity in the hierarchy, breadth-first from the roots (live
+    /// entities with children and no parent, in index order): each parent
+    /// comes before its children.
+    pub fn hierarchy_breadth_first(&self) -> Vec<Entity> {
+        let mut roots: Vec<Entity> = self
+            .relations
+            .table::<ChildOf>()
+            .map(|t| {
+                use crate::relation::table::ErasedRelation;
+                t.all_pairs()
+                    .into_iter()
+                    .map(|(_, parent)| parent)
+                    .filter(|&p| self.parent(p).is_none())
+                    .collect()
+            })
+            .unwrap_or_default();
+        roots.sort_unstable_by_key(|e| e.index());
+        roots.dedup();
+        let mut out = Vec::new();
+        for root in roots {
+            let start = out.len();
+            out.push(root);
+            let mut next = start;
+            while next < out.len() {
+                let e = out[next];
+                next += 1;
+                out.extend_from_slice(self.children(e));
+            }
+        }
+        out
+    }
+
+    /// Whether `from` reaches `to` by following pairs of `R` from source to
+    /// target (or is `to`). Visits each entity at most once, so it ends on
+    /// any graph.
+    fn reaches<R: Relation>(&self, from: Entity, to: Entity) -> bool {
+        if from == to {
+            return true;
+        }
+        let mut stack = vec![from];
+        let mut seen: HashSet<Entity> = HashSet::new();
+        while let Some(e) = stack.pop() {
+            for (t, _) in self.targets::<R>(e) {
+                if t == to {
+                    return true;
+                }
+                if seen.insert(t) {
+                    stack.push(t);
+                }
+            }
+        }
+        false
+    }
+}

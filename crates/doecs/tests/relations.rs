@@ -1,0 +1,463 @@
+//! Relationship pairs and the `ChildOf` hierarchy: adding, replacing and
+//! removing pairs, refusals that leave the world unchanged, cleanup on
+//! every despawn path, breadth-first walks, drop counting through a
+//! panicking subtree, and a model test against a naive map of sets.
+
+use doecs::{ChildOf, Cleanup, CommandBuffer, Entity, Relation, RelationError, World};
+use proptest::prelude::*;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A data-carrying, non-exclusive relation whose pairs just go when the
+/// target dies.
+#[derive(Debug, PartialEq)]
+struct Likes(u32);
+impl Relation for Likes {}
+
+/// A tag relation whose sources die with their target.
+#[derive(Debug, PartialEq)]
+struct OwnedBy;
+impl Relation for OwnedBy {
+    const ON_TARGET_DESPAWN: Cleanup = Cleanup::DespawnSource;
+}
+
+#[derive(Debug, PartialEq, Clone, Copy)]
+struct Name(u32);
+
+fn spawn_n(world: &mut World, n: u32) -> Vec<Entity> {
+    (0..n).map(|i| world.spawn((Name(i),))).collect()
+}
+
+#[test]
+fn pairs_carry_data_and_a_source_may_have_several_targets() {
+    let mut w = World::new();
+    let e = spawn_n(&mut w, 4);
+    assert_eq!(w.add_pair(e[0], e[1], Likes(1)), Ok(None));
+    assert_eq!(w.add_pair(e[0], e[2], Likes(2)), Ok(None));
+    assert_eq!(w.add_pair(e[3], e[2], Likes(3)), Ok(None));
+    // Adding an existing pair replaces its value.
+    assert_eq!(w.add_pair(e[0], e[1], Likes(10)), Ok(Some(Likes(1))));
+    let targets: Vec<(Entity, u32)> = w.targets::<Likes>(e[0]).map(|(t, l)| (t, l.0)).collect();
+    assert_eq!(targets, vec![(e[1], 10), (e[2], 2)]);
+    assert_eq!(w.sources::<Likes>(e[2]), &[e[0], e[3]]);
+    w.pair_mut::<Likes>(e[3], e[2]).unwrap().0 += 1;
+    assert_eq!(w.pair::<Likes>(e[3], e[2]), Some(&Likes(4)));
+    assert_eq!(w.remove_pair::<Likes>(e[0], e[2]), Ok(Likes(2)));
+    assert_eq!(w.sources::<Likes>(e[2]), &[e[3]]);
+    assert!(!w.has_pair::<Likes>(e[0], e[2]));
+    assert_eq!(w.relations().len(), 2);
+    // Pairs do not move rows: every entity stays in its archetype.
+    assert_eq!(w.query_mut::<&Name>().iter().count(), 4);
+    w.check_invariants();
+}
+
+#[test]
+fn an_exclusive_relation_keeps_one_target() {
+    let mut w = World::new();
+    let e = spawn_n(&mut w, 3);
+    w.set_parent(e[2], e[0]).unwrap();
+    w.set_parent(e[2], e[1]).unwrap();
+    assert_eq!(w.parent(e[2]), Some(e[1]));
+    assert!(w.children(e[0]).is_empty());
+    assert_eq!(w.children(e[1]), &[e[2]]);
+    assert_eq!(w.remove_parent(e[2]), Some(e[1]));
+    assert_eq!(w.parent(e[2]), None);
+    w.check_invariants();
+}
+
+#[test]
+fn refusals_are_typed_and_change_nothing() {
+    let mut w = World::new();
+    let e = spawn_n(&mut w, 4);
+    w.set_parent(e[1], e[0]).unwrap();
+    w.set_parent(e[2], e[1]).unwrap();
+    let before = w.hierarchy_breadth_first();
+    // A cycle through a descendant, and a self-loop.
+    assert!(matches!(
+        w.set_parent(e[0], e[2]),
+        Err(RelationError::Cycle { subject, target, .. }) if subject == e[0] && target == e[2]
+    ));
+    assert!(matches!(w.set_parent(e[3], e[3]), Err(RelationError::Cycle { .. })));
+    // A dead entity on either side.
+    w.despawn(e[3]).unwrap();
+    assert_eq!(w.set_parent(e[3], e[0]), Err(RelationError::NoSuchEntity(e[3])));
+    assert_eq!(w.add_pair(e[0], e[3], Likes(0)), Err(RelationError::NoSuchEntity(e[3])));
+    assert!(matches!(
+        w.remove_pair::<Likes>(e[0], e[1]),
+        Err(RelationError::NoSuchPair { .. })
+    ));
+    assert_eq!(w.hierarchy_breadth_first(), before);
+    assert_eq!(w.parent(e[0]), None);
+    // Errors read well.
+    let msg = w.set_parent(e[0], e[2]).unwrap_err().to_string();
+    assert!(msg.contains("cycle"), "{msg}");
+    w.check_invariants();
+}
+
+/// A three-level tree: root, 3 children, 2 grandchildren each.
+fn tree(w: &mut World) -> (Entity, Vec<Entity>, Vec<Entity>) {
+    let root = w.spawn((Name(0),));
+    let mut kids = Vec::new();
+    let mut grandkids = Vec::new();
+    for i in 0..3 {
+        let k = w.spawn((Name(10 + i),));
+        // `set_parent` is `add_pair` with `ChildOf`.
+        w.add_pair(k, root, ChildOf).unwrap();
+        kids.push(k);
+        for j in 0..2 {
+            let g = w.spawn((Name(100 + 10 * i + j),));
+            w.set_parent(g, k).unwrap();
+            grandkids.push(g);
+        }
+    }
+    (root, kids, grandkids)
+}
+
+#[test]
+fn walks_are_breadth_first_parents_before_children() {
+    let mut w = World::new();
+    let (root, kids, grandkids) = tree(&mut w);
+    let mut expected = vec![root];
+    expected.extend(&kids);
+    expected.extend(&grandkids);
+    assert_eq!(w.descendants(root), expected);
+    assert_eq!(w.hierarchy_breadth_first(), expected);
+    assert_eq!(w.descendants(kids[1]), vec![kids[1], grandkids[2], grandkids[3]]);
+}
+
+/// Despawns `root` by one path.
+fn despawn_by(w: &mut World, root: Entity, path: usize) {
+    match path {
+        0 => w.despawn(root).unwrap(),
+        1 => assert_eq!(w.despawn_batch(&[root]), 1),
+        2 => assert_eq!(w.take::<(Name,)>(root), Ok((Name(0),))),
+        3 => {
+            let mut buffer = CommandBuffer::new();
+            buffer.despawn(root);
+            let report = w.apply(&mut buffer);
+            assert!(report.failed.is_empty(), "{report:?}");
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn despawning_a_parent_despawns_its_subtree_on_every_path() {
+    for path in 0..4 {
+        let mut w = World::new();
+        let (root, kids, grandkids) = tree(&mut w);
+        let bystander = w.spawn((Name(9),));
+        let sword = w.spawn((Name(8),));
+        w.add_pair(bystander, grandkids[0], Likes(5)).unwrap();
+        w.add_pair(grandkids[1], bystander, Likes(6)).unwrap();
+        w.add_pair(sword, grandkids[5], OwnedBy).unwrap();
+        despawn_by(&mut w, root, path);
+        for e in std::iter::once(root).chain(kids.clone()).chain(grandkids.clone()) {
+            assert!(!w.alive(e), "path {path}: {e:?} outlived its root");
+        }
+        assert!(!w.alive(sword), "path {path}: owned by a despawned grandchild");
+        assert!(w.alive(bystander), "path {path}: only lost its pairs");
+        assert_eq!(w.targets::<Likes>(bystander).count(), 0);
+        assert!(w.sources::<Likes>(bystander).is_empty());
+        assert!(w.relations().is_empty(), "path {path}");
+        assert_eq!(w.len(), 1);
+        w.check_invariants();
+    }
+}
+
+#[test]
+fn detaching_keeps_a_child_alive() {
+    let mut w = World::new();
+    let (root, kids, grandkids) = tree(&mut w);
+    w.remove_parent(kids[0]);
+    w.despawn(root).unwrap();
+    assert!(w.alive(kids[0]));
+    assert!(w.alive(grandkids[0]) && w.alive(grandkids[1]));
+    assert!(!w.alive(kids[1]));
+    assert_eq!(w.children(kids[0]), &[grandkids[0], grandkids[1]]);
+    w.check_invariants();
+}
+
+thread_local! {
+    static DROPPED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records its drop; panics on drop if `panics`.
+struct Counted {
+    id: u32,
+    panics: bool,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        DROPPED.with(|d| d.borrow_mut().push(self.id));
+        if self.panics {
+            panic!("Counted {} panics on drop", self.id);
+        }
+    }
+}
+
+#[test]
+fn a_panicking_drop_halfway_through_a_subtree_still_drops_every_value_once() {
+    DROPPED.with(|d| d.borrow_mut().clear());
+    let mut w = World::new();
+    let root = w.spawn((Counted { id: 0, panics: false },));
+    let mut all = vec![root];
+    let mut id = 1;
+    let mut level = vec![root];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for &p in &level {
+            for _ in 0..2 {
+                // One entity of the middle level panics.
+                let e = w.spawn((Counted { id, panics: id == 4 },));
+                w.set_parent(e, p).unwrap();
+                id += 1;
+                next.push(e);
+                all.push(e);
+            }
+        }
+        level = next;
+    }
+    let survivor = w.spawn((Counted { id: 999, panics: false },));
+    let result = catch_unwind(AssertUnwindSafe(|| w.despawn(root)));
+    assert!(result.is_err(), "the drop's panic goes on");
+    for &e in &all {
+        assert!(!w.alive(e), "{e:?} survived");
+    }
+    assert!(w.alive(survivor));
+    let mut dropped = DROPPED.with(|d| d.borrow().clone());
+    dropped.sort_unstable();
+    assert_eq!(dropped, (0..id).collect::<Vec<_>>(), "every value dropped exactly once");
+    assert!(w.relations().is_empty());
+    w.check_invariants();
+    drop(w);
+    let dropped = DROPPED.with(|d| d.borrow().clone());
+    assert_eq!(dropped.iter().filter(|&&i| i == 999).count(), 1);
+}
+
+#[test]
+fn snapshots_refuse_pairs_and_restore_to_a_moment_without_them() {
+    let mut w = World::new();
+    w.snapshot_by_copy::<Name>();
+    let e = spawn_n(&mut w, 3);
+    let mut snapshot = doecs::Snapshot::new();
+    w.snapshot_into(&mut snapshot).unwrap();
+    w.set_parent(e[1], e[0]).unwrap();
+    let mut refused = doecs::Snapshot::new();
+    assert!(matches!(
+        w.snapshot_into(&mut refused),
+        Err(doecs::SnapshotError::Relations(1))
+    ));
+    w.restore(&snapshot).unwrap();
+    assert!(w.relations().is_empty());
+    assert_eq!(w.parent(e[1]), None);
+    w.check_invariants();
+}
+
+// ---------------------------------------------------------------------------
+// Model test: random spawns, pairs, reparenting and despawns against a naive
+// model (maps of sets), checked after every step.
+
+#[derive(Clone, Debug)]
+enum Op {
+    Spawn,
+    Like(usize, usize, u32),
+    Unlike(usize, usize),
+    Own(usize, usize),
+    SetParent(usize, usize),
+    Detach(usize),
+    Despawn(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => Just(Op::Spawn),
+        3 => (0..64usize, 0..64usize, any::<u32>()).prop_map(|(a, b, v)| Op::Like(a, b, v)),
+        1 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::Unlike(a, b)),
+        1 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::Own(a, b)),
+        4 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::SetParent(a, b)),
+        1 => (0..64usize).prop_map(Op::Detach),
+        2 => (0..64usize).prop_map(Op::Despawn),
+    ]
+}
+
+#[derive(Default, Debug)]
+struct Model {
+    alive: BTreeSet<Entity>,
+    likes: BTreeMap<(Entity, Entity), u32>,
+    owned: BTreeSet<(Entity, Entity)>,
+    parent: BTreeMap<Entity, Entity>,
+}
+
+impl Model {
+    fn reaches_by_parent(&self, from: Entity, to: Entity) -> bool {
+        let mut at = Some(from);
+        while let Some(e) = at {
+            if e == to {
+                return true;
+            }
+            at = self.parent.get(&e).copied();
+        }
+        false
+    }
+
+    fn despawn(&mut self, root: Entity) {
+        let mut doomed = vec![root];
+        let mut seen: BTreeSet<Entity> = [root].into();
+        let mut next = 0;
+        while next < doomed.len() {
+            let e = doomed[next];
+            next += 1;
+            let kids = self.parent.iter().filter(|(_, p)| **p == e).map(|(c, _)| *c);
+            let owned = self.owned.iter().filter(|(_, t)| *t == e).map(|(s, _)| *s);
+            for s in kids.chain(owned).collect::<Vec<_>>() {
+                if seen.insert(s) {
+                    doomed.push(s);
+                }
+            }
+        }
+        for e in doomed {
+            self.alive.remove(&e);
+            self.likes.retain(|(s, t), _| *s != e && *t != e);
+            self.owned.retain(|(s, t)| *s != e && *t != e);
+            self.parent.retain(|c, p| *c != e && *p != e);
+        }
+    }
+}
+
+fn check(w: &World, m: &Model, handles: &[Entity]) -> Result<(), TestCaseError> {
+    w.check_invariants();
+    for &e in handles {
+        prop_assert_eq!(w.alive(e), m.alive.contains(&e));
+        if !m.alive.contains(&e) {
+            continue;
+        }
+        let likes: BTreeMap<Entity, u32> = w.targets::<Likes>(e).map(|(t, l)| (t, l.0)).collect();
+        let model: BTreeMap<Entity, u32> = m
+            .likes
+            .iter()
+            .filter(|((s, _), _)| *s == e)
+            .map(|((_, t), v)| (*t, *v))
+            .collect();
+        prop_assert_eq!(likes, model);
+        let liked_by: BTreeSet<Entity> = w.sources::<Likes>(e).iter().copied().collect();
+        let model: BTreeSet<Entity> =
+            m.likes.keys().filter(|(_, t)| *t == e).map(|(s, _)| *s).collect();
+        prop_assert_eq!(liked_by, model);
+        prop_assert_eq!(w.parent(e), m.parent.get(&e).copied());
+        let kids: BTreeSet<Entity> = w.children(e).iter().copied().collect();
+        let model: BTreeSet<Entity> =
+            m.parent.iter().filter(|(_, p)| **p == e).map(|(c, _)| *c).collect();
+        prop_assert_eq!(kids, model);
+    }
+    // The breadth-first walk puts every parent before its children.
+    let order = w.hierarchy_breadth_first();
+    let pos: BTreeMap<Entity, usize> = order.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+    prop_assert_eq!(pos.len(), order.len(), "each entity once");
+    for (c, p) in &m.parent {
+        prop_assert!(pos[p] < pos[c], "parent {:?} after child {:?}", p, c);
+    }
+    prop_assert_eq!(order.len(), {
+        let mut all: BTreeSet<Entity> = m.parent.keys().copied().collect();
+        all.extend(m.parent.values().copied());
+        all.len()
+    });
+    Ok(())
+}
+
+fn run(ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut w = World::new();
+    let mut m = Model::default();
+    let mut handles: Vec<Entity> = Vec::new();
+    for i in 0..6 {
+        let e = w.spawn((Name(i),));
+        handles.push(e);
+        m.alive.insert(e);
+    }
+    let pick = |h: &[Entity], k: usize| h[k % h.len()];
+    for op in ops {
+        match *op {
+            Op::Spawn => {
+                let e = w.spawn((Name(handles.len() as u32),));
+                handles.push(e);
+                m.alive.insert(e);
+            }
+            Op::Like(a, b, v) => {
+                let (s, t) = (pick(&handles, a), pick(&handles, b));
+                let ok = m.alive.contains(&s) && m.alive.contains(&t);
+                let old = if ok { m.likes.insert((s, t), v) } else { None };
+                match w.add_pair(s, t, Likes(v)) {
+                    Ok(prev) => {
+                        prop_assert!(ok);
+                        prop_assert_eq!(prev.map(|l| l.0), old);
+                    }
+                    Err(e) => {
+                        prop_assert!(!ok);
+                        prop_assert!(matches!(e, RelationError::NoSuchEntity(_)));
+                    }
+                }
+            }
+            Op::Unlike(a, b) => {
+                let (s, t) = (pick(&handles, a), pick(&handles, b));
+                let model = m.likes.remove(&(s, t));
+                prop_assert_eq!(w.remove_pair::<Likes>(s, t).ok().map(|l| l.0), model);
+            }
+            Op::Own(a, b) => {
+                let (s, t) = (pick(&handles, a), pick(&handles, b));
+                let ok = m.alive.contains(&s) && m.alive.contains(&t);
+                prop_assert_eq!(w.add_pair(s, t, OwnedBy).is_ok(), ok);
+                if ok {
+                    m.owned.insert((s, t));
+                }
+            }
+            Op::SetParent(a, b) => {
+                let (c, p) = (pick(&handles, a), pick(&handles, b));
+                let alive = m.alive.contains(&c) && m.alive.contains(&p);
+                let cycle = alive && m.reaches_by_parent(p, c);
+                match w.set_parent(c, p) {
+                    Ok(()) => {
+                        prop_assert!(alive && !cycle);
+                        m.parent.insert(c, p);
+                    }
+                    Err(RelationError::Cycle { .. }) => prop_assert!(cycle),
+                    Err(RelationError::NoSuchEntity(_)) => prop_assert!(!alive),
+                    Err(e) => prop_assert!(false, "unexpected {e}"),
+                }
+            }
+            Op::Detach(a) => {
+                let c = pick(&handles, a);
+                prop_assert_eq!(w.remove_parent(c), m.parent.remove(&c));
+            }
+            Op::Despawn(a) => {
+                let e = pick(&handles, a);
+                let alive = m.alive.contains(&e);
+                prop_assert_eq!(w.despawn(e).is_ok(), alive);
+                if alive {
+                    m.despawn(e);
+                }
+            }
+        }
+        check(&w, &m, &handles)?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 256 },
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
+        ..ProptestConfig::default()
+    })]
+    #[test]
+    fn pairs_and_hierarchy_agree_with_a_naive_model(
+        ops in prop::collection::vec(op(), 1..if cfg!(miri) { 24 } else { 120 })
+    ) {
+        run(&ops)?;
+    }
+}
