@@ -68,12 +68,7 @@ impl WorldCore {
 
     /// The value of the pair `(R, target)` on `source`, mutably.
     pub fn pair_mut<R: Relation>(&mut self, source: Entity, target: Entity) -> Option<&mut R> {
-        self.relations
-            .table_mut::<R>()
-            .pairs_of_mut(source)
-            .iter_mut()
-            .find(|(t, _)| *t == target)
-            .map(|(_, v)| v)
+        self.relations.table_mut::<R>().value_mut(source, target)
     }
 
     /// Whether `source` has the pair `(R, target)`.
@@ -86,13 +81,13 @@ impl WorldCore {
     pub fn targets<R: Relation>(&self, source: Entity) -> impl Iterator<Item = (Entity, &R)> {
         self.relations
             .table::<R>()
-            .map(|t| t.pairs_of(source))
-            .unwrap_or(&[])
-            .iter()
-            .map(|(t, v)| (*t, v))
+            .into_iter()
+            .flat_map(move |t| t.pairs_of(source))
     }
 
-    /// The entities with a pair `(R, target)`, oldest pair first.
+    /// The entities with a pair `(R, target)`, in the order their pairs
+    /// were added, except that removing a pair moves the newest into its
+    /// place.
     pub fn sources<R: Relation>(&self, target: Entity) -> &[Entity] {
         use crate::relation::table::ErasedRelation;
         match self.relations.table::<R>() {
@@ -128,13 +123,14 @@ impl WorldCore {
         self.targets::<ChildOf>(child).next().map(|(p, _)| p)
     }
 
-    /// The children of `parent`, in the order they were attached.
+    /// The children of `parent`, in attachment order, except that a
+    /// detach moves the newest child into the gap.
     pub fn children(&self, parent: Entity) -> &[Entity] {
         self.sources::<ChildOf>(parent)
     }
 
     /// `root` and its descendants, breadth-first: parents before children,
-    /// siblings in the order they were attached.
+    /// siblings in [`WorldCore::children`] order.
     pub fn descendants(&self, root: Entity) -> Vec<Entity> {
         let mut out = vec![root];
         let mut next = 0;

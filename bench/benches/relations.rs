@@ -1,0 +1,94 @@
+//! relations: what relationship pairs cost.
+//!
+//! - `relations_add_remove`: 10,000 entities with A; add then remove, on
+//!   each, a plain component (B), a data pair `(Rel, target)`, and a
+//!   `ChildOf` parent. The bar is the pair at most 1.25× the
+//!   component.
+//! - `relations_parent_read`: 1,000 parents with 12 children each; every
+//!   child reads its parent's A (traversal up the hierarchy), against a
+//!   hand-written loop over a parent-index array.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use doecs::{Entity, Relation};
+use doecs_bench::*;
+use std::hint::black_box;
+
+struct Rel(#[allow(dead_code)] f32);
+impl Relation for Rel {}
+
+fn add_remove(c: &mut Criterion) {
+    let mut g = group(c, "relations_add_remove");
+    let n = n();
+    let mut world = doecs::World::new();
+    let entities = world.spawn_batch((0..n).map(|i| (A(i as f32),)));
+    let target = world.spawn((A(0.0),));
+    g.bench_function("doecs_component", |b| {
+        b.iter(|| {
+            for &e in &entities {
+                world.insert_one(e, B(0.0)).unwrap();
+            }
+            for &e in &entities {
+                world.remove_one::<B>(e).unwrap();
+            }
+        })
+    });
+    g.bench_function("doecs_pair", |b| {
+        b.iter(|| {
+            for &e in &entities {
+                world.add_pair(e, target, Rel(0.0)).unwrap();
+            }
+            for &e in &entities {
+                world.remove_pair::<Rel>(e, target).unwrap();
+            }
+        })
+    });
+    g.bench_function("doecs_child_of", |b| {
+        b.iter(|| {
+            for &e in &entities {
+                world.set_parent(e, target).unwrap();
+            }
+            for &e in &entities {
+                world.remove_parent(e).unwrap();
+            }
+        })
+    });
+    g.finish();
+}
+
+fn parent_read(c: &mut Criterion) {
+    let mut g = group(c, "relations_parent_read");
+    let parents = sized(1_000);
+    let mut world = doecs::World::new();
+    let mut index_of_parent = Vec::new();
+    let mut parent_values = Vec::new();
+    for p in 0..parents {
+        let parent = world.spawn((A(p as f32),));
+        parent_values.push(A(p as f32));
+        for _ in 0..12 {
+            let child = world.spawn((B(0.0),));
+            world.set_parent(child, parent).unwrap();
+            index_of_parent.push(p);
+        }
+    }
+    let mut query = doecs::QueryState::<(Entity, &B)>::new(&world);
+    g.bench_function("doecs", |b| {
+        b.iter(|| {
+            let mut sum = 0.0;
+            for (child, _) in query.iter(&world) {
+                let parent = world.parent(child).unwrap();
+                sum += world.get::<A>(parent).unwrap().0;
+            }
+            black_box(sum)
+        })
+    });
+    g.bench_function("soa_baseline", |b| {
+        b.iter(|| {
+            let sum: f32 = index_of_parent.iter().map(|&p| parent_values[p].0).sum();
+            black_box(sum)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, add_remove, parent_read);
+criterion_main!(benches);
