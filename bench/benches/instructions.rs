@@ -197,7 +197,9 @@ fn simple_iter_flecs_setup() -> (FlecsIntegrate, Box<FlecsWorld>) {
 
 #[library_benchmark]
 #[bench::flecs_ecs(setup = simple_iter_flecs_setup)]
-fn simple_iter_flecs((query, world): (FlecsIntegrate, Box<FlecsWorld>)) -> (FlecsIntegrate, Box<FlecsWorld>) {
+fn simple_iter_flecs(
+    (query, world): (FlecsIntegrate, Box<FlecsWorld>),
+) -> (FlecsIntegrate, Box<FlecsWorld>) {
     query.each(|(p, v)| integrate(p, v));
     (query, world)
 }
@@ -391,7 +393,11 @@ fn get_random_bevy_setup() -> (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity
 #[bench::bevy_ecs(setup = get_random_bevy_setup)]
 fn get_random_bevy(
     (world, order): (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>),
-) -> (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>, f32) {
+) -> (
+    Box<bevy_ecs::world::World>,
+    Vec<bevy_ecs::entity::Entity>,
+    f32,
+) {
     let sum = bevy_get_sum(&world, &order);
     (world, order, sum)
 }
@@ -897,7 +903,9 @@ fn frag_iter_flecs_setup() -> (FlecsDouble, Box<FlecsWorld>) {
 
 #[library_benchmark]
 #[bench::flecs_ecs(setup = frag_iter_flecs_setup)]
-fn frag_iter_flecs((query, world): (FlecsDouble, Box<FlecsWorld>)) -> (FlecsDouble, Box<FlecsWorld>) {
+fn frag_iter_flecs(
+    (query, world): (FlecsDouble, Box<FlecsWorld>),
+) -> (FlecsDouble, Box<FlecsWorld>) {
     query.each(double);
     (query, world)
 }

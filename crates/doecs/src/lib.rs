@@ -43,11 +43,11 @@ pub use event::{EventCursor, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
-pub use relation::{ChildOf, Cleanup, Relation, RelationError, Relations};
 pub use query::{
     Access, Added, Changed, Or, Query, QueryData, QueryFilter, QueryIter, QueryState,
     ReadOnlyQueryData, View, ViewMut, With, Without,
 };
+pub use relation::{ChildOf, Cleanup, Relation, RelationError, Relations};
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use storage::{ArchetypeId, Row};
 pub use system::desc::SystemDesc;

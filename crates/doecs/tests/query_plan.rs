@@ -37,7 +37,10 @@ fn seen(world: &mut World, query: &mut QueryState<(Entity, &mut Value)>) -> BTre
         assert_eq!(es.len(), vs.len());
         for (e, v) in es.iter().zip(vs.iter_mut()) {
             v.0 -= 1;
-            assert!(by_chunk.insert(*e, v.0 + 1).is_none(), "{e:?} visited twice");
+            assert!(
+                by_chunk.insert(*e, v.0 + 1).is_none(),
+                "{e:?} visited twice"
+            );
         }
     });
     assert_eq!(by_row, by_chunk);
@@ -95,7 +98,11 @@ fn a_held_query_follows_every_layout_change() {
     let mut changed = QueryState::<&Value, Changed<Value>>::new(&w);
     assert_eq!(changed.count(&w), alive.len());
     assert_eq!(seen(&mut w, &mut query), expected(&w, &alive));
-    assert_eq!(changed.count(&w), alive.len(), "the held query stamps its writes");
+    assert_eq!(
+        changed.count(&w),
+        alive.len(),
+        "the held query stamps its writes"
+    );
 
     // Every archetype emptied, then refilled.
     for e in alive.drain(..) {
@@ -124,7 +131,14 @@ fn a_held_query_follows_a_restore() {
     }
     assert_eq!(
         seen(&mut w, &mut query),
-        expected(&w, &alive.iter().copied().filter(|&e| w.alive(e)).collect::<Vec<_>>())
+        expected(
+            &w,
+            &alive
+                .iter()
+                .copied()
+                .filter(|&e| w.alive(e))
+                .collect::<Vec<_>>()
+        )
     );
 
     w.restore(&snapshot).unwrap();

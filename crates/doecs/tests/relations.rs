@@ -78,11 +78,20 @@ fn refusals_are_typed_and_change_nothing() {
         w.set_parent(e[0], e[2]),
         Err(RelationError::Cycle { subject, target, .. }) if subject == e[0] && target == e[2]
     ));
-    assert!(matches!(w.set_parent(e[3], e[3]), Err(RelationError::Cycle { .. })));
+    assert!(matches!(
+        w.set_parent(e[3], e[3]),
+        Err(RelationError::Cycle { .. })
+    ));
     // A dead entity on either side.
     w.despawn(e[3]).unwrap();
-    assert_eq!(w.set_parent(e[3], e[0]), Err(RelationError::NoSuchEntity(e[3])));
-    assert_eq!(w.add_pair(e[0], e[3], Likes(0)), Err(RelationError::NoSuchEntity(e[3])));
+    assert_eq!(
+        w.set_parent(e[3], e[0]),
+        Err(RelationError::NoSuchEntity(e[3]))
+    );
+    assert_eq!(
+        w.add_pair(e[0], e[3], Likes(0)),
+        Err(RelationError::NoSuchEntity(e[3]))
+    );
     assert!(matches!(
         w.remove_pair::<Likes>(e[0], e[1]),
         Err(RelationError::NoSuchPair { .. })
@@ -123,7 +132,10 @@ fn walks_are_breadth_first_parents_before_children() {
     expected.extend(&grandkids);
     assert_eq!(w.descendants(root), expected);
     assert_eq!(w.hierarchy_breadth_first(), expected);
-    assert_eq!(w.descendants(kids[1]), vec![kids[1], grandkids[2], grandkids[3]]);
+    assert_eq!(
+        w.descendants(kids[1]),
+        vec![kids[1], grandkids[2], grandkids[3]]
+    );
 }
 
 /// Despawns `root` by one path.
@@ -153,10 +165,16 @@ fn despawning_a_parent_despawns_its_subtree_on_every_path() {
         w.add_pair(grandkids[1], bystander, Likes(6)).unwrap();
         w.add_pair(sword, grandkids[5], OwnedBy).unwrap();
         despawn_by(&mut w, root, path);
-        for e in std::iter::once(root).chain(kids.clone()).chain(grandkids.clone()) {
+        for e in std::iter::once(root)
+            .chain(kids.clone())
+            .chain(grandkids.clone())
+        {
             assert!(!w.alive(e), "path {path}: {e:?} outlived its root");
         }
-        assert!(!w.alive(sword), "path {path}: owned by a despawned grandchild");
+        assert!(
+            !w.alive(sword),
+            "path {path}: owned by a despawned grandchild"
+        );
         assert!(w.alive(bystander), "path {path}: only lost its pairs");
         assert_eq!(w.targets::<Likes>(bystander).count(), 0);
         assert!(w.sources::<Likes>(bystander).is_empty());
@@ -202,7 +220,10 @@ impl Drop for Counted {
 fn a_panicking_drop_halfway_through_a_subtree_still_drops_every_value_once() {
     DROPPED.with(|d| d.borrow_mut().clear());
     let mut w = World::new();
-    let root = w.spawn((Counted { id: 0, panics: false },));
+    let root = w.spawn((Counted {
+        id: 0,
+        panics: false,
+    },));
     let mut all = vec![root];
     let mut id = 1;
     let mut level = vec![root];
@@ -211,7 +232,10 @@ fn a_panicking_drop_halfway_through_a_subtree_still_drops_every_value_once() {
         for &p in &level {
             for _ in 0..2 {
                 // One entity of the middle level panics.
-                let e = w.spawn((Counted { id, panics: id == 4 },));
+                let e = w.spawn((Counted {
+                    id,
+                    panics: id == 4,
+                },));
                 w.set_parent(e, p).unwrap();
                 id += 1;
                 next.push(e);
@@ -220,7 +244,10 @@ fn a_panicking_drop_halfway_through_a_subtree_still_drops_every_value_once() {
         }
         level = next;
     }
-    let survivor = w.spawn((Counted { id: 999, panics: false },));
+    let survivor = w.spawn((Counted {
+        id: 999,
+        panics: false,
+    },));
     let result = catch_unwind(AssertUnwindSafe(|| w.despawn(root)));
     assert!(result.is_err(), "the drop's panic goes on");
     for &e in &all {
@@ -229,7 +256,11 @@ fn a_panicking_drop_halfway_through_a_subtree_still_drops_every_value_once() {
     assert!(w.alive(survivor));
     let mut dropped = DROPPED.with(|d| d.borrow().clone());
     dropped.sort_unstable();
-    assert_eq!(dropped, (0..id).collect::<Vec<_>>(), "every value dropped exactly once");
+    assert_eq!(
+        dropped,
+        (0..id).collect::<Vec<_>>(),
+        "every value dropped exactly once"
+    );
     assert!(w.relations().is_empty());
     w.check_invariants();
     drop(w);
@@ -310,7 +341,11 @@ impl Model {
         while next < doomed.len() {
             let e = doomed[next];
             next += 1;
-            let kids = self.parent.iter().filter(|(_, p)| **p == e).map(|(c, _)| *c);
+            let kids = self
+                .parent
+                .iter()
+                .filter(|(_, p)| **p == e)
+                .map(|(c, _)| *c);
             let owned = self.owned.iter().filter(|(_, t)| *t == e).map(|(s, _)| *s);
             for s in kids.chain(owned).collect::<Vec<_>>() {
                 if seen.insert(s) {
@@ -343,13 +378,21 @@ fn check(w: &World, m: &Model, handles: &[Entity]) -> Result<(), TestCaseError> 
             .collect();
         prop_assert_eq!(likes, model);
         let liked_by: BTreeSet<Entity> = w.sources::<Likes>(e).iter().copied().collect();
-        let model: BTreeSet<Entity> =
-            m.likes.keys().filter(|(_, t)| *t == e).map(|(s, _)| *s).collect();
+        let model: BTreeSet<Entity> = m
+            .likes
+            .keys()
+            .filter(|(_, t)| *t == e)
+            .map(|(s, _)| *s)
+            .collect();
         prop_assert_eq!(liked_by, model);
         prop_assert_eq!(w.parent(e), m.parent.get(&e).copied());
         let kids: BTreeSet<Entity> = w.children(e).iter().copied().collect();
-        let model: BTreeSet<Entity> =
-            m.parent.iter().filter(|(_, p)| **p == e).map(|(c, _)| *c).collect();
+        let model: BTreeSet<Entity> = m
+            .parent
+            .iter()
+            .filter(|(_, p)| **p == e)
+            .map(|(c, _)| *c)
+            .collect();
         prop_assert_eq!(kids, model);
     }
     // The breadth-first walk puts every parent before its children.

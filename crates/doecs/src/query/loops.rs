@@ -401,10 +401,17 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             unsafe {
                 let fetch = Q::fetch(arch, state);
                 let filter = F::fetch(arch, filter);
-                passing_runs::<F>(arch.chunk_rows(), filter, window, start, start + len, |a, b| {
-                    Q::mark_written(fetch, a, b - a, window.this_run);
-                    f(Q::slice(fetch, a, b - a));
-                });
+                passing_runs::<F>(
+                    arch.chunk_rows(),
+                    filter,
+                    window,
+                    start,
+                    start + len,
+                    |a, b| {
+                        Q::mark_written(fetch, a, b - a, window.this_run);
+                        f(Q::slice(fetch, a, b - a));
+                    },
+                );
             }
         };
         let archetypes = world.archetypes();

@@ -394,9 +394,14 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             // filter's read access.
             unsafe {
                 let filter = F::fetch(arch, filter);
-                super::loops::passing_runs::<F>(arch.chunk_rows(), filter, window, 0, arch.len(), |a, b| {
-                    n += b - a
-                })
+                super::loops::passing_runs::<F>(
+                    arch.chunk_rows(),
+                    filter,
+                    window,
+                    0,
+                    arch.len(),
+                    |a, b| n += b - a,
+                )
             };
         }
         n

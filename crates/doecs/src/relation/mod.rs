@@ -180,11 +180,13 @@ impl Relations {
         &mut self.tables
     }
 
-    /// Whether some relation despawns sources with their target.
-    pub(crate) fn cascades(&self) -> bool {
+    /// Whether some live source despawns with `target` (through a
+    /// [`Cleanup::DespawnSource`] relation): one slot read per such table,
+    /// so despawning a leaf costs no more than that.
+    pub(crate) fn has_dependents(&self, target: Entity) -> bool {
         self.tables
             .iter()
-            .any(|t| t.cleanup() == Cleanup::DespawnSource && t.len() > 0)
+            .any(|t| t.cleanup() == Cleanup::DespawnSource && !t.sources_of(target).is_empty())
     }
 
     /// Checks every table's invariants.

@@ -100,22 +100,17 @@ impl<R: Relation> RelationTable<R> {
 
     /// Adds the pair `(source, target)` with `value`, or replaces its value
     /// (returning the old one). An exclusive relation's other pair of
-    /// `source` is removed first and returned as the second value.
-    pub(crate) fn insert(
-        &mut self,
-        source: Entity,
-        target: Entity,
-        value: R,
-    ) -> (Option<R>, Option<(Entity, R)>) {
+    /// `source` is removed (and dropped) first.
+    pub(crate) fn insert(&mut self, source: Entity, target: Entity, value: R) -> Option<R> {
         if let Some(v) = self.value_mut(source, target) {
-            return (Some(std::mem::replace(v, value)), None);
+            return Some(std::mem::replace(v, value));
         }
-        let displaced = if R::EXCLUSIVE {
+        if R::EXCLUSIVE {
             let old = self.pairs_of(source).next().map(|(t, _)| t);
-            old.and_then(|old| self.remove(source, old).map(|v| (old, v)))
-        } else {
-            None
-        };
+            if let Some(old) = old {
+                self.remove(source, old);
+            }
+        }
         let inc = slot_mut(&mut self.incoming, target.index());
         let slot = match inc {
             Some(i) if i.target == target => {
@@ -146,7 +141,7 @@ impl<R: Relation> RelationTable<R> {
             }
         }
         self.len += 1;
-        (None, displaced)
+        None
     }
 
     /// Removes the pair `(source, target)`, returning its value.
@@ -281,7 +276,12 @@ impl<R: Relation> ErasedRelation for RelationTable<R> {
             let Some(o) = o else { continue };
             assert_eq!(o.source.index() as usize, i, "outgoing slot of its source");
             assert!(!o.pairs.is_empty(), "no empty outgoing lists");
-            assert!(alive(o.source), "{}: source {:?} is dead", self.name(), o.source);
+            assert!(
+                alive(o.source),
+                "{}: source {:?} is dead",
+                self.name(),
+                o.source
+            );
             if R::EXCLUSIVE {
                 assert_eq!(o.pairs.len(), 1, "exclusive relation with two targets");
             }
@@ -303,7 +303,11 @@ impl<R: Relation> ErasedRelation for RelationTable<R> {
         let mut incoming = 0;
         for (i, inc) in self.incoming.iter().enumerate() {
             let Some(inc) = inc else { continue };
-            assert_eq!(inc.target.index() as usize, i, "incoming slot of its target");
+            assert_eq!(
+                inc.target.index() as usize,
+                i,
+                "incoming slot of its target"
+            );
             assert!(!inc.sources.is_empty(), "no empty incoming lists");
             for s in &inc.sources {
                 assert!(

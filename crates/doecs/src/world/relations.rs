@@ -36,8 +36,10 @@ impl WorldCore {
                 target,
             });
         }
-        let (old, _displaced) = self.relations.table_mut::<R>().insert(source, target, value);
-        Ok(old)
+        Ok(self
+            .relations
+            .table_mut::<R>()
+            .insert(source, target, value))
     }
 
     /// Removes the pair `(R, target)` from `source` and returns its value.
@@ -133,13 +135,19 @@ impl WorldCore {
     /// siblings in [`WorldCore::children`] order.
     pub fn descendants(&self, root: Entity) -> Vec<Entity> {
         let mut out = vec![root];
-        let mut next = 0;
+        self.extend_breadth_first(&mut out, 0);
+        out
+    }
+
+    /// Appends, breadth-first, the children of `out[from..]` and of each
+    /// entity appended in turn.
+    fn extend_breadth_first(&self, out: &mut Vec<Entity>, from: usize) {
+        let mut next = from;
         while next < out.len() {
             let e = out[next];
             next += 1;
             out.extend_from_slice(self.children(e));
         }
-        out
     }
 
     /// Every entity in the hierarchy, breadth-first from the roots (live
@@ -160,17 +168,8 @@ impl WorldCore {
             .unwrap_or_default();
         roots.sort_unstable_by_key(|e| e.index());
         roots.dedup();
-        let mut out = Vec::new();
-        for root in roots {
-            let start = out.len();
-            out.push(root);
-            let mut next = start;
-            while next < out.len() {
-                let e = out[next];
-                next += 1;
-                out.extend_from_slice(self.children(e));
-            }
-        }
+        let mut out = roots;
+        self.extend_breadth_first(&mut out, 0);
         out
     }
 
@@ -178,6 +177,18 @@ impl WorldCore {
     /// target (or is `to`). Visits each entity at most once, so it ends on
     /// any graph.
     fn reaches<R: Relation>(&self, from: Entity, to: Entity) -> bool {
+        if R::EXCLUSIVE {
+            // One target each: a chain, which ends because the relation is
+            // acyclic (only acyclic relations ask).
+            let mut at = Some(from);
+            while let Some(e) = at {
+                if e == to {
+                    return true;
+                }
+                at = self.targets::<R>(e).next().map(|(t, _)| t);
+            }
+            return false;
+        }
         if from == to {
             return true;
         }

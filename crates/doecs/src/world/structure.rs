@@ -578,7 +578,7 @@ impl WorldCore {
                 match self.entities.location(entity) {
                     Some(location) => {
                         count += 1;
-                        if free_ids && self.relations.cascades() {
+                        if free_ids && self.relations.has_dependents(entity) {
                             self.despawn_subtree(entity, &mut destroyed);
                         } else {
                             self.despawn_one(entity, location, free_ids, &mut destroyed);
