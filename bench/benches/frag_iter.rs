@@ -48,6 +48,30 @@ fn frag_iter(c: &mut Criterion) {
         b.iter(|| query.for_each(&mut world, double))
     });
 
+    // The floor of doecs's own layout: a hand loop over the same 26 `Data`
+    // columns, their addresses gathered once, with no change stamps.
+    let data = world.components().id_of::<Data>().expect("registered");
+    let columns: Vec<(*mut Data, usize)> = world
+        .archetypes()
+        .iter()
+        .filter_map(|arch| {
+            let column = arch.column_of(data)?;
+            Some((arch.column_ptr(column).cast::<Data>().as_ptr(), arch.len()))
+        })
+        .filter(|&(_, len)| len > 0)
+        .collect();
+    g.bench_function("doecs_layout_hand_loop", |b| {
+        b.iter(|| {
+            for &(ptr, len) in &columns {
+                // SAFETY: each pointer is a live `Data` column of `len` rows;
+                // the world is neither changed nor read while this runs.
+                unsafe { std::slice::from_raw_parts_mut(ptr, len) }
+                    .iter_mut()
+                    .for_each(double);
+            }
+        })
+    });
+
     let mut world = hecs::World::new();
     spawn_hecs(&mut world);
     g.bench_function("hecs", |b| {

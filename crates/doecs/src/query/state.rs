@@ -265,7 +265,21 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// matches the new world's from scratch. A query with change filters asks
     /// the world, on its first update there, to keep row stamps for what it
     /// watches (see [`crate::storage::ticks`]).
+    #[inline]
     pub fn update(&mut self, world: &WorldCore) {
+        let cache = &self.cache;
+        let current = cache.world == world.id()
+            && (F::DENSE || cache.tracking_requested)
+            && cache.seen == world.archetypes().len();
+        if !current {
+            self.learn_archetypes(world);
+        }
+    }
+
+    /// The slow path of [`QueryState::update`]: something to learn.
+    #[cold]
+    #[inline(never)]
+    fn learn_archetypes(&mut self, world: &WorldCore) {
         let cache = &mut self.cache;
         if cache.world != world.id() {
             *cache = QueryCache::new(world.id());

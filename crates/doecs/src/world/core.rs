@@ -205,9 +205,16 @@ impl WorldCore {
         &self,
         entity: Entity,
     ) -> Result<*mut T, EntityError> {
-        let (column, location) = self.component_column::<T>(entity)?;
+        let location = self.location(entity)?;
         let arch = self.archetypes.get(location.archetype);
-        Ok(arch.slot_ptr(location.row, column).cast::<T>().as_ptr())
+        self.components
+            .id_of::<T>()
+            .and_then(|id| arch.component_slot_ptr(id, location.row))
+            .map(|slot| slot.cast::<T>().as_ptr())
+            .ok_or(EntityError::MissingComponent {
+                entity,
+                component: std::any::type_name::<T>(),
+            })
     }
 
     /// Where `entity`'s `T` is: its column and the entity's location.

@@ -192,10 +192,34 @@ impl Archetype {
     /// The column storing `component`, if this archetype has it.
     #[inline]
     pub fn column_of(&self, component: ComponentId) -> Option<ColumnIndex> {
-        self.components
-            .binary_search(&component)
-            .ok()
-            .map(|i| ColumnIndex(i as u32))
+        // Most archetypes have a handful of components: a straight scan of
+        // the sorted ids, stopping at the first id not below the wanted one,
+        // is fewer instructions and branches than a binary search there.
+        const SCAN: usize = 8;
+        let found = if self.components.len() <= SCAN {
+            let at = self
+                .components
+                .iter()
+                .take_while(|&&c| c < component)
+                .count();
+            (self.components.get(at) == Some(&component)).then_some(at)
+        } else {
+            self.components.binary_search(&component).ok()
+        };
+        found.map(|i| ColumnIndex(i as u32))
+    }
+
+    /// The slot of `row` in the column storing `component`, if this
+    /// archetype has it: [`Archetype::column_of`] and
+    /// [`Archetype::slot_ptr`] in one step, for random lookups.
+    #[inline]
+    pub fn component_slot_ptr(&self, component: ComponentId, row: Row) -> Option<NonNull<u8>> {
+        let column = self.column_of(component)?;
+        debug_assert!(row.index() < self.capacity);
+        debug_assert!(column.index() < self.columns.len());
+        // SAFETY: `column_of` returns an index into `components`, which has
+        // as many entries as `columns` (type invariant).
+        Some(unsafe { self.columns.get_unchecked(column.index()) }.slot(row.index()))
     }
 
     /// Whether the archetype has `component`.
@@ -719,6 +743,37 @@ mod tests {
 
     fn drops() -> usize {
         DROPS.with(|d| d.get())
+    }
+
+    /// `column_of` (a scan up to eight components, a binary search past
+    /// them) finds exactly the archetype's components at every size.
+    #[test]
+    fn column_of_finds_exactly_the_components_at_every_size() {
+        let mut registry = Components::default();
+        macro_rules! register { ($($n:literal),*) => { [$( registry.register::<[u8; $n]>() ),*] } }
+        let all = register!(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20);
+        for size in 0..=12 {
+            // Every other id, so absent ids sit between present ones.
+            let present: Vec<ComponentId> = all.iter().copied().step_by(2).take(size).collect();
+            let mut arch = Archetype::new(
+                ArchetypeId::from_index(1),
+                present.clone().into(),
+                &registry,
+                crate::storage::DEFAULT_CHUNK_BYTES,
+            );
+            arch.reserve(1);
+            for &id in &all {
+                let expected = present
+                    .iter()
+                    .position(|&p| p == id)
+                    .map(|i| ColumnIndex(i as u32));
+                assert_eq!(arch.column_of(id), expected, "size {size}, {id:?}");
+                assert_eq!(
+                    arch.component_slot_ptr(id, Row(0)).is_some(),
+                    expected.is_some()
+                );
+            }
+        }
     }
 
     /// An archetype of (u32, Counted) with chunks of about `chunk_bytes`.
