@@ -5,7 +5,9 @@
 //!   `ChildOf` parent. The bar is the pair at most 1.25× the
 //!   component.
 //! - `relations_parent_read`: 1,000 parents with 12 children each; every
-//!   child reads its parent's A (traversal up the hierarchy), against a
+//!   child reads its parent's A (traversal up the hierarchy): through
+//!   `parent` and `get` per child, and through an `UpQuery`, beside
+//!   flecs_ecs's `ChildOf` with an up-traversal term, against a
 //!   hand-written loop over a parent-index array.
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -71,13 +73,42 @@ fn parent_read(c: &mut Criterion) {
         }
     }
     let mut query = doecs::QueryState::<(Entity, &B)>::new(&world);
-    g.bench_function("doecs", |b| {
+    g.bench_function("doecs_get_parent", |b| {
         b.iter(|| {
             let mut sum = 0.0;
             for (child, _) in query.iter(&world) {
                 let parent = world.parent(child).unwrap();
                 sum += world.get::<A>(parent).unwrap().0;
             }
+            black_box(sum)
+        })
+    });
+    let mut up = doecs::UpQuery::<doecs::ChildOf, &B, &A>::new(&world);
+    g.bench_function("doecs_up_query", |b| {
+        b.iter(|| {
+            let mut sum = 0.0;
+            up.for_each(&mut world, |_, parent| sum += parent.0);
+            black_box(sum)
+        })
+    });
+    // flecs_ecs: the same hierarchy through its built-in `ChildOf` pairs
+    // (one table per parent), read with an up-traversal term.
+    let flecs = flecs_ecs::prelude::World::new();
+    for p in 0..parents {
+        let parent = flecs.entity().set(A(p as f32));
+        for _ in 0..12 {
+            flecs.entity().set(B(0.0)).child_of(parent);
+        }
+    }
+    let flecs_query = {
+        use flecs_ecs::prelude::*;
+        flecs.query::<(&B, &A)>().term_at(1).parent().build()
+    };
+    g.bench_function("flecs_ecs_up", |b| {
+        use flecs_ecs::prelude::QueryAPI;
+        b.iter(|| {
+            let mut sum = 0.0;
+            flecs_query.each(|(_, parent)| sum += parent.0);
             black_box(sum)
         })
     });

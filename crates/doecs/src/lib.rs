@@ -47,7 +47,9 @@ pub use query::{
     Access, Added, Changed, Or, Query, QueryData, QueryFilter, QueryIter, QueryState,
     ReadOnlyQueryData, View, ViewMut, With, Without,
 };
-pub use relation::{ChildOf, Cleanup, Relation, RelationError, Relations};
+pub use relation::{
+    ChildOf, Cleanup, PairQuery, Relation, RelationError, Relations, Targets, UpQuery,
+};
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use storage::{ArchetypeId, Row};
 pub use system::desc::SystemDesc;

@@ -3,7 +3,9 @@
 //! every despawn path, breadth-first walks, drop counting through a
 //! panicking subtree, and a model test against a naive map of sets.
 
-use doecs::{ChildOf, Cleanup, CommandBuffer, Entity, Relation, RelationError, World};
+use doecs::{
+    ChildOf, Cleanup, CommandBuffer, Entity, PairQuery, Relation, RelationError, UpQuery, World,
+};
 use proptest::prelude::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -419,6 +421,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         handles.push(e);
         m.alive.insert(e);
     }
+    let mut queries = Queries {
+        likes: PairQuery::new(&w),
+        up: UpQuery::new(&w),
+    };
     let pick = |h: &[Entity], k: usize| h[k % h.len()];
     for op in ops {
         match *op {
@@ -483,6 +489,57 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             }
         }
         check(&w, &m, &handles)?;
+        check_queries(&mut w, &m, &mut queries)?;
+    }
+    Ok(())
+}
+
+/// Held pair queries, kept across every change of the run.
+struct Queries {
+    likes: PairQuery<Likes, (Entity, &'static Name)>,
+    up: UpQuery<ChildOf, Entity, (Entity, &'static Name)>,
+}
+
+/// `(Likes, *)`, `(Likes, target)` and the traversal up `ChildOf` agree
+/// with the model.
+fn check_queries(w: &mut World, m: &Model, q: &mut Queries) -> Result<(), TestCaseError> {
+    let mut names = Vec::new();
+    let mut wildcard = BTreeMap::new();
+    let mut sources_seen = BTreeSet::new();
+    let mut once = true;
+    q.likes.for_each(w, |(source, name), targets| {
+        once &= sources_seen.insert(source);
+        names.push((source, name.0));
+        for (target, like) in targets {
+            wildcard.insert((source, target), like.0);
+        }
+    });
+    prop_assert!(once, "each source handed out once");
+    prop_assert_eq!(&wildcard, &m.likes);
+    for &target in &m.alive {
+        let mut to = BTreeMap::new();
+        let mut once = true;
+        q.likes.for_each_to(w, target, |(source, _), like| {
+            once &= to.insert(source, like.0).is_none();
+        });
+        prop_assert!(once, "each source of a target handed out once");
+        let model: BTreeMap<Entity, u32> = m
+            .likes
+            .iter()
+            .filter(|((_, t), _)| *t == target)
+            .map(|((s, _), v)| (*s, *v))
+            .collect();
+        prop_assert_eq!(to, model);
+    }
+    let mut up = BTreeMap::new();
+    q.up.for_each(w, |child, (parent, name)| {
+        names.push((parent, name.0));
+        up.insert(child, parent);
+    });
+    prop_assert_eq!(&up, &m.parent);
+    // Every item handed out was the entity's own.
+    for (e, name) in names {
+        prop_assert_eq!(w.get::<Name>(e).map(|n| n.0), Ok(name));
     }
     Ok(())
 }
@@ -503,4 +560,50 @@ proptest! {
     ) {
         run(&ops)?;
     }
+}
+
+/// A child may write the component it reads from its parent; a pair
+/// pointing at its own source is skipped, so the two items never alias.
+#[test]
+fn up_traversal_writes_the_child_from_the_parent_and_skips_self_pairs() {
+    let mut w = World::new();
+    let root = w.spawn((Name(1),));
+    let mid = w.spawn((Name(10),));
+    let leaf = w.spawn((Name(100),));
+    let loner = w.spawn((Name(7),));
+    w.set_parent(mid, root).unwrap();
+    w.set_parent(leaf, mid).unwrap();
+    w.add_pair(loner, loner, Likes(1)).unwrap();
+    // The query visits rows in archetype order, not parents first, so the
+    // leaf may see its parent before or after the parent's own update.
+    let mut up = UpQuery::<ChildOf, &mut Name, &Name>::new(&w);
+    let mut seen = Vec::new();
+    up.for_each(&mut w, |own, parent| {
+        seen.push((own.0, parent.0));
+        own.0 += parent.0;
+    });
+    seen.sort();
+    assert_eq!(seen.len(), 2);
+    assert!(seen.contains(&(10, 1)));
+    assert!(seen[1].0 == 100 && (seen[1].1 == 10 || seen[1].1 == 11));
+    assert_eq!(w.get::<Name>(root), Ok(&Name(1)));
+    assert_eq!(w.get::<Name>(mid), Ok(&Name(11)));
+    let mut selfish = UpQuery::<Likes, &mut Name, &Name>::new(&w);
+    let mut calls = 0;
+    selfish.for_each(&mut w, |_, _| calls += 1);
+    assert_eq!(calls, 0, "a self-pair is never traversed");
+    // Writing through a pair query: every source of `mid`'s hierarchy.
+    let mut kids = PairQuery::<ChildOf, &mut Name>::new(&w);
+    kids.for_each(&mut w, |name, mut parents| {
+        assert_eq!(parents.len(), 1, "ChildOf is exclusive");
+        assert!(parents.next().is_some());
+        name.0 = 0;
+    });
+    assert_eq!(w.get::<Name>(leaf), Ok(&Name(0)));
+    assert_eq!(
+        w.get::<Name>(root),
+        Ok(&Name(1)),
+        "a root has no ChildOf pair"
+    );
+    w.check_invariants();
 }

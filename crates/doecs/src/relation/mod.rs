@@ -27,7 +27,11 @@
 //! [`ChildOf`] is the built-in hierarchy: exclusive, acyclic, and deleting
 //! children with their parent, recursively.
 
+mod query;
 pub(crate) mod table;
+
+pub use query::{PairQuery, UpQuery};
+pub use table::Targets;
 
 use crate::entity::Entity;
 use crate::type_index::TypeIndex;

@@ -76,14 +76,63 @@ fn slot_mut<T>(slots: &mut Vec<Option<T>>, i: u32) -> &mut Option<T> {
     &mut slots[i]
 }
 
+/// The targets of one source's pairs of `R`, with their values, in the
+/// order they were added.
+pub struct Targets<'w, R> {
+    pairs: std::slice::Iter<'w, Pair<R>>,
+}
+
+impl<'w, R> Iterator for Targets<'w, R> {
+    type Item = (Entity, &'w R);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.pairs.next().map(|p| (p.target, &p.value))
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.pairs.size_hint()
+    }
+}
+
+impl<R> ExactSizeIterator for Targets<'_, R> {}
+
 impl<R: Relation> RelationTable<R> {
-    /// The pairs of `source`, as `(target, value)`, in the order added.
-    pub(crate) fn pairs_of(&self, source: Entity) -> impl Iterator<Item = (Entity, &R)> {
-        let pairs: &[Pair<R>] = match self.outgoing.get(source.index() as usize) {
+    /// The pairs of `source` (none if it has none).
+    #[inline]
+    fn pairs_slice(&self, source: Entity) -> &[Pair<R>] {
+        match self.outgoing.get(source.index() as usize) {
             Some(Some(out)) if out.source == source => &out.pairs,
             _ => &[],
-        };
-        pairs.iter().map(|p| (p.target, &p.value))
+        }
+    }
+
+    /// The pairs of `source`, as `(target, value)`, in the order added.
+    #[inline]
+    pub(crate) fn pairs_of(&self, source: Entity) -> Targets<'_, R> {
+        Targets {
+            pairs: self.pairs_slice(source).iter(),
+        }
+    }
+
+    /// Whether `source` has a pair.
+    #[inline]
+    pub(crate) fn has_pairs(&self, source: Entity) -> bool {
+        !self.pairs_slice(source).is_empty()
+    }
+
+    /// The target of `source`'s first pair.
+    #[inline]
+    pub(crate) fn first_target(&self, source: Entity) -> Option<Entity> {
+        self.pairs_slice(source).first().map(|p| p.target)
+    }
+
+    /// The value of the pair `(source, target)`.
+    #[inline]
+    pub(crate) fn value(&self, source: Entity, target: Entity) -> Option<&R> {
+        self.pairs_slice(source)
+            .iter()
+            .find(|p| p.target == target)
+            .map(|p| &p.value)
     }
 
     /// The value of the pair `(source, target)`, mutably.

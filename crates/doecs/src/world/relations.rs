@@ -63,9 +63,7 @@ impl WorldCore {
 
     /// The value of the pair `(R, target)` on `source`.
     pub fn pair<R: Relation>(&self, source: Entity, target: Entity) -> Option<&R> {
-        self.targets::<R>(source)
-            .find(|(t, _)| *t == target)
-            .map(|(_, v)| v)
+        self.relations.table::<R>()?.value(source, target)
     }
 
     /// The value of the pair `(R, target)` on `source`, mutably.
