@@ -121,5 +121,24 @@ fn parent_read(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, add_remove, parent_read);
+/// Iterating every part of the demo level's shape (1,000 ships of 13
+/// entities), with and without the hierarchy as `ChildOf`.
+fn demo_level_iter(c: &mut Criterion) {
+    let mut g = group(c, "relations_demo_level_iter");
+    for (name, child_of) in [("doecs_no_hierarchy", false), ("doecs_child_of", true)] {
+        let mut world = doecs::World::new();
+        spawn_demo_ships(&mut world, sized(DEMO_SHIPS), child_of);
+        let mut parts = doecs::QueryState::<&mut LocalTransform>::new(&world);
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                parts.for_each(&mut world, |local| {
+                    local.0.translation.x += 1.0;
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, add_remove, parent_read, demo_level_iter);
 criterion_main!(benches);

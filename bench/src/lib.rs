@@ -369,3 +369,49 @@ pub fn flecs_spawn_bundles(
         .set(&v)
         .build()
 }
+
+/// Ships in the demo-level shape (as `doecs demo-level`): each ship has
+/// [`DEMO_PARTS`] parts of [`DEMO_SUB_PARTS`] sub-parts, 13 entities three
+/// levels deep.
+pub const DEMO_SHIPS: usize = 1_000;
+/// Parts per demo ship.
+pub const DEMO_PARTS: usize = 4;
+/// Sub-parts per demo part.
+pub const DEMO_SUB_PARTS: usize = 2;
+
+/// Spawns `ships` ships of the demo level's shape into `world`: a ship is
+/// (LocalTransform, Position, Velocity, A), a part (LocalTransform, B), a
+/// sub-part (LocalTransform,). With `child_of`, each part is `ChildOf` its
+/// ship and each sub-part `ChildOf` its part; without, the same entities
+/// have no hierarchy. Returns every entity, ships first in each ship.
+pub fn spawn_demo_ships(
+    world: &mut doecs::World,
+    ships: usize,
+    child_of: bool,
+) -> Vec<doecs::Entity> {
+    let local = |i: usize| {
+        LocalTransform(glam::Affine3A::from_translation(Vec3::new(
+            i as f32, 0.0, 0.0,
+        )))
+    };
+    let mut all = Vec::with_capacity(ships * (1 + DEMO_PARTS * (1 + DEMO_SUB_PARTS)));
+    for s in 0..ships {
+        let ship = world.spawn((local(s), Position(Vec3::ZERO), Velocity(Vec3::X), A(1.0)));
+        all.push(ship);
+        for p in 0..DEMO_PARTS {
+            let part = world.spawn((local(p), B(0.5)));
+            all.push(part);
+            if child_of {
+                world.set_parent(part, ship).expect("fresh entities");
+            }
+            for q in 0..DEMO_SUB_PARTS {
+                let sub = world.spawn((local(q),));
+                all.push(sub);
+                if child_of {
+                    world.set_parent(sub, part).expect("fresh entities");
+                }
+            }
+        }
+    }
+    all
+}

@@ -187,6 +187,32 @@ fn main() {
         let rss = m.rss.map_or("n/a".to_owned(), |r| format!("{:.1}", mib(r)));
         println!("{:<18} {:>12} {:>10} {:>12}", m.library, heap, ratio, rss);
     }
+    // The demo level's shape with and without its hierarchy as `ChildOf`.
+    let ships = sized(DEMO_SHIPS);
+    let flat = measure("doecs_demo_flat", true, || {
+        let mut world = doecs::World::new();
+        spawn_demo_ships(&mut world, ships, false);
+        world
+    });
+    let child_of = measure("doecs_demo_child_of", true, || {
+        let mut world = doecs::World::new();
+        spawn_demo_ships(&mut world, ships, true);
+        world
+    });
+    println!();
+    println!("peak heap, demo level of {ships} ships (13 entities each, three levels deep)");
+    let (f, c) = (flat.heap.unwrap_or(0), child_of.heap.unwrap_or(0));
+    println!(
+        "{:<22} {:>12}",
+        "no hierarchy",
+        format!("{:.3} MiB", mib(f))
+    );
+    println!(
+        "{:<22} {:>12} {:>10}",
+        "ChildOf hierarchy",
+        format!("{:.3} MiB", mib(c)),
+        format!("{:.3}x", c as f64 / f.max(1) as f64)
+    );
     if let Some(path) = json {
         let mut out = String::from("{\n  \"entities\": ");
         out.push_str(&n.to_string());
