@@ -146,7 +146,7 @@ pub const NOTES: &[(&str, &str)] = &[
     ),
     (
         "frag_iter",
-        "`doecs` builds its query per call (`world.query_mut`), `doecs_held_query` reuses a held `QueryState`. The baseline is a hand-written loop over 26 separate `Vec`s, one per archetype, as an archetype store holds them: shipyard keeps all 520 values in one array (a sparse set), so it runs one loop where an archetype store runs 26.",
+        "`doecs` builds its query per call (`world.query_mut`), `doecs_held_query` reuses a held `QueryState`. The baseline is a hand-written loop over 26 separate `Vec`s, one per archetype, as an archetype store holds them: shipyard keeps all 520 values in one array (a sparse set), so it runs one loop where an archetype store runs 26. `doecs_layout_hand_loop` is a hand-written loop over doecs's own 26 `Data` columns, addresses gathered once, no change stamps: the floor of doecs's layout.",
     ),
     (
         "heavy_compute",
