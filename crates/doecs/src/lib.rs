@@ -48,7 +48,7 @@ pub use query::{
     ReadOnlyQueryData, View, ViewMut, With, Without,
 };
 pub use relation::{
-    ChildOf, Cleanup, PairQuery, Relation, RelationError, Relations, Targets, UpQuery,
+    ChildOf, Cleanup, PairQuery, Relation, RelationError, Relations, Sources, Targets, UpQuery,
 };
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use storage::{ArchetypeId, Row};

@@ -6,8 +6,9 @@
 //! becomes the flecs problem of hundreds of thousands of three-entity
 //! tables, and with 16 KiB chunks each would cost at least a chunk. doecs
 //! keeps pairs out of the archetype instead: each relation type has one
-//! [`table`] of pairs beside the archetypes, indexed by entity index in both
-//! directions (source to targets with the pair values, target to sources).
+//! [`table`] of pairs beside the archetypes, one dense row per pair, reached
+//! by entity index in both directions (source to targets with the pair
+//! values, target to sources).
 //! Adding or removing a pair moves no row and makes no archetype, so a
 //! thousand ships of thirteen parts stay in the archetypes their components
 //! put them in, and iterating the parts costs what it cost without a
@@ -31,7 +32,7 @@ mod query;
 pub(crate) mod table;
 
 pub use query::{PairQuery, UpQuery};
-pub use table::Targets;
+pub use table::{Sources, Targets};
 
 use crate::entity::Entity;
 use crate::type_index::TypeIndex;
@@ -68,7 +69,7 @@ pub enum Cleanup {
 /// assert_eq!(world.pair::<Likes>(alice, bob).map(|l| l.0), Some(3));
 /// world.despawn(alice).unwrap();
 /// assert!(!world.alive(sword), "owned things go with their owner");
-/// assert!(world.sources::<Likes>(bob).is_empty());
+/// assert_eq!(world.sources::<Likes>(bob).next(), None);
 /// ```
 pub trait Relation: Send + Sync + 'static {
     /// Whether a source has at most one target: adding a second pair
@@ -190,7 +191,7 @@ impl Relations {
     pub(crate) fn has_dependents(&self, target: Entity) -> bool {
         self.tables
             .iter()
-            .any(|t| t.cleanup() == Cleanup::DespawnSource && !t.sources_of(target).is_empty())
+            .any(|t| t.cleanup() == Cleanup::DespawnSource && t.has_sources(target))
     }
 
     /// Checks every table's invariants.

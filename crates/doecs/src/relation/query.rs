@@ -109,8 +109,7 @@ impl<R: Relation, Q: QueryData, F: QueryFilter> PairQuery<R, Q, F> {
         let Some(table) = world.relations.table::<R>() else {
             return;
         };
-        use super::table::ErasedRelation;
-        for &source in table.sources_of(target) {
+        for source in table.sources(target) {
             // SAFETY: `&mut WorldCore` gives exclusive access; a target's
             // sources are distinct (table invariant), so each item is
             // handed out once.

@@ -1,17 +1,19 @@
 //! One relation's pairs: who points at whom, and the data each pair carries.
 //!
 //! A [`RelationTable`] holds every pair `(R, target)` of one relation type
-//! `R`, in two indexes addressed by entity index, so no lookup hashes:
-//! `outgoing[source.index()]` lists the source's targets with their values,
-//! and `incoming[target.index()]` lists the sources pointing at the target.
-//! Each pair also records where its source sits in the target's incoming
-//! list, so removing a pair is O(1) in the target's fan-in (a swap-remove,
-//! fixing the back-index of the source moved into the gap): detaching ten
-//! thousand children of one parent costs ten thousand steps, not fifty
-//! million. Incoming lists are in attachment order until a removal moves the
-//! last entry into the gap. Both indexes store the full entity (with its
-//! generation), so a slot left by a dead entity never answers for the entity
-//! that reuses its index.
+//! `R` as a row in one dense array, and threads each row onto two lists:
+//! the pairs of its source (singly linked, in the order added) and the
+//! pairs of its target (a circular doubly linked list, in attachment
+//! order). One small head per entity index starts both lists, so no lookup
+//! hashes, and a relation costs one 28-byte row per pair (plus the value)
+//! and eight bytes per entity index: no list of its own per source or
+//! target, no allocation per pair. The children of a thousand ships stay
+//! as small as the ships. Removing a pair unlinks its row in O(1) on the
+//! target's side (whatever its fan-in) and in O(pairs of the source) on the
+//! source's side, then moves the last row into the gap, fixing the links
+//! that pointed at it. Rows store full entities (with generations), so a
+//! head left by a dead entity never answers for the entity that reuses its
+//! index.
 //!
 //! Aliasing rule: none to state. The table is plain safe Rust, owned by the
 //! world's [`Relations`](super::Relations), and changed only through
@@ -20,131 +22,195 @@
 use super::{Cleanup, Relation};
 use crate::entity::Entity;
 use std::any::Any;
+use std::num::NonZeroU32;
 
-/// One pair as its source holds it.
-struct Pair<R> {
-    target: Entity,
-    value: R,
-    /// Where the source sits in the target's incoming list.
-    slot: u32,
+/// A row's position in the table, stored + 1 so `Option<RowId>` is four
+/// bytes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+struct RowId(NonZeroU32);
+
+impl RowId {
+    fn new(index: usize) -> RowId {
+        let stored = u32::try_from(index + 1).expect("fewer than 2^32 - 1 pairs per relation");
+        RowId(NonZeroU32::new(stored).expect("index + 1 is non-zero"))
+    }
+    #[inline]
+    fn index(self) -> usize {
+        self.0.get() as usize - 1
+    }
 }
 
-/// The targets of one source, with the values of its pairs.
-struct Outgoing<R> {
+/// One pair.
+struct Row<R> {
     source: Entity,
-    pairs: Vec<Pair<R>>,
+    target: Entity,
+    /// The source's next pair, in the order added.
+    next_out: Option<RowId>,
+    /// The neighbours among the target's pairs (a circular list: a lone
+    /// pair is its own neighbour).
+    prev_in: RowId,
+    next_in: RowId,
+    value: R,
 }
 
-/// The sources pointing at one target.
-struct Incoming {
-    target: Entity,
-    sources: Vec<Entity>,
+/// Where the lists of one entity index start.
+#[derive(Copy, Clone, Default)]
+struct Heads {
+    /// Its first pair as a source.
+    out: Option<RowId>,
+    /// Its first pair as a target.
+    incoming: Option<RowId>,
 }
 
 /// Every pair of relation `R`.
 ///
 /// # Invariants
-/// - `outgoing[i]`, when set, belongs to a source of index `i`, has at least
-///   one pair, and names each target once.
-/// - `incoming[i]`, when set, belongs to a target of index `i` and has at
-///   least one source, each once.
-/// - `(s, t)` is a pair of `outgoing` iff `s` is in `incoming` of `t`, at
-///   the pair's `slot`; `len` counts them.
-/// - With `R::EXCLUSIVE`, every source has one pair.
+/// - Every row is on exactly one out-list, its source's, reached from
+///   `heads[source.index()].out`, and on exactly one circular in-list, its
+///   target's, reached from `heads[target.index()].incoming`; every row of
+///   a list has that list's source (or target), full entity included.
+/// - `rows[r.next_in].prev_in == r` for every row `r`.
+/// - A source names each target once; with `R::EXCLUSIVE`, it has one pair.
 pub(crate) struct RelationTable<R> {
-    outgoing: Vec<Option<Outgoing<R>>>,
-    incoming: Vec<Option<Incoming>>,
-    len: usize,
+    rows: Vec<Row<R>>,
+    heads: Vec<Heads>,
 }
 
 impl<R> Default for RelationTable<R> {
     fn default() -> Self {
         RelationTable {
-            outgoing: Vec::new(),
-            incoming: Vec::new(),
-            len: 0,
+            rows: Vec::new(),
+            heads: Vec::new(),
         }
     }
-}
-
-/// Slot `i` of `slots`, grown to reach it.
-fn slot_mut<T>(slots: &mut Vec<Option<T>>, i: u32) -> &mut Option<T> {
-    let i = i as usize;
-    if slots.len() <= i {
-        slots.resize_with(i + 1, || None);
-    }
-    &mut slots[i]
 }
 
 /// The targets of one source's pairs of `R`, with their values, in the
 /// order they were added.
 pub struct Targets<'w, R> {
-    pairs: std::slice::Iter<'w, Pair<R>>,
+    rows: &'w [Row<R>],
+    at: Option<RowId>,
 }
 
 impl<'w, R> Iterator for Targets<'w, R> {
     type Item = (Entity, &'w R);
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        self.pairs.next().map(|p| (p.target, &p.value))
-    }
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.pairs.size_hint()
+        let row = &self.rows[self.at?.index()];
+        self.at = row.next_out;
+        Some((row.target, &row.value))
     }
 }
 
-impl<R> ExactSizeIterator for Targets<'_, R> {}
+/// The sources of one target's pairs of `R`, in the order they were
+/// attached.
+pub struct Sources<'w, R> {
+    rows: &'w [Row<R>],
+    first: Option<RowId>,
+    at: Option<RowId>,
+}
+
+impl<R> Iterator for Sources<'_, R> {
+    type Item = Entity;
+    #[inline]
+    fn next(&mut self) -> Option<Entity> {
+        let row = &self.rows[self.at?.index()];
+        self.at = Some(row.next_in).filter(|&n| Some(n) != self.first);
+        Some(row.source)
+    }
+}
+
+impl<R> Sources<'_, R> {
+    /// No sources at all.
+    pub(crate) fn none() -> Self {
+        Sources {
+            rows: &[],
+            first: None,
+            at: None,
+        }
+    }
+}
 
 impl<R: Relation> RelationTable<R> {
-    /// The pairs of `source` (none if it has none).
+    /// The first pair of `source`, if it has any.
     #[inline]
-    fn pairs_slice(&self, source: Entity) -> &[Pair<R>] {
-        match self.outgoing.get(source.index() as usize) {
-            Some(Some(out)) if out.source == source => &out.pairs,
-            _ => &[],
+    fn out_head(&self, source: Entity) -> Option<RowId> {
+        let head = self.heads.get(source.index() as usize)?.out?;
+        (self.rows[head.index()].source == source).then_some(head)
+    }
+
+    /// The first pair pointing at `target`, if any.
+    #[inline]
+    fn in_head(&self, target: Entity) -> Option<RowId> {
+        let head = self.heads.get(target.index() as usize)?.incoming?;
+        (self.rows[head.index()].target == target).then_some(head)
+    }
+
+    /// The heads of entity index `i`, grown to reach it.
+    fn heads_mut(&mut self, i: u32) -> &mut Heads {
+        let i = i as usize;
+        if self.heads.len() <= i {
+            self.heads.resize(i + 1, Heads::default());
         }
+        &mut self.heads[i]
     }
 
     /// The pairs of `source`, as `(target, value)`, in the order added.
     #[inline]
     pub(crate) fn pairs_of(&self, source: Entity) -> Targets<'_, R> {
         Targets {
-            pairs: self.pairs_slice(source).iter(),
+            rows: &self.rows,
+            at: self.out_head(source),
+        }
+    }
+
+    /// The sources pointing at `target`, in attachment order.
+    #[inline]
+    pub(crate) fn sources(&self, target: Entity) -> Sources<'_, R> {
+        let first = self.in_head(target);
+        Sources {
+            rows: &self.rows,
+            first,
+            at: first,
         }
     }
 
     /// Whether `source` has a pair.
     #[inline]
     pub(crate) fn has_pairs(&self, source: Entity) -> bool {
-        !self.pairs_slice(source).is_empty()
+        self.out_head(source).is_some()
     }
 
     /// The target of `source`'s first pair.
     #[inline]
     pub(crate) fn first_target(&self, source: Entity) -> Option<Entity> {
-        self.pairs_slice(source).first().map(|p| p.target)
+        self.out_head(source).map(|r| self.rows[r.index()].target)
+    }
+
+    /// The row of the pair `(source, target)`.
+    fn find(&self, source: Entity, target: Entity) -> Option<RowId> {
+        let mut at = self.out_head(source);
+        while let Some(r) = at {
+            let row = &self.rows[r.index()];
+            if row.target == target {
+                return Some(r);
+            }
+            at = row.next_out;
+        }
+        None
     }
 
     /// The value of the pair `(source, target)`.
     #[inline]
     pub(crate) fn value(&self, source: Entity, target: Entity) -> Option<&R> {
-        self.pairs_slice(source)
-            .iter()
-            .find(|p| p.target == target)
-            .map(|p| &p.value)
+        self.find(source, target)
+            .map(|r| &self.rows[r.index()].value)
     }
 
     /// The value of the pair `(source, target)`, mutably.
     pub(crate) fn value_mut(&mut self, source: Entity, target: Entity) -> Option<&mut R> {
-        match self.outgoing.get_mut(source.index() as usize) {
-            Some(Some(out)) if out.source == source => out
-                .pairs
-                .iter_mut()
-                .find(|p| p.target == target)
-                .map(|p| &mut p.value),
-            _ => None,
-        }
+        let r = self.find(source, target)?;
+        Some(&mut self.rows[r.index()].value)
     }
 
     /// Adds the pair `(source, target)` with `value`, or replaces its value
@@ -155,79 +221,128 @@ impl<R: Relation> RelationTable<R> {
             return Some(std::mem::replace(v, value));
         }
         if R::EXCLUSIVE {
-            let old = self.pairs_of(source).next().map(|(t, _)| t);
-            if let Some(old) = old {
-                self.remove(source, old);
+            if let Some(old) = self.out_head(source) {
+                drop(self.remove_row(old));
             }
         }
-        let inc = slot_mut(&mut self.incoming, target.index());
-        let slot = match inc {
-            Some(i) if i.target == target => {
-                i.sources.push(source);
-                i.sources.len() - 1
-            }
-            _ => {
-                *inc = Some(Incoming {
-                    target,
-                    sources: vec![source],
-                });
-                0
-            }
+        let id = RowId::new(self.rows.len());
+        // The source's list: append at its end.
+        let mut last = self.out_head(source);
+        while let Some(next) = last.and_then(|r| self.rows[r.index()].next_out) {
+            last = Some(next);
+        }
+        // The target's circular list: insert before its first row.
+        let (prev_in, next_in) = match self.in_head(target) {
+            Some(first) => (self.rows[first.index()].prev_in, first),
+            None => (id, id),
         };
-        let pair = Pair {
+        self.rows.push(Row {
+            source,
             target,
+            next_out: None,
+            prev_in,
+            next_in,
             value,
-            slot: u32::try_from(slot).expect("fewer than 2^32 sources per target"),
-        };
-        let out = slot_mut(&mut self.outgoing, source.index());
-        match out {
-            Some(o) if o.source == source => o.pairs.push(pair),
-            _ => {
-                *out = Some(Outgoing {
-                    source,
-                    pairs: vec![pair],
-                })
-            }
+        });
+        match last {
+            Some(r) => self.rows[r.index()].next_out = Some(id),
+            None => self.heads_mut(source.index()).out = Some(id),
         }
-        self.len += 1;
+        if next_in == id {
+            self.heads_mut(target.index()).incoming = Some(id);
+        } else {
+            self.rows[prev_in.index()].next_in = id;
+            self.rows[next_in.index()].prev_in = id;
+        }
         None
     }
 
     /// Removes the pair `(source, target)`, returning its value.
     pub(crate) fn remove(&mut self, source: Entity, target: Entity) -> Option<R> {
-        let out = self.outgoing.get_mut(source.index() as usize)?;
-        let o = out.as_mut().filter(|o| o.source == source)?;
-        let k = o.pairs.iter().position(|p| p.target == target)?;
-        let pair = o.pairs.remove(k);
-        if o.pairs.is_empty() {
-            *out = None;
-        }
-        self.unlink_incoming(target, pair.slot);
-        self.len -= 1;
-        Some(pair.value)
+        let r = self.find(source, target)?;
+        Some(self.remove_row(r))
     }
 
-    /// Removes entry `slot` from the incoming list of `target`, moving the
-    /// last entry into the gap and fixing that source's back-index.
-    fn unlink_incoming(&mut self, target: Entity, slot: u32) {
-        let Some(inc) = self.incoming.get_mut(target.index() as usize) else {
-            return;
+    /// Points whatever points at row `from` at row `to` instead: the link
+    /// before it on its source's list, and its neighbours on its target's.
+    fn relink(&mut self, from: RowId, to: RowId) {
+        let (source, target, prev_in, next_in) = {
+            let row = &self.rows[to.index()];
+            (row.source, row.target, row.prev_in, row.next_in)
         };
-        let Some(i) = inc.as_mut().filter(|i| i.target == target) else {
-            return;
-        };
-        i.sources.swap_remove(slot as usize);
-        let moved = i.sources.get(slot as usize).copied();
-        if i.sources.is_empty() {
-            *inc = None;
-        }
-        if let Some(moved) = moved {
-            if let Some(Some(o)) = self.outgoing.get_mut(moved.index() as usize) {
-                if let Some(p) = o.pairs.iter_mut().find(|p| p.target == target) {
-                    p.slot = slot;
+        let heads = &mut self.heads[source.index() as usize];
+        if heads.out == Some(from) {
+            heads.out = Some(to);
+        } else {
+            let mut at = heads.out;
+            while let Some(r) = at {
+                let row = &mut self.rows[r.index()];
+                if row.next_out == Some(from) {
+                    row.next_out = Some(to);
+                    break;
                 }
+                at = row.next_out;
             }
         }
+        if prev_in == from {
+            // Alone on its target's list.
+            let row = &mut self.rows[to.index()];
+            (row.prev_in, row.next_in) = (to, to);
+        } else {
+            self.rows[prev_in.index()].next_in = to;
+            self.rows[next_in.index()].prev_in = to;
+        }
+        let heads = &mut self.heads[target.index() as usize];
+        if heads.incoming == Some(from) {
+            heads.incoming = Some(to);
+        }
+    }
+
+    /// Unlinks row `r` from both its lists, moves the last row into its
+    /// place, and returns its value.
+    fn remove_row(&mut self, r: RowId) -> R {
+        let (source, target, next_out, prev_in, next_in) = {
+            let row = &self.rows[r.index()];
+            (
+                row.source,
+                row.target,
+                row.next_out,
+                row.prev_in,
+                row.next_in,
+            )
+        };
+        // Off the source's list.
+        let heads = &mut self.heads[source.index() as usize];
+        if heads.out == Some(r) {
+            heads.out = next_out;
+        } else {
+            let mut at = heads.out;
+            while let Some(p) = at {
+                let row = &mut self.rows[p.index()];
+                if row.next_out == Some(r) {
+                    row.next_out = next_out;
+                    break;
+                }
+                at = row.next_out;
+            }
+        }
+        // Off the target's list.
+        let heads = &mut self.heads[target.index() as usize];
+        if next_in == r {
+            heads.incoming = None;
+        } else {
+            if heads.incoming == Some(r) {
+                heads.incoming = Some(next_in);
+            }
+            self.rows[prev_in.index()].next_in = next_in;
+            self.rows[next_in.index()].prev_in = prev_in;
+        }
+        let last = RowId::new(self.rows.len() - 1);
+        let row = self.rows.swap_remove(r.index());
+        if last != r {
+            self.relink(last, r);
+        }
+        row.value
     }
 }
 
@@ -238,9 +353,11 @@ pub(crate) trait ErasedRelation: Send + Sync {
     fn name(&self) -> &'static str;
     /// What happens to a source when its target dies.
     fn cleanup(&self) -> Cleanup;
-    /// The sources with a pair pointing at `target` (see the module docs
-    /// for their order).
-    fn sources_of(&self, target: Entity) -> &[Entity];
+    /// Calls `f` with each source of a pair pointing at `target`, in
+    /// attachment order.
+    fn for_each_source(&self, target: Entity, f: &mut dyn FnMut(Entity));
+    /// Whether some pair points at `target`.
+    fn has_sources(&self, target: Entity) -> bool;
     /// Removes every pair from or to `dead`. The removed values are handed
     /// back boxed, so they drop after the table is consistent again.
     fn forget(&mut self, dead: Entity) -> Option<Box<dyn Any + Send>>;
@@ -263,111 +380,111 @@ impl<R: Relation> ErasedRelation for RelationTable<R> {
         R::ON_TARGET_DESPAWN
     }
 
-    fn sources_of(&self, target: Entity) -> &[Entity] {
-        match self.incoming.get(target.index() as usize) {
-            Some(Some(i)) if i.target == target => &i.sources,
-            _ => &[],
-        }
+    fn for_each_source(&self, target: Entity, f: &mut dyn FnMut(Entity)) {
+        self.sources(target).for_each(f);
+    }
+
+    fn has_sources(&self, target: Entity) -> bool {
+        self.in_head(target).is_some()
     }
 
     fn forget(&mut self, dead: Entity) -> Option<Box<dyn Any + Send>> {
-        // Pairs pointing at `dead`: their sources lose them (the whole
-        // incoming list goes, so no back-index needs fixing).
-        let sources = match self.incoming.get_mut(dead.index() as usize) {
-            Some(slot) if slot.as_ref().is_some_and(|i| i.target == dead) => {
-                slot.take().map(|i| i.sources).unwrap_or_default()
-            }
-            _ => Vec::new(),
-        };
+        // Each removal moves a row, so the heads are read afresh each time.
         let mut removed: Vec<R> = Vec::new();
-        for s in sources {
-            let out = slot_mut(&mut self.outgoing, s.index());
-            if let Some(o) = out.as_mut().filter(|o| o.source == s) {
-                if let Some(k) = o.pairs.iter().position(|p| p.target == dead) {
-                    removed.push(o.pairs.remove(k).value);
-                    self.len -= 1;
-                }
-                if o.pairs.is_empty() {
-                    *out = None;
-                }
-            }
+        while let Some(r) = self.in_head(dead) {
+            removed.push(self.remove_row(r));
         }
-        // Pairs from `dead`: their targets forget it.
-        let own = match self.outgoing.get_mut(dead.index() as usize) {
-            Some(slot) if slot.as_ref().is_some_and(|o| o.source == dead) => {
-                slot.take().map(|o| o.pairs).unwrap_or_default()
-            }
-            _ => Vec::new(),
-        };
-        for pair in own {
-            self.unlink_incoming(pair.target, pair.slot);
-            self.len -= 1;
-            removed.push(pair.value);
+        while let Some(r) = self.out_head(dead) {
+            removed.push(self.remove_row(r));
         }
         (!removed.is_empty()).then(|| Box::new(removed) as Box<dyn Any + Send>)
     }
 
     fn len(&self) -> usize {
-        self.len
+        self.rows.len()
     }
 
     fn all_pairs(&self) -> Vec<(Entity, Entity)> {
-        self.outgoing
-            .iter()
-            .flatten()
-            .flat_map(|o| o.pairs.iter().map(move |p| (o.source, p.target)))
-            .collect()
+        let mut pairs = Vec::with_capacity(self.rows.len());
+        for heads in &self.heads {
+            let mut at = heads.out;
+            while let Some(r) = at {
+                let row = &self.rows[r.index()];
+                pairs.push((row.source, row.target));
+                at = row.next_out;
+            }
+        }
+        pairs
     }
 
     fn check_invariants(&self, alive: &dyn Fn(Entity) -> bool) {
-        let mut count = 0;
-        for (i, o) in self.outgoing.iter().enumerate() {
-            let Some(o) = o else { continue };
-            assert_eq!(o.source.index() as usize, i, "outgoing slot of its source");
-            assert!(!o.pairs.is_empty(), "no empty outgoing lists");
-            assert!(
-                alive(o.source),
-                "{}: source {:?} is dead",
-                self.name(),
-                o.source
-            );
-            if R::EXCLUSIVE {
-                assert_eq!(o.pairs.len(), 1, "exclusive relation with two targets");
-            }
-            for (k, p) in o.pairs.iter().enumerate() {
-                let t = p.target;
-                assert!(alive(t), "{}: target {t:?} is dead", self.name());
+        let name = self.name();
+        let mut on_out = vec![false; self.rows.len()];
+        let mut on_in = vec![false; self.rows.len()];
+        for (i, heads) in self.heads.iter().enumerate() {
+            let mut at = heads.out;
+            let mut source = None;
+            let mut targets = Vec::new();
+            while let Some(r) = at {
+                let row = &self.rows[r.index()];
+                assert_eq!(
+                    row.source.index() as usize,
+                    i,
+                    "{name}: out-list of its source"
+                );
                 assert!(
-                    o.pairs[..k].iter().all(|u| u.target != t),
-                    "a target named twice"
+                    *source.get_or_insert(row.source) == row.source,
+                    "one source per list"
+                );
+                assert!(
+                    !std::mem::replace(&mut on_out[r.index()], true),
+                    "a row on two out-lists"
+                );
+                assert!(alive(row.source), "{name}: source {:?} is dead", row.source);
+                assert!(alive(row.target), "{name}: target {:?} is dead", row.target);
+                assert!(
+                    !targets.contains(&row.target),
+                    "{name}: a target named twice"
+                );
+                targets.push(row.target);
+                at = row.next_out;
+            }
+            if R::EXCLUSIVE {
+                assert!(
+                    targets.len() <= 1,
+                    "{name}: exclusive relation with two targets"
+                );
+            }
+            let Some(first) = heads.incoming else {
+                continue;
+            };
+            let target = self.rows[first.index()].target;
+            let mut at = first;
+            loop {
+                let row = &self.rows[at.index()];
+                assert_eq!(row.target, target, "{name}: one target per in-list");
+                assert_eq!(
+                    row.target.index() as usize,
+                    i,
+                    "{name}: in-list of its target"
                 );
                 assert_eq!(
-                    self.sources_of(t).get(p.slot as usize),
-                    Some(&o.source),
-                    "back-index of the pair in the incoming list"
+                    self.rows[row.next_in.index()].prev_in,
+                    at,
+                    "circular links agree"
                 );
-                count += 1;
-            }
-        }
-        let mut incoming = 0;
-        for (i, inc) in self.incoming.iter().enumerate() {
-            let Some(inc) = inc else { continue };
-            assert_eq!(
-                inc.target.index() as usize,
-                i,
-                "incoming slot of its target"
-            );
-            assert!(!inc.sources.is_empty(), "no empty incoming lists");
-            for s in &inc.sources {
                 assert!(
-                    self.pairs_of(*s).any(|(t, _)| t == inc.target),
-                    "incoming entry without its pair"
+                    !std::mem::replace(&mut on_in[at.index()], true),
+                    "a row on two in-lists"
                 );
-                incoming += 1;
+                at = row.next_in;
+                if at == first {
+                    break;
+                }
             }
         }
-        assert_eq!(count, self.len, "pair count");
-        assert_eq!(incoming, self.len, "incoming count");
+        assert!(on_out.iter().all(|&b| b), "{name}: a row on no out-list");
+        assert!(on_in.iter().all(|&b| b), "{name}: a row on no in-list");
     }
 
     fn as_any(&self) -> &dyn Any {

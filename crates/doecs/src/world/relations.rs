@@ -5,7 +5,7 @@
 
 use super::core::WorldCore;
 use crate::entity::Entity;
-use crate::relation::{ChildOf, Relation, RelationError, Relations};
+use crate::relation::{ChildOf, Relation, RelationError, Relations, Sources};
 use std::collections::HashSet;
 
 impl WorldCore {
@@ -86,13 +86,11 @@ impl WorldCore {
     }
 
     /// The entities with a pair `(R, target)`, in the order their pairs
-    /// were added, except that removing a pair moves the newest into its
-    /// place.
-    pub fn sources<R: Relation>(&self, target: Entity) -> &[Entity] {
-        use crate::relation::table::ErasedRelation;
+    /// were added.
+    pub fn sources<R: Relation>(&self, target: Entity) -> Sources<'_, R> {
         match self.relations.table::<R>() {
-            Some(t) => t.sources_of(target),
-            None => &[],
+            Some(t) => t.sources(target),
+            None => Sources::none(),
         }
     }
 
@@ -123,9 +121,8 @@ impl WorldCore {
         self.targets::<ChildOf>(child).next().map(|(p, _)| p)
     }
 
-    /// The children of `parent`, in attachment order, except that a
-    /// detach moves the newest child into the gap.
-    pub fn children(&self, parent: Entity) -> &[Entity] {
+    /// The children of `parent`, in attachment order.
+    pub fn children(&self, parent: Entity) -> Sources<'_, ChildOf> {
         self.sources::<ChildOf>(parent)
     }
 
@@ -144,7 +141,7 @@ impl WorldCore {
         while next < out.len() {
             let e = out[next];
             next += 1;
-            out.extend_from_slice(self.children(e));
+            out.extend(self.children(e));
         }
     }
 

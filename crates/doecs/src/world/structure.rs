@@ -632,11 +632,11 @@ impl WorldCore {
                 if table.cleanup() != Cleanup::DespawnSource {
                     continue;
                 }
-                for &s in table.sources_of(e) {
+                table.for_each_source(e, &mut |s| {
                     if self.entities.location(s).is_some() && seen.insert(s) {
                         doomed.push(s);
                     }
-                }
+                });
             }
         }
         doomed
