@@ -57,6 +57,19 @@ pub enum EntityError {
         /// The filter's type name.
         filter: &'static str,
     },
+    /// The entity inherits the component from a prefab (through `IsA`)
+    /// and owns no copy, so it cannot be written through the entity.
+    #[error(
+        "entity {entity} inherits `{component}` from prefab {prefab}; insert its own copy (override_inherited) to write it"
+    )]
+    Inherited {
+        /// The instance.
+        entity: Entity,
+        /// The Rust type name of the component.
+        component: &'static str,
+        /// The prefab owning the value.
+        prefab: Entity,
+    },
     /// A bundle type names one component type twice; nothing was changed.
     #[error("bundle `{bundle}` names component `{component}` twice")]
     DuplicateInBundle {

@@ -253,6 +253,16 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         Ok(filtered)
     }
 
+    /// Whether the query names [`Prefab`](crate::relation::Prefab): fetches
+    /// it (also as an `Option`) or filters `With<Prefab>`. Only such a
+    /// query sees prefabs.
+    pub fn asks_for_prefabs() -> bool {
+        let prefab = TypeId::of::<crate::relation::Prefab>();
+        Self::filtered_access().is_ok_and(|f| {
+            f.with.contains(&prefab) || f.access.reads().iter().any(|k| k.type_id == prefab)
+        })
+    }
+
     /// The Rust types whose row stamps the filter needs.
     pub fn tracked() -> Vec<TypeId> {
         let mut types = Vec::new();
@@ -292,8 +302,14 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if cache.seen == archetypes.len() {
             return;
         }
+        // Prefabs stay out of queries that do not ask for them.
+        let hidden = world
+            .components()
+            .id_of::<crate::relation::Prefab>()
+            .filter(|_| !Self::asks_for_prefabs());
         for arch in archetypes.since(cache.seen) {
-            let slot = if F::matches(arch, world.components()) {
+            let visible = hidden.is_none_or(|prefab| !arch.has(prefab));
+            let slot = if visible && F::matches(arch, world.components()) {
                 Q::match_archetype(arch, world.components()).map(|state| {
                     let filter = F::filter_state(arch, world.components());
                     cache.matched.push((arch.id(), (state, filter)));

@@ -28,9 +28,11 @@
 //! [`ChildOf`] is the built-in hierarchy: exclusive, acyclic, and deleting
 //! children with their parent, recursively.
 
+pub mod prefab;
 mod query;
 pub(crate) mod table;
 
+pub use prefab::{IsA, Prefab};
 pub use query::{PairQuery, UpQuery};
 pub use table::{Sources, Targets};
 

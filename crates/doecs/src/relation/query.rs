@@ -9,8 +9,8 @@
 //! targets ([`Targets`]); [`PairQuery::for_each_to`] starts from the other
 //! end, the target's list of sources, and fetches each source's item by
 //! entity. [`UpQuery`] is the traversal up: each source's item beside the
-//! item of its first target ("my parent's `Transform`"), fetched by a second
-//! held, read-only query.
+//! item of its first target ("my parent's `Transform`", "my prefab's
+//! `Mesh`"), fetched by a second held, read-only query, which sees prefabs.
 //!
 //! Aliasing. The sources' items are handed out under `&mut World`, each row
 //! once, as by [`QueryState::for_each`]. The pair values are only read. An
@@ -20,7 +20,7 @@
 //! child writing its `Transform` from its parent's).
 
 use super::table::Targets;
-use super::Relation;
+use super::{Prefab, Relation};
 use crate::entity::Entity;
 use crate::query::{QueryData, QueryFilter, QueryState, ReadOnlyQueryData};
 use crate::world::WorldCore;
@@ -146,7 +146,9 @@ impl<R: Relation, Q: QueryData, F: QueryFilter> PairQuery<R, Q, F> {
 /// ```
 pub struct UpQuery<R: Relation, Q: QueryData, P: ReadOnlyQueryData, F: QueryFilter = ()> {
     sources: QueryState<(Entity, Q), F>,
-    up: QueryState<P>,
+    /// Targets are often prefabs (up `IsA`): naming `Prefab` lets the
+    /// target query see them.
+    up: QueryState<(P, Option<&'static Prefab>)>,
     _relation: PhantomData<fn() -> R>,
 }
 
@@ -187,7 +189,7 @@ impl<R: Relation, Q: QueryData, P: ReadOnlyQueryData, F: QueryFilter> UpQuery<R,
                     if target == source {
                         return;
                     }
-                    if let Ok(above) = up.get_unchecked(world, window, target) {
+                    if let Ok((above, _)) = up.get_unchecked(world, window, target) {
                         f(item, above);
                     }
                 })

@@ -207,14 +207,32 @@ impl WorldCore {
     ) -> Result<*mut T, EntityError> {
         let location = self.location(entity)?;
         let arch = self.archetypes.get(location.archetype);
+        let own = self
+            .components
+            .id_of::<T>()
+            .and_then(|id| arch.component_slot_ptr(id, location.row));
+        match own {
+            Some(slot) => Ok(slot.cast::<T>().as_ptr()),
+            None => self.inherited_ptr::<T>(entity),
+        }
+    }
+
+    /// Pointer to the `T` `entity` inherits through `IsA` (see
+    /// [`crate::relation::prefab`]), for reads only.
+    #[cold]
+    fn inherited_ptr<T: Component>(&self, entity: Entity) -> Result<*mut T, EntityError> {
+        let missing = EntityError::MissingComponent {
+            entity,
+            component: std::any::type_name::<T>(),
+        };
+        let prefab = self.inherited_from::<T>(entity).ok_or(missing)?;
+        let location = self.location(prefab)?;
+        let arch = self.archetypes.get(location.archetype);
         self.components
             .id_of::<T>()
             .and_then(|id| arch.component_slot_ptr(id, location.row))
             .map(|slot| slot.cast::<T>().as_ptr())
-            .ok_or(EntityError::MissingComponent {
-                entity,
-                component: std::any::type_name::<T>(),
-            })
+            .ok_or(missing)
     }
 
     /// Where `entity`'s `T` is: its column and the entity's location.
@@ -228,10 +246,24 @@ impl WorldCore {
             entity,
             component: std::any::type_name::<T>(),
         };
-        let id = self.components.id_of::<T>().ok_or(missing)?;
         let arch = self.archetypes.get(location.archetype);
-        let column = arch.column_of(id).ok_or(missing)?;
-        Ok((column, location))
+        let column = self
+            .components
+            .id_of::<T>()
+            .and_then(|id| arch.column_of(id));
+        match column {
+            Some(column) => Ok((column, location)),
+            // Inherited values are shared with the prefab: never written
+            // through an instance.
+            None => Err(match self.inherited_from::<T>(entity) {
+                Some(prefab) => EntityError::Inherited {
+                    entity,
+                    component: std::any::type_name::<T>(),
+                    prefab,
+                },
+                None => missing,
+            }),
+        }
     }
 
     /// The slot at `location` in `column`, stamped as changed at `tick`, for

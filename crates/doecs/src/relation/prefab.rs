@@ -1,0 +1,177 @@
+//! Prefabs: entities that other entities are instances of.
+//!
+//! Design. An instance is linked to its prefab by the built-in relation
+//! [`IsA`], the `INSTANCEOF` of Bitsquid-style type flags kept as a pair
+//! beside the archetypes like every relation. The instance stores none of
+//! the prefab's components: `World::get` (and a system's `get`) looks a
+//! component up on the entity itself first and, only when the entity lacks
+//! it, follows `IsA` up the chain, so an instance reads its prefab's values
+//! as its own without a copy, and the hit path of `get` costs nothing more.
+//! Writes never go through the chain: `get_mut` of an inherited component
+//! is refused with [`EntityError::Inherited`](crate::EntityError::Inherited)
+//! (the prefab and every other instance share that value), and `insert` on
+//! the instance, or [`WorldCore::override_inherited`], gives the instance
+//! its own copy, which from then on shadows the prefab's.
+//!
+//! The [`Prefab`] tag keeps an entity out of every query that does not ask
+//! for it (by fetching `Prefab`, `Option<&Prefab>` or filtering
+//! `With<Prefab>`), so a prefab's components never show up as a live
+//! entity's. `Prefab` itself is never inherited: an instance is not a
+//! prefab. [`WorldCore::instantiate`] makes `n` instances at once, with a
+//! copy of the prefab's `ChildOf` subtree for each: every child prefab gets
+//! `n` instances of its own, parented to the matching instance of its
+//! parent. Despawning a prefab despawns its instances (`IsA` has the
+//! [`Cleanup::DespawnSource`] policy), and with them their subtrees.
+
+use super::{ChildOf, Cleanup, Relation, RelationError};
+use crate::component::Component;
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::world::{World, WorldCore};
+
+/// Tag keeping an entity out of queries that do not ask for it. See the
+/// module docs.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prefab;
+
+/// `(IsA, prefab)` on an instance: it reads the prefab's components it has
+/// none of its own for. Exclusive (one prefab per instance; a prefab may be
+/// an instance of another), acyclic, and instances go with their prefab.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct IsA;
+
+impl Relation for IsA {
+    const EXCLUSIVE: bool = true;
+    const ACYCLIC: bool = true;
+    const ON_TARGET_DESPAWN: Cleanup = Cleanup::DespawnSource;
+}
+
+impl WorldCore {
+    /// The prefab `entity` is an instance of, if any.
+    pub fn prefab_of(&self, entity: Entity) -> Option<Entity> {
+        self.relations.table::<IsA>()?.first_target(entity)
+    }
+
+    /// The prefab up `entity`'s `IsA` chain that owns a `T`, when `entity`
+    /// lacks one: where an inherited read of `T` comes from. `Prefab` is
+    /// never inherited.
+    pub fn inherited_from<T: Component>(&self, entity: Entity) -> Option<Entity> {
+        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<Prefab>() {
+            return None;
+        }
+        let table = self.relations.table::<IsA>()?;
+        let id = self.components.id_of::<T>()?;
+        let owns = |e: Entity| {
+            self.entities
+                .location(e)
+                .is_some_and(|l| self.archetypes.get(l.archetype).has(id))
+        };
+        if owns(entity) {
+            return None;
+        }
+        // `IsA` is acyclic, so the chain ends.
+        let mut at = table.first_target(entity)?;
+        while !owns(at) {
+            at = table.first_target(at)?;
+        }
+        Some(at)
+    }
+}
+
+impl World {
+    /// Gives `entity` its own copy of the `T` it inherits, and returns it
+    /// mutably; an entity that owns its `T` just returns it. The prefab and
+    /// its other instances keep their value.
+    ///
+    /// # Errors
+    /// [`EntityError::NoSuchEntity`] for a dead entity;
+    /// [`EntityError::MissingComponent`] if it neither owns nor inherits a
+    /// `T`. The world is unchanged then.
+    ///
+    /// ```
+    /// use doecs::{IsA, Prefab, World};
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Paint(&'static str);
+    /// let mut world = World::new();
+    /// let car = world.spawn((Prefab, Paint("red")));
+    /// let [mine, yours] = [(), ()].map(|()| world.spawn(()));
+    /// world.add_pair(mine, car, IsA).unwrap();
+    /// world.add_pair(yours, car, IsA).unwrap();
+    /// assert!(world.get_mut::<Paint>(mine).is_err(), "shared with the prefab");
+    /// world.override_inherited::<Paint>(mine).unwrap().0 = "blue";
+    /// assert_eq!(world.get::<Paint>(mine), Ok(&Paint("blue")));
+    /// assert_eq!(world.get::<Paint>(yours), Ok(&Paint("red")));
+    /// assert_eq!(world.get::<Paint>(car), Ok(&Paint("red")));
+    /// ```
+    pub fn override_inherited<T: Component + Clone>(
+        &mut self,
+        entity: Entity,
+    ) -> Result<&mut T, EntityError> {
+        if let Some(prefab) = self.inherited_from::<T>(entity) {
+            let copy = self.get::<T>(prefab)?.clone();
+            self.insert_one(entity, copy)?;
+        }
+        self.get_mut::<T>(entity)
+    }
+
+    /// Makes `n` instances of `prefab`, each with a copy of the prefab's
+    /// `ChildOf` subtree (instances of the child prefabs, parented like
+    /// them). Returns the `n` top instances, in order.
+    ///
+    /// # Errors
+    /// [`RelationError::NoSuchEntity`] if `prefab` is not alive; the world
+    /// is unchanged then.
+    ///
+    /// ```
+    /// use doecs::{ChildOf, Prefab, World};
+    /// #[derive(Debug, PartialEq)]
+    /// struct Hull(u32);
+    /// let mut world = World::new();
+    /// let ship = world.spawn((Prefab, Hull(100)));
+    /// let turret = world.spawn((Prefab, Hull(10)));
+    /// world.set_parent(turret, ship).unwrap();
+    ///
+    /// let fleet = world.instantiate(ship, 3).unwrap();
+    /// assert_eq!(world.get::<Hull>(fleet[0]), Ok(&Hull(100)));
+    /// let gun = world.children(fleet[0]).next().unwrap();
+    /// assert_eq!(world.get::<Hull>(gun), Ok(&Hull(10)));
+    /// assert_eq!(world.query_mut::<&Hull>().iter().count(), 0, "only prefabs own hulls");
+    /// ```
+    pub fn instantiate(&mut self, prefab: Entity, n: usize) -> Result<Vec<Entity>, RelationError> {
+        if !self.alive(prefab) {
+            return Err(RelationError::NoSuchEntity(prefab));
+        }
+        // Parents before children: each node's instances are made after
+        // its parent's, so they can be parented at once.
+        let nodes = self.descendants(prefab);
+        let mut made: Vec<Vec<Entity>> = Vec::with_capacity(nodes.len());
+        for (k, &node) in nodes.iter().enumerate() {
+            let parent_slot = match k {
+                0 => None,
+                _ => {
+                    let parent = self.parent(node).expect("a descendant has a parent");
+                    Some(
+                        nodes[..k]
+                            .iter()
+                            .position(|&e| e == parent)
+                            .expect("parents come first"),
+                    )
+                }
+            };
+            let instances = self.spawn_batch((0..n).map(|_| ()));
+            let isa = self.relations.table_mut::<IsA>();
+            for &e in &instances {
+                // Fresh entities: no cycle, no earlier pair to replace.
+                isa.insert(e, node, IsA);
+            }
+            if let Some(slot) = parent_slot {
+                let child_of = self.relations.table_mut::<ChildOf>();
+                for (&e, &p) in instances.iter().zip(&made[slot]) {
+                    child_of.insert(e, p, ChildOf);
+                }
+            }
+            made.push(instances);
+        }
+        Ok(made.swap_remove(0))
+    }
+}

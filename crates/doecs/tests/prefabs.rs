@@ -1,0 +1,252 @@
+//! Prefabs: the `Prefab` tag hiding entities from queries, `IsA`
+//! inheritance through `get` without a copy, typed refusal of writes to
+//! inherited values, overrides that change only the instance, chains of
+//! prefabs, `instantiate` copying a `ChildOf` subtree, despawn cleanup, and
+//! every value dropped exactly once.
+
+use doecs::{
+    ChildOf, Entity, EntityError, IsA, Prefab, QueryState, RelationError, UpQuery, With, World,
+};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[derive(Clone, Debug, PartialEq)]
+struct Hull(u32);
+
+#[derive(Clone, Debug, PartialEq)]
+struct Paint(&'static str);
+
+#[test]
+fn prefabs_stay_out_of_queries_that_do_not_ask_for_them() {
+    let mut w = World::new();
+    // A held query made before any prefab exists still hides them later.
+    let mut held = QueryState::<&Hull>::new(&w);
+    let live = w.spawn((Hull(1),));
+    let prefab = w.spawn((Prefab, Hull(2)));
+    let hulls: Vec<u32> = held.iter(&w).map(|h| h.0).collect();
+    assert_eq!(hulls, [1]);
+    assert_eq!(w.query_mut::<(Entity, &Hull)>().iter().count(), 1);
+    let asked: Vec<Entity> = w
+        .query_filtered_mut::<(Entity, &Hull), With<Prefab>>()
+        .iter()
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(asked, [prefab]);
+    let mut everyone: Vec<(Entity, bool)> = w
+        .query_mut::<(Entity, Option<&Prefab>)>()
+        .iter()
+        .map(|(e, p)| (e, p.is_some()))
+        .collect();
+    everyone.sort();
+    assert_eq!(everyone, [(live, false), (prefab, true)]);
+    assert_eq!(w.query_mut::<&Prefab>().iter().count(), 1);
+}
+
+#[test]
+fn an_instance_reads_its_prefabs_values_without_a_copy() {
+    let mut w = World::new();
+    let car = w.spawn((Prefab, Hull(100), Paint("red")));
+    let mine = w.spawn(());
+    w.add_pair(mine, car, IsA).unwrap();
+    assert_eq!(w.prefab_of(mine), Some(car));
+    assert_eq!(w.inherited_from::<Hull>(mine), Some(car));
+    assert!(std::ptr::eq(
+        w.get::<Hull>(mine).unwrap(),
+        w.get::<Hull>(car).unwrap()
+    ));
+    // A change to the prefab shows through every instance.
+    w.get_mut::<Hull>(car).unwrap().0 = 90;
+    assert_eq!(w.get::<Hull>(mine), Ok(&Hull(90)));
+    // `Prefab` itself is never inherited.
+    assert!(matches!(
+        w.get::<Prefab>(mine),
+        Err(EntityError::MissingComponent { .. })
+    ));
+    // Nothing of the prefab's shows up as the instance's in an ordinary
+    // query; a traversal up `IsA` reads it beside the instance.
+    assert_eq!(w.query_mut::<&Hull>().iter().count(), 0);
+    let mut up = UpQuery::<IsA, Entity, &Hull>::new(&w);
+    let mut seen = Vec::new();
+    up.for_each(&mut w, |e, hull| seen.push((e, hull.0)));
+    assert_eq!(seen, [(mine, 90)]);
+}
+
+#[test]
+fn writes_to_inherited_values_are_refused_and_overrides_change_only_the_instance() {
+    let mut w = World::new();
+    let car = w.spawn((Prefab, Hull(100), Paint("red")));
+    let [mine, yours] = [(), ()].map(|()| w.spawn(()));
+    for e in [mine, yours] {
+        w.add_pair(e, car, IsA).unwrap();
+    }
+    let refused = w.get_mut::<Paint>(mine).unwrap_err();
+    assert_eq!(
+        refused,
+        EntityError::Inherited {
+            entity: mine,
+            component: std::any::type_name::<Paint>(),
+            prefab: car,
+        }
+    );
+    assert!(refused.to_string().contains("override_inherited"));
+    assert!(matches!(
+        w.get_many_mut::<Paint, 2>([mine, car]),
+        Err(EntityError::Inherited { .. })
+    ));
+    assert_eq!(w.get::<Paint>(car), Ok(&Paint("red")));
+    w.check_invariants();
+
+    // `insert` on the instance is an override...
+    w.insert_one(mine, Paint("blue")).unwrap();
+    // ...and so is `override_inherited`, which starts from the prefab's value.
+    w.override_inherited::<Hull>(yours).unwrap().0 += 1;
+    assert_eq!(w.get::<Paint>(mine), Ok(&Paint("blue")));
+    assert_eq!(w.get::<Paint>(yours), Ok(&Paint("red")));
+    assert_eq!(w.get::<Paint>(car), Ok(&Paint("red")));
+    assert_eq!(w.get::<Hull>(yours), Ok(&Hull(101)));
+    assert_eq!(w.get::<Hull>(mine), Ok(&Hull(100)));
+    assert_eq!(w.get::<Hull>(car), Ok(&Hull(100)));
+    w.get_mut::<Paint>(mine).unwrap().0 = "green";
+    assert_eq!(w.get::<Paint>(car), Ok(&Paint("red")));
+    // An override of something neither owned nor inherited is refused.
+    assert!(matches!(
+        w.override_inherited::<u64>(mine),
+        Err(EntityError::MissingComponent { .. })
+    ));
+    w.check_invariants();
+}
+
+#[test]
+fn a_prefab_may_inherit_from_another_and_its_own_values_shadow() {
+    let mut w = World::new();
+    let vehicle = w.spawn((Prefab, Hull(10), Paint("grey")));
+    let tank = w.spawn((Prefab, Hull(500)));
+    w.add_pair(tank, vehicle, IsA).unwrap();
+    let t = w.spawn(());
+    w.add_pair(t, tank, IsA).unwrap();
+    assert_eq!(w.get::<Hull>(t), Ok(&Hull(500)), "the nearer prefab wins");
+    assert_eq!(w.get::<Paint>(t), Ok(&Paint("grey")), "up the chain");
+    assert_eq!(w.inherited_from::<Paint>(t), Some(vehicle));
+    assert!(matches!(
+        w.add_pair(vehicle, t, IsA),
+        Err(RelationError::Cycle { .. })
+    ));
+}
+
+/// A ship prefab: hull, two parts, each with two sub-parts.
+fn ship_prefab(w: &mut World) -> (Entity, Vec<Entity>) {
+    let ship = w.spawn((Prefab, Hull(1)));
+    let mut nodes = vec![ship];
+    for p in 0..2 {
+        let part = w.spawn((Prefab, Hull(10 + p)));
+        w.set_parent(part, ship).unwrap();
+        nodes.push(part);
+        for s in 0..2 {
+            let sub = w.spawn((Prefab, Hull(100 + 10 * p + s)));
+            w.set_parent(sub, part).unwrap();
+            nodes.push(sub);
+        }
+    }
+    (ship, nodes)
+}
+
+#[test]
+fn instantiate_copies_the_prefabs_subtree_for_each_instance() {
+    let mut w = World::new();
+    let (ship, nodes) = ship_prefab(&mut w);
+    let before = w.len();
+    let fleet = w.instantiate(ship, 5).unwrap();
+    assert_eq!(fleet.len(), 5);
+    assert_eq!(w.len(), before + 5 * nodes.len());
+    for &root in &fleet {
+        assert_eq!(w.prefab_of(root), Some(ship));
+        assert_eq!(w.parent(root), None);
+        let tree = w.descendants(root);
+        assert_eq!(tree.len(), nodes.len());
+        // Breadth-first over the copy meets the prefabs breadth-first.
+        let prefabs: Vec<Entity> = tree.iter().map(|&e| w.prefab_of(e).unwrap()).collect();
+        assert_eq!(prefabs, w.descendants(ship));
+        for &e in &tree[1..] {
+            let parent = w.parent(e).unwrap();
+            assert_eq!(
+                w.prefab_of(parent),
+                w.parent(w.prefab_of(e).unwrap()),
+                "parented like the prefab"
+            );
+            assert_eq!(w.get::<Hull>(e), w.get::<Hull>(w.prefab_of(e).unwrap()));
+        }
+    }
+    // The prefab's own subtree is untouched, and none of it is visible.
+    assert_eq!(w.descendants(ship).len(), nodes.len());
+    assert_eq!(w.query_mut::<&Hull>().iter().count(), 0);
+    w.check_invariants();
+    // A refused call changes nothing.
+    let dead = w.spawn(());
+    w.despawn(dead).unwrap();
+    let count = w.len();
+    assert_eq!(
+        w.instantiate(dead, 3),
+        Err(RelationError::NoSuchEntity(dead))
+    );
+    assert_eq!(w.len(), count);
+    assert_eq!(w.instantiate(ship, 0), Ok(Vec::new()));
+}
+
+#[test]
+fn despawning_a_prefab_takes_its_instances_and_their_subtrees() {
+    let mut w = World::new();
+    let (ship, nodes) = ship_prefab(&mut w);
+    let fleet = w.instantiate(ship, 3).unwrap();
+    let copy = w.descendants(fleet[0]);
+    // An instance going leaves the prefab and the other instances.
+    w.despawn(fleet[1]).unwrap();
+    assert!(w.alive(ship) && w.alive(fleet[0]) && w.alive(fleet[2]));
+    w.despawn(ship).unwrap();
+    for e in nodes.iter().chain(&copy).chain(&fleet) {
+        assert!(!w.alive(*e));
+    }
+    assert_eq!(w.len(), 0);
+    w.check_invariants();
+}
+
+static DROPS: AtomicUsize = AtomicUsize::new(0);
+
+struct Counted(#[allow(dead_code)] u32);
+impl Drop for Counted {
+    fn drop(&mut self) {
+        DROPS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn shared_values_drop_once_and_overrides_drop_their_own() {
+    let mut w = World::new();
+    let prefab = w.spawn((Prefab, Counted(0)));
+    let instances = w.instantiate(prefab, 4).unwrap();
+    w.insert_one(instances[0], Counted(1)).unwrap();
+    assert_eq!(DROPS.load(Ordering::Relaxed), 0);
+    w.despawn(prefab).unwrap();
+    assert_eq!(
+        DROPS.load(Ordering::Relaxed),
+        2,
+        "the prefab's and the override"
+    );
+    assert!(instances.iter().all(|&e| !w.alive(e)));
+}
+
+#[test]
+fn child_of_and_is_a_agree_with_the_relation_queries() {
+    let mut w = World::new();
+    let (ship, _) = ship_prefab(&mut w);
+    let fleet = w.instantiate(ship, 2).unwrap();
+    let kids: Vec<Entity> = w.children(fleet[0]).collect();
+    assert_eq!(kids.len(), 2);
+    let mut children = QueryState::<Entity>::new(&w);
+    let mut with_parent = 0;
+    for e in children.iter(&w).collect::<Vec<_>>() {
+        if w.pair::<ChildOf>(e, w.parent(e).unwrap_or(e)).is_some() {
+            with_parent += 1;
+        }
+    }
+    // Two copies of six children each.
+    assert_eq!(with_parent, 12);
+}
