@@ -13,6 +13,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use doecs::{Entity, Relation};
 use doecs_bench::*;
+use glam::Vec3;
 use std::hint::black_box;
 
 struct Rel(#[allow(dead_code)] f32);
@@ -140,5 +141,85 @@ fn demo_level_iter(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, add_remove, parent_read, demo_level_iter);
+/// Parent of each entity of `ships` demo ships in spawn order (ship, then
+/// each part followed by its sub-parts), `None` for the ships.
+fn demo_parents(ships: usize) -> Vec<Option<u32>> {
+    let mut parents = Vec::new();
+    for _ in 0..ships {
+        let ship = parents.len() as u32;
+        parents.push(None);
+        for _ in 0..DEMO_PARTS {
+            let part = parents.len() as u32;
+            parents.push(Some(ship));
+            for _ in 0..DEMO_SUB_PARTS {
+                parents.push(Some(part));
+            }
+        }
+    }
+    parents
+}
+
+/// `instantiate` of a 13-entity prefab (the demo ship: a transform on
+/// every node, three levels of `ChildOf`) 1,000 times, against spawning
+/// the same 13,000 entities with their transforms and hierarchy from a
+/// compiled level blob.
+fn instantiate(c: &mut Criterion) {
+    use doecs_resource::transform::{encode_transform, TRANSFORM_SIZE};
+    use doecs_resource::{standard_spawner, AlignedBytes, BlobBuilder, SpawnOptions, NO_PARENT};
+    let mut g = group(c, "relations_instantiate");
+    let ships = sized(DEMO_SHIPS);
+    let parents = demo_parents(ships);
+    let local = glam::Affine3A::from_translation(Vec3::new(1.0, 2.0, 3.0));
+    let mut blob = BlobBuilder::new(parents.iter().map(|p| p.unwrap_or(NO_PARENT)).collect());
+    blob.push_dense(
+        doecs::name_hash("transform"),
+        TRANSFORM_SIZE as u32,
+        parents
+            .iter()
+            .flat_map(|_| encode_transform(&local))
+            .collect(),
+    );
+    let blob = AlignedBytes::from_slice(&blob.to_bytes());
+    let spawner = standard_spawner();
+    g.bench_function("doecs_blob_spawn", |b| {
+        b.iter_batched(
+            doecs::World::new,
+            |mut world| {
+                let out = spawner
+                    .spawn(&mut world, black_box(&blob), SpawnOptions::default())
+                    .unwrap();
+                assert_eq!(out.entities.len(), parents.len());
+                world
+            },
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("doecs_instantiate", |b| {
+        b.iter_batched(
+            || {
+                let mut world = doecs::World::new();
+                let ship = spawn_demo_ships(&mut world, 1, true)[0];
+                for e in world.descendants(ship) {
+                    world.insert_one(e, doecs::Prefab).unwrap();
+                }
+                (world, ship)
+            },
+            |(mut world, ship)| {
+                let fleet = world.instantiate(black_box(ship), ships).unwrap();
+                assert_eq!(fleet.len(), ships);
+                world
+            },
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    add_remove,
+    parent_read,
+    demo_level_iter,
+    instantiate
+);
 criterion_main!(benches);

@@ -141,37 +141,42 @@ impl World {
         if !self.alive(prefab) {
             return Err(RelationError::NoSuchEntity(prefab));
         }
+        if n == 0 {
+            return Ok(Vec::new());
+        }
         // Parents before children: each node's instances are made after
         // its parent's, so they can be parented at once.
         let nodes = self.descendants(prefab);
-        let mut made: Vec<Vec<Entity>> = Vec::with_capacity(nodes.len());
-        for (k, &node) in nodes.iter().enumerate() {
-            let parent_slot = match k {
-                0 => None,
-                _ => {
-                    let parent = self.parent(node).expect("a descendant has a parent");
-                    Some(
-                        nodes[..k]
-                            .iter()
-                            .position(|&e| e == parent)
-                            .expect("parents come first"),
-                    )
-                }
-            };
-            let instances = self.spawn_batch((0..n).map(|_| ()));
-            let isa = self.relations.table_mut::<IsA>();
-            for &e in &instances {
-                // Fresh entities: no cycle, no earlier pair to replace.
-                isa.insert(e, node, IsA);
+        let parent_slots: Vec<Option<usize>> = nodes
+            .iter()
+            .enumerate()
+            .map(|(k, &node)| {
+                let parent = self.parent(node).filter(|_| k > 0)?;
+                nodes[..k].iter().position(|&e| e == parent)
+            })
+            .collect();
+        // One batch for every instance, node by node: `made[k]` holds the
+        // instances of node `k`.
+        let all = self.spawn_empty_batch(n * nodes.len());
+        let made: Vec<&[Entity]> = all.chunks(n).collect();
+        let max_index = all.iter().map(|e| e.index()).max().unwrap_or(0);
+        let isa = self.relations.table_mut::<IsA>();
+        isa.reserve(all.len(), max_index);
+        for (instances, &node) in made.iter().zip(&nodes) {
+            for &e in *instances {
+                // A fresh entity: no pair to replace, no cycle to make.
+                isa.insert_first(e, node, IsA);
             }
-            if let Some(slot) = parent_slot {
-                let child_of = self.relations.table_mut::<ChildOf>();
-                for (&e, &p) in instances.iter().zip(&made[slot]) {
-                    child_of.insert(e, p, ChildOf);
-                }
-            }
-            made.push(instances);
         }
-        Ok(made.swap_remove(0))
+        let child_of = self.relations.table_mut::<ChildOf>();
+        child_of.reserve(all.len() - n, max_index);
+        for (k, slot) in parent_slots.iter().enumerate() {
+            if let Some(slot) = *slot {
+                for (&e, &p) in made[k].iter().zip(made[slot]) {
+                    child_of.insert_first(e, p, ChildOf);
+                }
+            }
+        }
+        Ok(all[..n].to_vec())
     }
 }

@@ -257,6 +257,45 @@ impl<R: Relation> RelationTable<R> {
         None
     }
 
+    /// Makes room for `rows` more pairs among entity indices up to
+    /// `max_index`, so a batch of inserts does not regrow.
+    pub(crate) fn reserve(&mut self, rows: usize, max_index: u32) {
+        self.rows.reserve(rows);
+        if self.heads.len() <= max_index as usize {
+            self.heads.resize(max_index as usize + 1, Heads::default());
+        }
+    }
+
+    /// Adds the pair `(source, target)` for a source with no pair of `R`
+    /// yet (a freshly spawned entity): [`RelationTable::insert`] without
+    /// the search for an existing pair.
+    pub(crate) fn insert_first(&mut self, source: Entity, target: Entity, value: R) {
+        debug_assert!(
+            self.out_head(source).is_none(),
+            "the source has no pair yet"
+        );
+        let id = RowId::new(self.rows.len());
+        let (prev_in, next_in) = match self.in_head(target) {
+            Some(first) => (self.rows[first.index()].prev_in, first),
+            None => (id, id),
+        };
+        self.rows.push(Row {
+            source,
+            target,
+            next_out: None,
+            prev_in,
+            next_in,
+            value,
+        });
+        self.heads_mut(source.index()).out = Some(id);
+        if next_in == id {
+            self.heads_mut(target.index()).incoming = Some(id);
+        } else {
+            self.rows[prev_in.index()].next_in = id;
+            self.rows[next_in.index()].prev_in = id;
+        }
+    }
+
     /// Removes the pair `(source, target)`, returning its value.
     pub(crate) fn remove(&mut self, source: Entity, target: Entity) -> Option<R> {
         let r = self.find(source, target)?;

@@ -159,12 +159,15 @@ impl RowPlacer {
         write(self.bases.as_slice(), row.index());
         // SAFETY: the row was just pushed, and `&mut` to the core makes it ours.
         unsafe { arch.stamp_rows_added(row.index(), 1, self.tick) };
+        let hooked = arch.hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit()) != 0;
         let location = Location {
             archetype: self.target,
             row,
         };
         core.entities.set_location(entity, location);
-        core.fire_new_row_hooks(entity, location);
+        if hooked {
+            core.fire_new_row_hooks(entity, location);
+        }
         location
     }
 }
