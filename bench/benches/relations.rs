@@ -16,6 +16,7 @@ use doecs_bench::*;
 use glam::Vec3;
 use std::hint::black_box;
 
+#[derive(Clone)]
 struct Rel(#[allow(dead_code)] f32);
 impl Relation for Rel {}
 

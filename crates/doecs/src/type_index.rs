@@ -45,7 +45,7 @@ const FAST_SLOTS: usize = 64;
 ///
 /// # Invariants
 /// Every cached `(type, value)` pair is also in `map`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct TypeIndex<V: Copy> {
     fast: [Option<(TypeId, V)>; FAST_SLOTS],
     map: TypeIdMap<V>,

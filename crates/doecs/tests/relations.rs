@@ -13,12 +13,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A data-carrying, non-exclusive relation whose pairs just go when the
 /// target dies.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 struct Likes(u32);
 impl Relation for Likes {}
 
 /// A tag relation whose sources die with their target.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 struct OwnedBy;
 impl Relation for OwnedBy {
     const ON_TARGET_DESPAWN: Cleanup = Cleanup::DespawnSource;
@@ -273,22 +273,56 @@ fn a_panicking_drop_halfway_through_a_subtree_still_drops_every_value_once() {
     assert_eq!(dropped.iter().filter(|&&i| i == 999).count(), 1);
 }
 
+/// Every pair of the world, with `Likes` values, in a comparable form.
+fn pairs_of_world(w: &World, es: &[Entity]) -> Vec<(Entity, Option<Entity>, Vec<(Entity, u32)>)> {
+    es.iter()
+        .filter(|&&e| w.alive(e))
+        .map(|&e| {
+            let likes = w.targets::<Likes>(e).map(|(t, l)| (t, l.0)).collect();
+            (e, w.parent(e), likes)
+        })
+        .collect()
+}
+
 #[test]
-fn snapshots_refuse_pairs_and_restore_to_a_moment_without_them() {
+fn snapshots_carry_pairs_and_restore_them_exactly() {
     let mut w = World::new();
     w.snapshot_by_copy::<Name>();
-    let e = spawn_n(&mut w, 3);
+    let e = spawn_n(&mut w, 6);
     let mut snapshot = doecs::Snapshot::new();
+    // A snapshot without pairs restores to a moment without them.
     w.snapshot_into(&mut snapshot).unwrap();
     w.set_parent(e[1], e[0]).unwrap();
-    let mut refused = doecs::Snapshot::new();
-    assert!(matches!(
-        w.snapshot_into(&mut refused),
-        Err(doecs::SnapshotError::Relations(1))
-    ));
     w.restore(&snapshot).unwrap();
     assert!(w.relations().is_empty());
     assert_eq!(w.parent(e[1]), None);
+    w.check_invariants();
+
+    w.set_parent(e[1], e[0]).unwrap();
+    w.set_parent(e[2], e[1]).unwrap();
+    w.add_pair(e[3], e[0], Likes(7)).unwrap();
+    w.add_pair(e[3], e[2], Likes(8)).unwrap();
+    w.add_pair(e[4], e[3], OwnedBy).unwrap();
+    let before = pairs_of_world(&w, &e);
+    w.snapshot_into(&mut snapshot).unwrap();
+    // Everything changes: a subtree and an owner go, pairs come and go.
+    w.despawn(e[0]).unwrap();
+    w.despawn(e[3]).unwrap();
+    w.add_pair(e[5], e[5], Likes(1)).unwrap();
+    assert!(!w.alive(e[4]), "owned by e[3]");
+    for _ in 0..2 {
+        // Restoring the same snapshot twice reuses the tables' memory.
+        w.restore(&snapshot).unwrap();
+        assert_eq!(pairs_of_world(&w, &e), before);
+        assert_eq!(w.children(e[0]).collect::<Vec<_>>(), [e[1]]);
+        assert_eq!(w.sources::<OwnedBy>(e[3]).collect::<Vec<_>>(), [e[4]]);
+        w.check_invariants();
+        w.remove_parent(e[2]);
+    }
+    // The restored hierarchy still cleans up after itself.
+    w.restore(&snapshot).unwrap();
+    w.despawn(e[0]).unwrap();
+    assert!(!w.alive(e[1]) && !w.alive(e[2]));
     w.check_invariants();
 }
 
@@ -305,6 +339,8 @@ enum Op {
     SetParent(usize, usize),
     Detach(usize),
     Despawn(usize),
+    Snapshot,
+    Restore,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -316,10 +352,12 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::SetParent(a, b)),
         1 => (0..64usize).prop_map(Op::Detach),
         2 => (0..64usize).prop_map(Op::Despawn),
+        1 => Just(Op::Snapshot),
+        1 => Just(Op::Restore),
     ]
 }
 
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 struct Model {
     alive: BTreeSet<Entity>,
     likes: BTreeMap<(Entity, Entity), u32>,
@@ -417,7 +455,10 @@ fn check(w: &World, m: &Model, handles: &[Entity]) -> Result<(), TestCaseError> 
 
 fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     let mut w = World::new();
+    w.snapshot_by_copy::<Name>();
     let mut m = Model::default();
+    let mut snapshot = doecs::Snapshot::new();
+    let mut saved: Option<Model> = None;
     let mut handles: Vec<Entity> = Vec::new();
     for i in 0..6 {
         let e = w.spawn((Name(i),));
@@ -481,6 +522,20 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Detach(a) => {
                 let c = pick(&handles, a);
                 prop_assert_eq!(w.remove_parent(c), m.parent.remove(&c));
+            }
+            Op::Snapshot => {
+                w.snapshot_into(&mut snapshot).unwrap();
+                saved = Some(m.clone());
+            }
+            Op::Restore => {
+                let restored = w.restore(&snapshot);
+                match &saved {
+                    Some(model) => {
+                        prop_assert!(restored.is_ok());
+                        m = model.clone();
+                    }
+                    None => prop_assert!(restored.is_err(), "nothing to restore yet"),
+                }
             }
             Op::Despawn(a) => {
                 let e = pick(&handles, a);

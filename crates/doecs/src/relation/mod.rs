@@ -38,7 +38,7 @@ pub use table::{Sources, Targets};
 
 use crate::entity::Entity;
 use crate::type_index::TypeIndex;
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use table::{ErasedRelation, RelationTable};
 
 /// What happens to a pair's source when its target is despawned.
@@ -52,12 +52,15 @@ pub enum Cleanup {
 }
 
 /// A relationship type: `(Self, target)` pairs link a source entity to a
-/// target entity, carrying a `Self` value each.
+/// target entity, carrying a `Self` value each. Relations are `Clone` so
+/// that world snapshots carry their pairs.
 ///
 /// ```
 /// use doecs::{Cleanup, Relation, World};
+/// #[derive(Clone)]
 /// struct Likes(u8);
 /// impl Relation for Likes {}
+/// #[derive(Clone)]
 /// struct OwnedBy;
 /// impl Relation for OwnedBy {
 ///     const EXCLUSIVE: bool = true;
@@ -73,7 +76,7 @@ pub enum Cleanup {
 /// assert!(!world.alive(sword), "owned things go with their owner");
 /// assert_eq!(world.sources::<Likes>(bob).next(), None);
 /// ```
-pub trait Relation: Send + Sync + 'static {
+pub trait Relation: Clone + Send + Sync + 'static {
     /// Whether a source has at most one target: adding a second pair
     /// replaces the first.
     const EXCLUSIVE: bool = false;
@@ -165,6 +168,26 @@ impl Relations {
             .as_any_mut()
             .downcast_mut()
             .expect("keyed by relation type")
+    }
+
+    /// Makes these tables a copy of `other`'s, reusing their memory when
+    /// both hold the same relations in the same order (a snapshot taken
+    /// and restored frame after frame allocates nothing then).
+    pub(crate) fn copy_from(&mut self, other: &Relations) {
+        let same_tables = self.tables.len() == other.tables.len()
+            && self
+                .tables
+                .iter()
+                .zip(&other.tables)
+                .all(|(a, b)| Any::type_id(a.as_any()) == Any::type_id(b.as_any()));
+        if same_tables {
+            for (to, from) in self.tables.iter_mut().zip(&other.tables) {
+                from.copy_into(&mut **to);
+            }
+        } else {
+            self.tables = other.tables.iter().map(|t| t.clone_box()).collect();
+            self.index = other.index.clone();
+        }
     }
 
     /// Whether no pair exists in any relation.

@@ -31,6 +31,7 @@ use std::marker::PhantomData;
 ///
 /// ```
 /// use doecs::{Entity, PairQuery, Relation, World};
+/// #[derive(Clone)]
 /// struct Likes(u8);
 /// impl Relation for Likes {}
 /// #[derive(Debug, PartialEq)]

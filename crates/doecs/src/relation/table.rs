@@ -41,6 +41,7 @@ impl RowId {
 }
 
 /// One pair.
+#[derive(Clone)]
 struct Row<R> {
     source: Entity,
     target: Entity,
@@ -74,6 +75,19 @@ struct Heads {
 pub(crate) struct RelationTable<R> {
     rows: Vec<Row<R>>,
     heads: Vec<Heads>,
+}
+
+impl<R: Clone> Clone for RelationTable<R> {
+    fn clone(&self) -> Self {
+        RelationTable {
+            rows: self.rows.clone(),
+            heads: self.heads.clone(),
+        }
+    }
+    fn clone_from(&mut self, other: &Self) {
+        self.rows.clone_from(&other.rows);
+        self.heads.clone_from(&other.heads);
+    }
 }
 
 impl<R> Default for RelationTable<R> {
@@ -408,6 +422,11 @@ pub(crate) trait ErasedRelation: Send + Sync {
     fn check_invariants(&self, alive: &dyn Fn(Entity) -> bool);
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// A copy of the table.
+    fn clone_box(&self) -> Box<dyn ErasedRelation>;
+    /// Makes `to`, a table of the same relation, a copy of this one,
+    /// reusing its memory.
+    fn copy_into(&self, to: &mut dyn ErasedRelation);
 }
 
 impl<R: Relation> ErasedRelation for RelationTable<R> {
@@ -532,5 +551,17 @@ impl<R: Relation> ErasedRelation for RelationTable<R> {
 
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
+    }
+
+    fn clone_box(&self) -> Box<dyn ErasedRelation> {
+        Box::new(self.clone())
+    }
+
+    fn copy_into(&self, to: &mut dyn ErasedRelation) {
+        let to: &mut Self = to
+            .as_any_mut()
+            .downcast_mut()
+            .expect("copied into a table of the same relation");
+        to.clone_from(self);
     }
 }

@@ -7,8 +7,9 @@
 //! [`World::snapshot_by_clone`]; a component registered neither way makes
 //! [`World::snapshot_into`] refuse with an error naming it). Beside the
 //! columns a snapshot keeps the entity table (ids, generations, the free
-//! FIFO), the resources that opted in ([`World::snapshot_resource`]) and
-//! the state of every manager that implements
+//! FIFO), every relationship pair with its value (relations are `Clone`),
+//! the resources that opted in ([`World::snapshot_resource`]) and the state
+//! of every manager that implements
 //! [`ComponentManager::save_state`](crate::ComponentManager::save_state).
 //!
 //! Restoring puts all of it back: the same entity ids and generations, the
@@ -49,9 +50,6 @@ pub enum SnapshotError {
     /// it was taken.
     #[error("the snapshot is empty or unfinished")]
     Unfinished,
-    /// The world holds relationship pairs, which snapshots do not carry yet.
-    #[error("the world holds {0} relationship pairs, which snapshots do not carry yet")]
-    Relations(usize),
 }
 
 /// Saved state of one opted-in resource.
@@ -76,6 +74,7 @@ pub struct Snapshot {
     entities: Entities,
     archetypes: Vec<Option<ArchetypeImage>>,
     resources: Vec<SavedResource>,
+    relations: crate::relation::Relations,
     managers: Vec<(TypeId, Option<Box<dyn Any + Send + Sync>>)>,
 }
 
@@ -212,9 +211,6 @@ impl World {
     pub fn snapshot_into(&mut self, snapshot: &mut Snapshot) -> Result<(), SnapshotError> {
         snapshot.finished = false;
         let core = &self.core;
-        if !core.relations.is_empty() {
-            return Err(SnapshotError::Relations(core.relations.len()));
-        }
         for arch in core.archetypes.iter().filter(|a| !a.is_empty()) {
             for &id in arch.components() {
                 let info = core.components.info(id);
@@ -244,6 +240,7 @@ impl World {
             }
             (saver.save)(self, saved);
         }
+        snapshot.relations.copy_from(&core.relations);
         core.managers.save_states(&mut snapshot.managers);
         snapshot.finished = true;
         let next = self.core.change_tick().next();
@@ -317,8 +314,15 @@ impl World {
             }
         }
         self.core.managers.restore_states(&snapshot.managers);
-        // A snapshot is only taken without pairs, so there were none then.
-        drop(std::mem::take(&mut self.core.relations));
+        // A relation value's `Clone` may panic: then the world keeps no
+        // pairs (never half-copied tables), and the panic goes on.
+        let relations = &mut self.core.relations;
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            relations.copy_from(&snapshot.relations)
+        })) {
+            *relations = Default::default();
+            std::panic::resume_unwind(payload);
+        }
         self.last_restore = Some((snapshot.serial, now));
         // Later writes must stamp after the restore.
         self.core.set_change_tick(now.next());
