@@ -273,8 +273,11 @@ fn a_panicking_drop_halfway_through_a_subtree_still_drops_every_value_once() {
     assert_eq!(dropped.iter().filter(|&&i| i == 999).count(), 1);
 }
 
+/// One entity's parent and `Likes` pairs.
+type PairsOf = (Entity, Option<Entity>, Vec<(Entity, u32)>);
+
 /// Every pair of the world, with `Likes` values, in a comparable form.
-fn pairs_of_world(w: &World, es: &[Entity]) -> Vec<(Entity, Option<Entity>, Vec<(Entity, u32)>)> {
+fn pairs_of_world(w: &World, es: &[Entity]) -> Vec<PairsOf> {
     es.iter()
         .filter(|&&e| w.alive(e))
         .map(|&e| {
