@@ -4,10 +4,14 @@
 //! (see [`crate::components`]), and what the world's managers hold for it:
 //! its transform (local and world, as translation, rotation and scale) and
 //! its DataComponent record (by path, or by key hash when the store keeps
-//! no names). Relationships are a list of
-//! `{"relation", "target"}` pairs, as in flecs; the one relationship doecs
-//! has today is the transform hierarchy's `ChildOf`, so `parent` and
-//! `children` come from the world's [`TransformManager`] when it has one.
+//! no names). Relationships are a list of `{"relation", "target"}` pairs,
+//! as in flecs: every pair the world holds for the entity (its `ChildOf`
+//! parent, its `IsA` prefab, any user relation, by the relation's short
+//! type name), then the transform hierarchy's parent as `ChildOf` when the
+//! world's [`TransformManager`] links it to one the world's pairs do not
+//! already name; `incoming` counts the pairs pointing at it, by relation.
+//! `parent` and `children` are the world's `ChildOf` hierarchy when the
+//! entity takes part in it, else the transform manager's.
 //!
 //! An id that is stale (its entity was despawned) or was never issued is a
 //! 404, never a guess: ids are weak references.
@@ -44,15 +48,28 @@ pub fn live(world: &WorldCore, entity: Entity) -> Result<Entity, ApiError> {
     }
 }
 
-/// `entity`'s transform parent.
+/// `entity`'s parent: through `ChildOf`, else in the transform manager.
 pub fn parent_of(world: &WorldCore, entity: Entity) -> Option<Entity> {
+    world
+        .parent(entity)
+        .or_else(|| transform_parent_of(world, entity))
+}
+
+/// `entity`'s parent in the transform manager.
+fn transform_parent_of(world: &WorldCore, entity: Entity) -> Option<Entity> {
     let tm = world.manager::<TransformManager>()?;
     let inst = tm.lookup(entity)?;
     tm.parent(inst).map(|p| p.entity())
 }
 
-/// `entity`'s transform children, in id order.
+/// `entity`'s children, in id order: through `ChildOf` when it has any,
+/// else in the transform manager.
 pub fn children_of(world: &WorldCore, entity: Entity) -> Vec<Entity> {
+    let mut children: Vec<Entity> = world.children(entity).collect();
+    if !children.is_empty() {
+        children.sort_unstable();
+        return children;
+    }
     let Some(tm) = world.manager::<TransformManager>() else {
         return Vec::new();
     };
@@ -77,10 +94,13 @@ pub fn entity_ref(world: &WorldCore, registry: &ComponentRegistry, entity: Entit
             .collect(),
         Err(_) => Vec::new(),
     };
-    let children = world
-        .manager::<TransformManager>()
-        .and_then(|tm| tm.lookup(entity).map(|i| tm.children(i).count()))
-        .unwrap_or(0);
+    let children = match world.children(entity).count() {
+        0 => world
+            .manager::<TransformManager>()
+            .and_then(|tm| tm.lookup(entity).map(|i| tm.children(i).count()))
+            .unwrap_or(0),
+        n => n,
+    };
     json!({
         "id": entity.to_string(),
         "bits": entity.to_bits(),
@@ -159,10 +179,30 @@ pub fn detail(
         .take(MAX_CHILDREN)
         .map(|&c| entity_ref(world, registry, c))
         .collect();
-    let relationships: Vec<Value> = parent
-        .iter()
-        .map(|&p| json!({ "relation": "ChildOf", "target": entity_ref(world, registry, p) }))
+    let mut pairs: Vec<(String, Entity)> = world
+        .relations()
+        .pairs_from(entity)
+        .into_iter()
+        .map(|(relation, target)| (short_type_name(relation), target))
         .collect();
+    if let Some(p) = transform_parent_of(world, entity) {
+        if !pairs.contains(&("ChildOf".to_owned(), p)) {
+            pairs.push(("ChildOf".to_owned(), p));
+        }
+    }
+    let relationships: Vec<Value> = pairs
+        .iter()
+        .map(|(relation, target)| {
+            json!({ "relation": relation, "target": entity_ref(world, registry, *target) })
+        })
+        .collect();
+    let mut incoming = serde_json::Map::new();
+    for (relation, _) in world.relations().pairs_to(entity) {
+        let count = incoming
+            .entry(short_type_name(relation))
+            .or_insert(Value::from(0u64));
+        *count = Value::from(count.as_u64().unwrap_or(0) + 1);
+    }
     Ok(json!({
         "id": entity.to_string(),
         "bits": entity.to_bits(),
@@ -175,12 +215,21 @@ pub fn detail(
         "children": listed,
         "children_total": total,
         "relationships": relationships,
+        "incoming": incoming,
         "managers": managers(world, entity),
     }))
 }
 
-/// The JSON of `GET /api/roots`: entities with no parent (every entity
-/// when the world has no transform manager), in id order, paged.
+/// A relation's type name without its module path (`doecs::relation::ChildOf`
+/// is `ChildOf`; generic arguments keep theirs).
+fn short_type_name(name: &str) -> String {
+    let head = name.split('<').next().unwrap_or(name);
+    let short = head.rsplit("::").next().unwrap_or(head);
+    format!("{short}{}", &name[head.len()..])
+}
+
+/// The JSON of `GET /api/roots`: entities with no parent (through
+/// `ChildOf` or in the transform manager), in id order, paged.
 pub fn roots(
     world: &WorldCore,
     registry: &ComponentRegistry,
@@ -192,6 +241,7 @@ pub fn roots(
         .archetypes()
         .iter()
         .flat_map(|a| a.entities().iter().copied())
+        .filter(|&e| world.parent(e).is_none())
         .filter(|&e| tm.is_none_or(|tm| tm.lookup(e).and_then(|i| tm.parent(i)).is_none()))
         .collect();
     roots.sort_unstable();

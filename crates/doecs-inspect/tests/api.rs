@@ -511,3 +511,61 @@ fn malformed_requests_get_4xx_json() {
         assert_eq!(get(addr, "/api/world").status, 200, "still serving");
     });
 }
+
+/// A user relation for the inspector to show.
+#[derive(Clone)]
+struct Escorts;
+impl doecs::Relation for Escorts {}
+
+#[test]
+fn an_entity_shows_every_relationship_pair_and_what_points_at_it() {
+    let mut registry = ComponentRegistry::new();
+    registry.register::<Health>("health");
+    let mut world = World::new();
+    registry.install(&mut world).unwrap();
+    let prefab = world.spawn((doecs::Prefab, Health(50)));
+    let ship = world.spawn((Health(1),));
+    let part = world.spawn(());
+    let escort = world.spawn((Health(2),));
+    world.set_parent(part, ship).unwrap();
+    world.add_pair(part, prefab, doecs::IsA).unwrap();
+    world.add_pair(escort, ship, Escorts).unwrap();
+    serve(world, registry, false, move |addr| {
+        let p = get(addr, &format!("/api/entity/{part}")).json();
+        let pairs: Vec<(String, String)> = p["relationships"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["relation"].as_str().unwrap().to_owned(),
+                    r["target"]["id"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("ChildOf".to_owned(), ship.to_string()),
+                ("IsA".to_owned(), prefab.to_string())
+            ]
+        );
+        assert_eq!(p["parent"]["id"], ship.to_string());
+        let s = get(addr, &format!("/api/entity/{ship}")).json();
+        assert_eq!(s["incoming"], json!({ "ChildOf": 1, "Escorts": 1 }));
+        assert_eq!(s["children_total"], 1);
+        assert_eq!(s["children"][0]["id"], part.to_string());
+        let e = get(addr, &format!("/api/entity/{escort}")).json();
+        assert_eq!(e["relationships"][0]["relation"], "Escorts");
+        // A child is not a root.
+        let roots = get(addr, "/api/roots?limit=100").json();
+        let ids: Vec<&str> = roots["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap())
+            .collect();
+        assert!(!ids.contains(&part.to_string().as_str()));
+        assert!(ids.contains(&ship.to_string().as_str()));
+    });
+}

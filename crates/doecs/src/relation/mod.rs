@@ -190,6 +190,26 @@ impl Relations {
         }
     }
 
+    /// Every pair of `source`, as (relation type name, target), relation by
+    /// relation in the order each was first used: for tools that see pairs
+    /// without their types, such as the inspector.
+    pub fn pairs_from(&self, source: Entity) -> Vec<(&'static str, Entity)> {
+        let mut pairs = Vec::new();
+        for t in &self.tables {
+            t.for_each_target(source, &mut |target| pairs.push((t.name(), target)));
+        }
+        pairs
+    }
+
+    /// Every pair pointing at `target`, as (relation type name, source).
+    pub fn pairs_to(&self, target: Entity) -> Vec<(&'static str, Entity)> {
+        let mut pairs = Vec::new();
+        for t in &self.tables {
+            t.for_each_source(target, &mut |source| pairs.push((t.name(), source)));
+        }
+        pairs
+    }
+
     /// Whether no pair exists in any relation.
     pub fn is_empty(&self) -> bool {
         self.tables.iter().all(|t| t.len() == 0)

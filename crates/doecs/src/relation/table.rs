@@ -411,6 +411,8 @@ pub(crate) trait ErasedRelation: Send + Sync {
     fn for_each_source(&self, target: Entity, f: &mut dyn FnMut(Entity));
     /// Whether some pair points at `target`.
     fn has_sources(&self, target: Entity) -> bool;
+    /// Calls `f` with each target of `source`'s pairs, in the order added.
+    fn for_each_target(&self, source: Entity, f: &mut dyn FnMut(Entity));
     /// Removes every pair from or to `dead`. The removed values are handed
     /// back boxed, so they drop after the table is consistent again.
     fn forget(&mut self, dead: Entity) -> Option<Box<dyn Any + Send>>;
@@ -444,6 +446,10 @@ impl<R: Relation> ErasedRelation for RelationTable<R> {
 
     fn has_sources(&self, target: Entity) -> bool {
         self.in_head(target).is_some()
+    }
+
+    fn for_each_target(&self, source: Entity, f: &mut dyn FnMut(Entity)) {
+        self.pairs_of(source).for_each(|(t, _)| f(t));
     }
 
     fn forget(&mut self, dead: Entity) -> Option<Box<dyn Any + Send>> {
