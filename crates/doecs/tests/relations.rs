@@ -441,6 +441,33 @@ fn check(w: &World, m: &Model, handles: &[Entity]) -> Result<(), TestCaseError> 
             .collect();
         prop_assert_eq!(kids, model);
     }
+    // Adding the pairs in `pairs_in_order` to a fresh world rebuilds every
+    // list in its order (as a save's load does).
+    let slots = handles.iter().map(|e| e.index()).max().unwrap_or(0) as usize + 1;
+    let mut fresh = World::new();
+    let same: Vec<Entity> = (0..slots).map(|_| fresh.spawn(())).collect();
+    let at = |e: Entity| same[e.index() as usize];
+    for (s, t, v) in w.pairs_in_order::<Likes>() {
+        fresh.add_pair(at(s), at(t), v.clone()).unwrap();
+    }
+    for (s, t, _) in w.pairs_in_order::<ChildOf>() {
+        fresh.set_parent(at(s), at(t)).unwrap();
+    }
+    for &e in handles.iter().filter(|e| m.alive.contains(e)) {
+        let by_index = |es: Vec<Entity>| es.iter().map(|e| e.index()).collect::<Vec<_>>();
+        prop_assert_eq!(
+            by_index(w.sources::<Likes>(e).collect()),
+            by_index(fresh.sources::<Likes>(at(e)).collect())
+        );
+        prop_assert_eq!(
+            by_index(w.targets::<Likes>(e).map(|(t, _)| t).collect()),
+            by_index(fresh.targets::<Likes>(at(e)).map(|(t, _)| t).collect())
+        );
+        prop_assert_eq!(
+            by_index(w.children(e).collect()),
+            by_index(fresh.children(at(e)).collect())
+        );
+    }
     // The breadth-first walk puts every parent before its children.
     let order = w.hierarchy_breadth_first();
     let pos: BTreeMap<Entity, usize> = order.iter().enumerate().map(|(i, e)| (*e, i)).collect();

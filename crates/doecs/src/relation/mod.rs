@@ -90,6 +90,7 @@ pub trait Relation: Clone + Send + Sync + 'static {
 /// parent), acyclic, and despawning a parent despawns its children,
 /// recursively.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ChildOf;
 
 impl Relation for ChildOf {
@@ -208,6 +209,15 @@ impl Relations {
             t.for_each_source(target, &mut |source| pairs.push((t.name(), source)));
         }
         pairs
+    }
+
+    /// Each relation that holds pairs: its `TypeId`, type name and number
+    /// of pairs, in the order the relations were first used.
+    pub fn kinds(&self) -> impl Iterator<Item = (TypeId, &'static str, usize)> + '_ {
+        self.tables
+            .iter()
+            .filter(|t| t.len() > 0)
+            .map(|t| (Any::type_id(t.as_any()), t.name(), t.len()))
     }
 
     /// Whether no pair exists in any relation.

@@ -310,6 +310,43 @@ impl<R: Relation> RelationTable<R> {
         }
     }
 
+    /// Every pair as `(source, target, value)`, in an order that agrees
+    /// with every source's and every target's list: adding the pairs in
+    /// this order to an empty table rebuilds these lists exactly (saves
+    /// rely on it). A topological order of the two list orders, which the
+    /// history of adds (each appends to both its lists) shows acyclic.
+    pub(crate) fn pairs_in_list_order(&self) -> Vec<(Entity, Entity, &R)> {
+        let n = self.rows.len();
+        // Each row follows at most one row on each of its two lists.
+        let mut waiting = vec![0u8; n];
+        let successors = |r: usize| {
+            let row = &self.rows[r];
+            let first_in = self.heads[row.target.index() as usize].incoming;
+            let next_in = Some(row.next_in).filter(|&s| Some(s) != first_in);
+            [row.next_out, next_in].into_iter().flatten()
+        };
+        for r in 0..n {
+            for s in successors(r) {
+                waiting[s.index()] += 1;
+            }
+        }
+        let mut ready: std::collections::VecDeque<usize> =
+            (0..n).filter(|&r| waiting[r] == 0).collect();
+        let mut out = Vec::with_capacity(n);
+        while let Some(r) = ready.pop_front() {
+            let row = &self.rows[r];
+            out.push((row.source, row.target, &row.value));
+            for s in successors(r) {
+                waiting[s.index()] -= 1;
+                if waiting[s.index()] == 0 {
+                    ready.push_back(s.index());
+                }
+            }
+        }
+        debug_assert_eq!(out.len(), n, "list orders are acyclic");
+        out
+    }
+
     /// Removes the pair `(source, target)`, returning its value.
     pub(crate) fn remove(&mut self, source: Entity, target: Entity) -> Option<R> {
         let r = self.find(source, target)?;

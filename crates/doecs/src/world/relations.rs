@@ -94,6 +94,17 @@ impl WorldCore {
         }
     }
 
+    /// Every pair of `R` as `(source, target, value)`, in an order that
+    /// rebuilds every source's targets and every target's sources in their
+    /// present order when the pairs are added to a world without them (how
+    /// saves keep children in order).
+    pub fn pairs_in_order<R: Relation>(&self) -> Vec<(Entity, Entity, &R)> {
+        self.relations
+            .table::<R>()
+            .map(|t| t.pairs_in_list_order())
+            .unwrap_or_default()
+    }
+
     /// Every relation's pairs.
     pub fn relations(&self) -> &Relations {
         &self.relations
