@@ -15,6 +15,7 @@
 //! runtime from a level, the name).
 
 mod managers;
+mod relations;
 mod save;
 
 pub use managers::SaveManager;
@@ -334,16 +335,34 @@ impl<T: Component + Serialize + DeserializeOwned> Registering<'_, T> {
 }
 
 /// The component types a program knows by name. See the crate docs.
-#[derive(Debug, Default, Clone)]
+///
+/// Every registry starts with the built-in `Prefab` tag (as "Prefab") and
+/// knows the built-in relations `ChildOf` and `IsA`.
+#[derive(Debug, Clone)]
 pub struct ComponentRegistry {
     entries: Vec<Registration>,
     by_name: HashMap<String, usize>,
     by_type: HashMap<TypeId, usize>,
     managers: Vec<managers::ManagerRegistration>,
+    relations: Vec<relations::RelationRegistration>,
+}
+
+impl Default for ComponentRegistry {
+    fn default() -> Self {
+        let mut registry = ComponentRegistry {
+            entries: Vec::new(),
+            by_name: HashMap::new(),
+            by_type: HashMap::new(),
+            managers: Vec::new(),
+            relations: Vec::new(),
+        };
+        registry.register::<doecs::Prefab>("Prefab");
+        registry
+    }
 }
 
 impl ComponentRegistry {
-    /// An empty registry.
+    /// A registry of the built-ins only (see the type's docs).
     pub fn new() -> Self {
         Self::default()
     }

@@ -20,9 +20,12 @@
 //! written as raw memory only on little-endian hosts; a big-endian host
 //! writes them through postcard and refuses raw columns it reads.)
 //!
-//! **JSON** files are one object: `{"format": "doecs-world", "version": 1,
+//! **JSON** files are one object: `{"format": "doecs-world", "version": 2,
 //! "ids": {...}, "tables": [{"entities": [...], "components": {"name":
-//! [values]}}]}`, every value in its serde JSON form.
+//! [values]}}], "managers": {...}, "relations": {"ChildOf": [[source,
+//! target, value], ...]}}`, every value in its serde JSON form. A binary
+//! file of version 2 follows its postcard document with a second one, the
+//! relations' sections.
 //!
 //! Everything read is checked before it is trusted: a truncated or corrupt
 //! file, an id listed twice, an entity in no table or in two, a column of
@@ -35,7 +38,11 @@
 //! [`ComponentRegistry::register_manager`] are saved in their own form and
 //! rebuilt after the entities are placed (see [`SaveManager`](crate::SaveManager));
 //! an unregistered manager is refused like an unregistered component.
-//! Resources are not part of a save.
+//! Relationship pairs are saved per relation, in an order that rebuilds
+//! every entity's targets and sources in their saved order (see
+//! [`crate::relations`]); a relation without a registration is refused
+//! likewise. Version 1 files (from before relations) still load. Resources
+//! are not part of a save.
 
 use crate::{ComponentRegistry, Registration, RegistryError};
 use doecs::{ComponentId, Entity, EntityError, EntityTableImage, ImageError, World, WorldConfig};
@@ -47,7 +54,10 @@ use std::io::{Read, Write};
 /// The first bytes of a binary save.
 pub const SAVE_MAGIC: [u8; 8] = *b"DOECSWLD";
 /// The format version this build writes and reads.
-pub const SAVE_VERSION: u32 = 1;
+pub const SAVE_VERSION: u32 = 2;
+/// The oldest format version this build reads (version 1 saves hold no
+/// relationship pairs).
+const OLDEST_VERSION: u32 = 1;
 /// The `format` field of a JSON save.
 const JSON_FORMAT: &str = "doecs-world";
 
@@ -92,9 +102,9 @@ pub enum SaveError {
     /// The ids cannot be saved (reserved ids pending).
     #[error(transparent)]
     Ids(#[from] ImageError),
-    /// The world holds relationship pairs, which saves do not carry yet.
-    #[error("the world holds {0} relationship pairs, which saves do not carry yet")]
-    Relations(usize),
+    /// A relation has no save registration.
+    #[error("relation {0} is not registered for saving (register_relation, or save with skip_unregistered)")]
+    UnregisteredRelation(&'static str),
     /// A value could not be written.
     #[error("component \"{name}\": {message}")]
     Encode {
@@ -131,6 +141,19 @@ pub enum LoadError {
         "the save has manager \"{0}\", which is not registered (load with skip_unknown to drop it)"
     )]
     UnknownManager(String),
+    /// A relation name the registry does not know.
+    #[error(
+        "the save has relation \"{0}\", which is not registered (load with skip_unknown to drop it)"
+    )]
+    UnknownRelation(String),
+    /// A relation's saved pairs were refused.
+    #[error("relation \"{name}\": {message}")]
+    Relation {
+        /// The relation.
+        name: String,
+        /// Why.
+        message: String,
+    },
     /// A manager's saved state was refused.
     #[error("manager \"{name}\": {message}")]
     Manager {
@@ -374,6 +397,8 @@ struct JsonSave {
     tables: Vec<JsonTable>,
     #[serde(default)]
     managers: serde_json::Map<String, Value>,
+    #[serde(default)]
+    relations: serde_json::Map<String, Value>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -389,11 +414,13 @@ struct BinarySave<'a> {
     #[serde(borrow)]
     tables: Vec<BinaryTable<'a>>,
     #[serde(borrow)]
-    managers: Vec<BinaryManager<'a>>,
+    managers: Vec<BinarySection<'a>>,
 }
 
+/// A named section of postcard bytes: a manager's state, or a relation's
+/// pairs.
 #[derive(Serialize, Deserialize)]
-struct BinaryManager<'a> {
+struct BinarySection<'a> {
     name: &'a str,
     #[serde(with = "serde_bytes")]
     bytes: &'a [u8],
@@ -472,8 +499,13 @@ pub fn save_world(
     format: SaveFormat,
     options: SaveOptions,
 ) -> Result<(), SaveError> {
-    if !world.relations().is_empty() {
-        return Err(SaveError::Relations(world.relations().len()));
+    let mut relations = Vec::new();
+    for (type_id, type_name, _) in world.relations().kinds() {
+        match registry.relation_of(type_id) {
+            Some(r) => relations.push(r),
+            None if options.skip_unregistered => {}
+            None => return Err(SaveError::UnregisteredRelation(type_name)),
+        }
     }
     let ids = SavedIds::of(world.entities().image()?);
     let tables = tables(world, registry, options)?;
@@ -514,12 +546,20 @@ pub fn save_world(
                     json_managers.insert(m.name.clone(), saved.map_err(|e| encode(&m.name, e))?);
                 }
             }
+            let mut json_relations = serde_json::Map::new();
+            for r in &relations {
+                json_relations.insert(
+                    r.name.clone(),
+                    (r.to_json)(world).map_err(|e| encode(&r.name, e))?,
+                );
+            }
             let file = JsonSave {
                 format: JSON_FORMAT.to_owned(),
                 version: SAVE_VERSION,
                 ids,
                 tables: json_tables,
                 managers: json_managers,
+                relations: json_relations,
             };
             serde_json::to_writer(&mut writer, &file)
                 .map_err(|e| SaveError::Io(std::io::Error::other(e)))?;
@@ -577,15 +617,29 @@ pub fn save_world(
                 tables: bin_tables,
                 managers: saved_managers
                     .iter()
-                    .map(|(name, bytes)| BinaryManager { name, bytes })
+                    .map(|(name, bytes)| BinarySection { name, bytes })
                     .collect(),
             };
-            postcard::to_io(&file, &mut writer).map_err(|e| match e {
+            let mut saved_relations = Vec::with_capacity(relations.len());
+            for r in &relations {
+                saved_relations.push((
+                    r.name.as_str(),
+                    (r.to_postcard)(world).map_err(|e| encode(&r.name, e))?,
+                ));
+            }
+            let sections: Vec<BinarySection<'_>> = saved_relations
+                .iter()
+                .map(|(name, bytes)| BinarySection { name, bytes })
+                .collect();
+            let io = |e: postcard::Error| match e {
                 postcard::Error::SerializeBufferFull => {
                     SaveError::Io(std::io::Error::other("write failed"))
                 }
                 e => SaveError::Io(std::io::Error::other(e)),
-            })?;
+            };
+            // Version 2: the version 1 document, then the relations.
+            postcard::to_io(&file, &mut writer).map_err(io)?;
+            postcard::to_io(&sections, &mut writer).map_err(io)?;
         }
     }
     writer.flush()?;
@@ -662,11 +716,16 @@ fn load_binary(
         .split_first_chunk::<4>()
         .ok_or_else(|| LoadError::Corrupt("truncated header".into()))?;
     let version = u32::from_le_bytes(*version);
-    if version != SAVE_VERSION {
+    if !(OLDEST_VERSION..=SAVE_VERSION).contains(&version) {
         return Err(LoadError::Version(version));
     }
     let (file, rest) = postcard::take_from_bytes::<BinarySave<'_>>(body)
         .map_err(|e| LoadError::Corrupt(e.to_string()))?;
+    let (relations, rest) = match version {
+        1 => (Vec::new(), rest),
+        _ => postcard::take_from_bytes::<Vec<BinarySection<'_>>>(rest)
+            .map_err(|e| LoadError::Corrupt(e.to_string()))?,
+    };
     if !rest.is_empty() {
         return Err(LoadError::Corrupt(format!(
             "{} bytes after the end",
@@ -733,6 +792,11 @@ fn load_binary(
             (reg.from_postcard)(m.bytes, world, reg.notice)
         })?;
     }
+    for r in &relations {
+        add_relation(&mut world, registry, r.name, options, |reg, world| {
+            (reg.from_postcard)(world, r.bytes)
+        })?;
+    }
     Ok(world)
 }
 
@@ -746,7 +810,7 @@ fn load_json(
     if file.format != JSON_FORMAT {
         return Err(LoadError::NotASave);
     }
-    if file.version != SAVE_VERSION {
+    if !(OLDEST_VERSION..=SAVE_VERSION).contains(&file.version) {
         return Err(LoadError::Version(file.version));
     }
     let mut world = new_world(file.ids, registry, options)?;
@@ -785,7 +849,30 @@ fn load_json(
             (reg.from_json)(value, world, reg.notice)
         })?;
     }
+    for (name, value) in &file.relations {
+        add_relation(&mut world, registry, name, options, |reg, world| {
+            (reg.from_json)(world, value)
+        })?;
+    }
     Ok(world)
+}
+
+/// Adds the saved pairs of relation `name` to `world` with `add`.
+fn add_relation(
+    world: &mut World,
+    registry: &ComponentRegistry,
+    name: &str,
+    options: LoadOptions,
+    add: impl FnOnce(&crate::relations::RelationRegistration, &mut World) -> Result<(), String>,
+) -> Result<(), LoadError> {
+    match registry.relation_by_name(name) {
+        Some(reg) => add(&reg, world).map_err(|message| LoadError::Relation {
+            name: name.to_owned(),
+            message,
+        }),
+        None if options.skip_unknown => Ok(()),
+        None => Err(LoadError::UnknownRelation(name.to_owned())),
+    }
 }
 
 /// Rebuilds the saved manager `name` into `world` with `add`.

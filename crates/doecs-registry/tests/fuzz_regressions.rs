@@ -30,6 +30,11 @@ fn seed_world() -> World {
     ));
     let c = world.spawn(());
     world.despawn(c).unwrap();
+    // Relationship pairs: a hierarchy and a prefab link.
+    world.set_parent(b, a).unwrap();
+    let prefab = world.spawn((doecs::Prefab, Hp(9)));
+    let instance = world.spawn(());
+    world.add_pair(instance, prefab, doecs::IsA).unwrap();
     let mut tm = doecs_transform::TransformManager::new();
     let ia = tm.create(a, glam_identity()).unwrap();
     let ib = tm.create(b, glam_identity()).unwrap();

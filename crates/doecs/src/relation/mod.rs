@@ -38,7 +38,7 @@ pub use table::{Sources, Targets};
 
 use crate::entity::Entity;
 use crate::type_index::TypeIndex;
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 use table::{ErasedRelation, RelationTable};
 
 /// What happens to a pair's source when its target is despawned.
@@ -180,7 +180,7 @@ impl Relations {
                 .tables
                 .iter()
                 .zip(&other.tables)
-                .all(|(a, b)| Any::type_id(a.as_any()) == Any::type_id(b.as_any()));
+                .all(|(a, b)| a.relation_type() == b.relation_type());
         if same_tables {
             for (to, from) in self.tables.iter_mut().zip(&other.tables) {
                 from.copy_into(&mut **to);
@@ -217,7 +217,7 @@ impl Relations {
         self.tables
             .iter()
             .filter(|t| t.len() > 0)
-            .map(|t| (Any::type_id(t.as_any()), t.name(), t.len()))
+            .map(|t| (t.relation_type(), t.name(), t.len()))
     }
 
     /// Whether no pair exists in any relation.

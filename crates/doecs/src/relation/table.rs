@@ -441,6 +441,8 @@ impl<R: Relation> RelationTable<R> {
 pub(crate) trait ErasedRelation: Send + Sync {
     /// The relation's Rust type name.
     fn name(&self) -> &'static str;
+    /// The relation's `TypeId` (not the table's).
+    fn relation_type(&self) -> std::any::TypeId;
     /// What happens to a source when its target dies.
     fn cleanup(&self) -> Cleanup;
     /// Calls `f` with each source of a pair pointing at `target`, in
@@ -471,6 +473,10 @@ pub(crate) trait ErasedRelation: Send + Sync {
 impl<R: Relation> ErasedRelation for RelationTable<R> {
     fn name(&self) -> &'static str {
         std::any::type_name::<R>()
+    }
+
+    fn relation_type(&self) -> std::any::TypeId {
+        std::any::TypeId::of::<R>()
     }
 
     fn cleanup(&self) -> Cleanup {
