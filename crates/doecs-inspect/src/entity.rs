@@ -196,12 +196,9 @@ pub fn detail(
             json!({ "relation": relation, "target": entity_ref(world, registry, *target) })
         })
         .collect();
-    let mut incoming = serde_json::Map::new();
+    let mut incoming = std::collections::BTreeMap::<String, u64>::new();
     for (relation, _) in world.relations().pairs_to(entity) {
-        let count = incoming
-            .entry(short_type_name(relation))
-            .or_insert(Value::from(0u64));
-        *count = Value::from(count.as_u64().unwrap_or(0) + 1);
+        *incoming.entry(short_type_name(relation)).or_default() += 1;
     }
     Ok(json!({
         "id": entity.to_string(),

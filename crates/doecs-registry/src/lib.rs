@@ -354,7 +354,7 @@ impl Default for ComponentRegistry {
             by_name: HashMap::new(),
             by_type: HashMap::new(),
             managers: Vec::new(),
-            relations: Vec::new(),
+            relations: relations::builtins(),
         };
         registry.register::<doecs::Prefab>("Prefab");
         registry

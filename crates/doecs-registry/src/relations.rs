@@ -102,9 +102,9 @@ fn add_checked<R: Relation>(world: &mut World, pairs: Vec<(u64, u64, R)>) -> Res
     Ok(())
 }
 
-/// The relations every registry knows.
-fn builtins() -> [RelationRegistration; 2] {
-    [
+/// The relations every registry starts with.
+pub(crate) fn builtins() -> Vec<RelationRegistration> {
+    vec![
         RelationRegistration::of::<ChildOf>("ChildOf"),
         RelationRegistration::of::<IsA>("IsA"),
     ]
@@ -127,28 +127,20 @@ impl ComponentRegistry {
         if let Some(existing) = self.relation_of(TypeId::of::<R>()) {
             return Err(RegistryError::TypeTaken {
                 type_name: std::any::type_name::<R>(),
-                existing: existing.name,
+                existing: existing.name.clone(),
             });
         }
         self.relations.push(RelationRegistration::of::<R>(name));
         Ok(())
     }
 
-    /// The registration of relation type `type_id`, built-ins included.
-    pub(crate) fn relation_of(&self, type_id: TypeId) -> Option<RelationRegistration> {
-        self.relations
-            .iter()
-            .cloned()
-            .chain(builtins())
-            .find(|r| r.type_id == type_id)
+    /// The registration of relation type `type_id`.
+    pub(crate) fn relation_of(&self, type_id: TypeId) -> Option<&RelationRegistration> {
+        self.relations.iter().find(|r| r.type_id == type_id)
     }
 
-    /// The registration of the relation named `name`, built-ins included.
-    pub(crate) fn relation_by_name(&self, name: &str) -> Option<RelationRegistration> {
-        self.relations
-            .iter()
-            .cloned()
-            .chain(builtins())
-            .find(|r| r.name == name)
+    /// The registration of the relation named `name`.
+    pub(crate) fn relation_by_name(&self, name: &str) -> Option<&RelationRegistration> {
+        self.relations.iter().find(|r| r.name == name)
     }
 }

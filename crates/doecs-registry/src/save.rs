@@ -866,7 +866,7 @@ fn add_relation(
     add: impl FnOnce(&crate::relations::RelationRegistration, &mut World) -> Result<(), String>,
 ) -> Result<(), LoadError> {
     match registry.relation_by_name(name) {
-        Some(reg) => add(&reg, world).map_err(|message| LoadError::Relation {
+        Some(reg) => add(reg, world).map_err(|message| LoadError::Relation {
             name: name.to_owned(),
             message,
         }),

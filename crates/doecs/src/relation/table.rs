@@ -239,13 +239,20 @@ impl<R: Relation> RelationTable<R> {
                 drop(self.remove_row(old));
             }
         }
-        let id = RowId::new(self.rows.len());
         // The source's list: append at its end.
         let mut last = self.out_head(source);
         while let Some(next) = last.and_then(|r| self.rows[r.index()].next_out) {
             last = Some(next);
         }
-        // The target's circular list: insert before its first row.
+        self.push_row(source, target, value, last);
+        None
+    }
+
+    /// Pushes a new row for `(source, target)` and links it: after row
+    /// `after` on the source's list (or as its head when `None`), and last
+    /// on the target's circular list.
+    fn push_row(&mut self, source: Entity, target: Entity, value: R, after: Option<RowId>) {
+        let id = RowId::new(self.rows.len());
         let (prev_in, next_in) = match self.in_head(target) {
             Some(first) => (self.rows[first.index()].prev_in, first),
             None => (id, id),
@@ -258,7 +265,7 @@ impl<R: Relation> RelationTable<R> {
             next_in,
             value,
         });
-        match last {
+        match after {
             Some(r) => self.rows[r.index()].next_out = Some(id),
             None => self.heads_mut(source.index()).out = Some(id),
         }
@@ -268,7 +275,6 @@ impl<R: Relation> RelationTable<R> {
             self.rows[prev_in.index()].next_in = id;
             self.rows[next_in.index()].prev_in = id;
         }
-        None
     }
 
     /// Makes room for `rows` more pairs among entity indices up to
@@ -288,26 +294,7 @@ impl<R: Relation> RelationTable<R> {
             self.out_head(source).is_none(),
             "the source has no pair yet"
         );
-        let id = RowId::new(self.rows.len());
-        let (prev_in, next_in) = match self.in_head(target) {
-            Some(first) => (self.rows[first.index()].prev_in, first),
-            None => (id, id),
-        };
-        self.rows.push(Row {
-            source,
-            target,
-            next_out: None,
-            prev_in,
-            next_in,
-            value,
-        });
-        self.heads_mut(source.index()).out = Some(id);
-        if next_in == id {
-            self.heads_mut(target.index()).incoming = Some(id);
-        } else {
-            self.rows[prev_in.index()].next_in = id;
-            self.rows[next_in.index()].prev_in = id;
-        }
+        self.push_row(source, target, value, None);
     }
 
     /// Every pair as `(source, target, value)`, in an order that agrees
@@ -353,6 +340,25 @@ impl<R: Relation> RelationTable<R> {
         Some(self.remove_row(r))
     }
 
+    /// Makes the link to row `from` on `source`'s list (its head, or the
+    /// row before it) point at `to` instead.
+    fn repoint_out(&mut self, source: Entity, from: RowId, to: Option<RowId>) {
+        let heads = &mut self.heads[source.index() as usize];
+        if heads.out == Some(from) {
+            heads.out = to;
+            return;
+        }
+        let mut at = heads.out;
+        while let Some(r) = at {
+            let row = &mut self.rows[r.index()];
+            if row.next_out == Some(from) {
+                row.next_out = to;
+                return;
+            }
+            at = row.next_out;
+        }
+    }
+
     /// Points whatever points at row `from` at row `to` instead: the link
     /// before it on its source's list, and its neighbours on its target's.
     fn relink(&mut self, from: RowId, to: RowId) {
@@ -360,20 +366,7 @@ impl<R: Relation> RelationTable<R> {
             let row = &self.rows[to.index()];
             (row.source, row.target, row.prev_in, row.next_in)
         };
-        let heads = &mut self.heads[source.index() as usize];
-        if heads.out == Some(from) {
-            heads.out = Some(to);
-        } else {
-            let mut at = heads.out;
-            while let Some(r) = at {
-                let row = &mut self.rows[r.index()];
-                if row.next_out == Some(from) {
-                    row.next_out = Some(to);
-                    break;
-                }
-                at = row.next_out;
-            }
-        }
+        self.repoint_out(source, from, Some(to));
         if prev_in == from {
             // Alone on its target's list.
             let row = &mut self.rows[to.index()];
@@ -401,21 +394,7 @@ impl<R: Relation> RelationTable<R> {
                 row.next_in,
             )
         };
-        // Off the source's list.
-        let heads = &mut self.heads[source.index() as usize];
-        if heads.out == Some(r) {
-            heads.out = next_out;
-        } else {
-            let mut at = heads.out;
-            while let Some(p) = at {
-                let row = &mut self.rows[p.index()];
-                if row.next_out == Some(r) {
-                    row.next_out = next_out;
-                    break;
-                }
-                at = row.next_out;
-            }
-        }
+        self.repoint_out(source, r, next_out);
         // Off the target's list.
         let heads = &mut self.heads[target.index() as usize];
         if next_in == r {
