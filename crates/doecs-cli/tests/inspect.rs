@@ -120,7 +120,8 @@ fn edits_with_inspect_write() {
     assert_eq!(status, 422);
     assert_eq!(http(&url, "DELETE", "/api/entity/1v0", "").0, 200);
     assert_eq!(http(&url, "GET", "/api/entity/1v0", "").0, 404);
-    assert_eq!(get_json(&url, "/api/world")["entities"], 129);
+    // The level's hierarchy is ChildOf: the ship goes with its 12 parts.
+    assert_eq!(get_json(&url, "/api/world")["entities"], 130 - 13);
     assert_eq!(http(&url, "POST", "/api/controls/resume", "").0, 200);
 }
 

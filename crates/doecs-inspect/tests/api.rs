@@ -13,7 +13,7 @@ use doecs::prelude::*;
 use doecs::{ComponentDescriptor, DestroyNotice, SystemTime};
 use doecs_inspect::{Inspector, InspectorConfig};
 use doecs_registry::ComponentRegistry;
-use doecs_transform::TransformManager;
+use doecs_transform::{TransformManager, WorldTransforms};
 use glam::Affine3A;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -108,14 +108,11 @@ fn fixture() -> Fixture {
     world
         .insert_bytes(bytes_entity, raw_id, &[1, 2, 3, 4])
         .unwrap();
-    {
-        let tm = world.manager_mut::<TransformManager>().unwrap();
-        let r = tm
-            .create(root, Affine3A::from_translation([1.0, 2.0, 3.0].into()))
-            .unwrap();
-        let c = tm.create(child, Affine3A::IDENTITY).unwrap();
-        tm.link(c, r).unwrap();
-    }
+    world.set_parent(child, root).unwrap();
+    world
+        .add_transform(root, Affine3A::from_translation([1.0, 2.0, 3.0].into()))
+        .unwrap();
+    world.add_transform(child, Affine3A::IDENTITY).unwrap();
     Fixture {
         world,
         registry,

@@ -30,6 +30,16 @@ pub trait SaveManager: ComponentManager + Sized {
     /// A saved state that does not fit (an entity that is not alive, a
     /// cycle) is an error saying why, never a panic.
     fn from_saved(saved: Self::Saved, world: &World) -> Result<Self, String>;
+
+    /// `(child, parent)` links a saved state holds that belong in the
+    /// world's `ChildOf` hierarchy: saves written before the hierarchy was
+    /// saved as pairs kept it in the transform manager alone. A load adds
+    /// them as `ChildOf` pairs, in this order, when the save holds no
+    /// `ChildOf` pair of its own. The default holds none.
+    fn saved_parents(saved: &Self::Saved) -> Vec<(doecs::Entity, doecs::Entity)> {
+        let _ = saved;
+        Vec::new()
+    }
 }
 
 /// Writes the world's manager as postcard bytes (`None`: the world has none).
@@ -66,7 +76,15 @@ impl ManagerRegistration {
             world: &mut World,
             notice: DestroyNotice,
         ) -> Result<(), String> {
+            let parents = M::saved_parents(&saved);
             let m = M::from_saved(saved, world)?;
+            if world.hierarchy().is_empty() {
+                for (child, parent) in parents {
+                    world
+                        .set_parent(child, parent)
+                        .map_err(|e| format!("saved parent link: {e}"))?;
+                }
+            }
             world.add_manager(m, notice);
             Ok(())
         }

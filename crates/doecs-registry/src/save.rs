@@ -787,14 +787,16 @@ fn load_binary(
         place(&mut world, &entities, columns)?;
     }
     world.finish_placing().map_err(LoadError::Unplaced)?;
-    for m in &file.managers {
-        add_manager(&mut world, registry, m.name, options, |reg, world| {
-            (reg.from_postcard)(m.bytes, world, reg.notice)
-        })?;
-    }
+    // Pairs first: managers that follow the hierarchy (transforms) take
+    // their links from `ChildOf` when they join the world.
     for r in &relations {
         add_relation(&mut world, registry, r.name, options, |reg, world| {
             (reg.from_postcard)(world, r.bytes)
+        })?;
+    }
+    for m in &file.managers {
+        add_manager(&mut world, registry, m.name, options, |reg, world| {
+            (reg.from_postcard)(m.bytes, world, reg.notice)
         })?;
     }
     Ok(world)
@@ -844,14 +846,14 @@ fn load_json(
         place(&mut world, &table.entities, columns)?;
     }
     world.finish_placing().map_err(LoadError::Unplaced)?;
-    for (name, value) in &file.managers {
-        add_manager(&mut world, registry, name, options, |reg, world| {
-            (reg.from_json)(value, world, reg.notice)
-        })?;
-    }
     for (name, value) in &file.relations {
         add_relation(&mut world, registry, name, options, |reg, world| {
             (reg.from_json)(world, value)
+        })?;
+    }
+    for (name, value) in &file.managers {
+        add_manager(&mut world, registry, name, options, |reg, world| {
+            (reg.from_json)(value, world, reg.notice)
         })?;
     }
     Ok(world)

@@ -22,7 +22,7 @@
 //! manager-backed components come from [`crate::BUILTIN_COMPONENTS`].
 
 use crate::error::{LoadError, Problem, RegistrationError, SpawnError};
-use crate::format::LeU32s;
+use crate::format::{LeU32s, NO_PARENT};
 use crate::plain::{read_le, spawn_plain, PlainBytes, PlainColumn, PlainType};
 use crate::view::{BlobView, BlockView};
 use crate::BuiltinComponent;
@@ -491,6 +491,18 @@ impl Spawner {
             });
         }
         let entity_lookup = spawn_plain(world, view.num_entities(), &columns);
+        // The hierarchy is `ChildOf`, the world's one scene graph; custom
+        // spawners (transforms) follow it.
+        let parent_index = view.parent_index();
+        if parent_index.iter().any(|p| p != NO_PARENT) {
+            let parents: Vec<Option<u32>> = parent_index
+                .iter()
+                .map(|p| (p != NO_PARENT).then_some(p))
+                .collect();
+            world
+                .set_parents_in_batch(&entity_lookup, &parents)
+                .expect("fresh entities, parents before children (checked on load)");
+        }
         let mut instances: usize = plain.iter().map(|(_, b)| b.num_instances()).sum();
         for p in &planned {
             if let Planned::Custom(spawner, block) = p {

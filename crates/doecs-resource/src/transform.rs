@@ -11,16 +11,17 @@
 //! data is 16-byte aligned, a little-endian host reads the transforms in place
 //! as `&[Affine3A]`, with no decoding or copy.
 //!
-//! The spawner makes **one** [`TransformManager::create_many`] call for the
-//! whole block. An entity's transform parent is its nearest ancestor in the
-//! blob that also has a transform, found for all entities in one forward pass
-//! (parents come first in the blob).
+//! The spawner makes **one** batch call ([`WorldTransforms::add_transforms`])
+//! for the whole block. The blob's hierarchy is already the world's
+//! `ChildOf` pairs by then (the spawner sets them for every entity), and the
+//! transform manager follows them: a transform's parent is its entity's
+//! parent's transform, a root where the parent has none.
 
 use crate::compiler::f32s;
 use crate::spawner::{ComponentSpawner, SpawnBatch};
 use crate::view::BlockView;
-use doecs::{DestroyNotice, World};
-use doecs_transform::TransformManager;
+use doecs::World;
+use doecs_transform::WorldTransforms;
 use glam::{Affine3A, Quat, Vec3};
 use serde_json::Value;
 
@@ -144,35 +145,6 @@ impl ComponentSpawner for TransformSpawner {
     fn spawn(&self, world: &mut World, batch: &SpawnBatch<'_>) {
         let n = batch.num_instances();
         let num_entities = batch.entity_lookup.len();
-        // slot_of[e]: position of blob entity e in this batch, or NONE.
-        const NONE: u32 = u32::MAX;
-        let mut parents: Vec<Option<u32>> = Vec::with_capacity(n);
-        if n == num_entities {
-            // Every entity has a transform: the batch index is the entity index.
-            for p in batch.parent_index.iter() {
-                parents.push((p != NONE).then_some(p));
-            }
-        } else {
-            let mut slot_of = vec![NONE; num_entities];
-            for (k, e) in batch.entity_index.iter().enumerate() {
-                slot_of[e as usize] = k as u32;
-            }
-            // nearest[e]: nearest ancestor of e with a transform (one forward pass).
-            let mut nearest = vec![NONE; num_entities];
-            for (e, p) in batch.parent_index.iter().enumerate() {
-                nearest[e] = if p == NONE {
-                    NONE
-                } else if slot_of[p as usize] != NONE {
-                    p
-                } else {
-                    nearest[p as usize]
-                };
-            }
-            for e in batch.entity_index.iter() {
-                let a = nearest[e as usize];
-                parents.push((a != NONE).then(|| slot_of[a as usize]));
-            }
-        }
         let gathered: Vec<_>;
         let entities = if n == num_entities {
             batch.entity_lookup
@@ -196,14 +168,11 @@ impl ComponentSpawner for TransformSpawner {
                 &decoded
             }
         };
-        if world.manager::<TransformManager>().is_none() {
-            world.add_manager(TransformManager::with_capacity(n), DestroyNotice::Callback);
-        }
-        let tm = world
-            .manager_mut::<TransformManager>()
-            .expect("added just above");
-        tm.create_many(entities, locals, &parents)
-            .expect("fresh entities, parents before children: create_many cannot refuse");
+        // The spawner set the blob's hierarchy as `ChildOf` already: the
+        // batch links itself from it.
+        world
+            .add_transforms(entities, locals)
+            .expect("fresh live entities, one instance each: the batch cannot refuse");
     }
 }
 

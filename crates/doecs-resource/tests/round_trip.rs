@@ -94,17 +94,20 @@ fn assert_world_matches(level: &LevelDesc, world: &World, entities: &[doecs::Ent
             }
         })
         .expect("valid parents");
-    // Transform parents: the nearest ancestor with a transform.
+    // The hierarchy is ChildOf, for every entity with a parent; the
+    // transforms follow it: a transform's parent is its entity's parent's
+    // transform, a root where the parent has none.
+    for (i, &e) in entities.iter().enumerate() {
+        assert_eq!(
+            world.parent(e),
+            parents[i].map(|p| entities[p]),
+            "entity {i}"
+        );
+    }
     if let Some(tm) = tm {
         for (i, &e) in entities.iter().enumerate() {
             let Some(inst) = tm.lookup(e) else { continue };
-            let mut a = parents[i];
-            while let Some(p) = a {
-                if has_transform[p] {
-                    break;
-                }
-                a = parents[p];
-            }
+            let a = parents[i].filter(|&p| has_transform[p]);
             assert_eq!(
                 tm.parent(inst).map(|p| p.entity()),
                 a.map(|p| entities[p]),

@@ -49,6 +49,15 @@ pub enum TransformError {
     /// The same entity appears twice in a `create_many` batch.
     #[error("create_many: entity {0} appears twice in the batch")]
     DuplicateEntity(Entity),
+    /// A structural change asked of a manager that follows a world's
+    /// `ChildOf` hierarchy. There the pairs are the one scene graph: link
+    /// with `World::set_parent`, create with `create_in` or
+    /// `WorldTransforms::add_transform`.
+    #[error("this transform manager follows its world's ChildOf hierarchy: set parents with World::set_parent and create instances with create_in / WorldTransforms")]
+    FollowsHierarchy,
+    /// The entity is not alive in the world.
+    #[error("entity {0} is not alive")]
+    NotAlive(Entity),
     /// More instances than `u32` indices allow.
     #[error("too many transform instances")]
     CapacityOverflow,

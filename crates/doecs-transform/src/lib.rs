@@ -2,6 +2,7 @@
 
 mod deferred;
 mod error;
+mod follow;
 mod invariants;
 mod link;
 mod manager;
@@ -10,9 +11,11 @@ mod reorder;
 mod save;
 mod snapshot;
 mod storage;
+mod world;
 
 pub use deferred::IDLE_PROPAGATIONS;
 pub use error::TransformError;
 pub use link::Instance;
 pub use manager::{Ancestors, Children, TransformManager};
 pub use save::SavedTransforms;
+pub use world::WorldTransforms;

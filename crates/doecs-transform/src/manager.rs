@@ -10,7 +10,7 @@
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::storage::Storage;
-use doecs::{ComponentManager, Entities, Entity, GcReport, LazyGc, Probe};
+use doecs::{ComponentManager, Entities, Entity, GcReport, Hierarchy, LazyGc, Probe};
 use glam::Affine3A;
 use std::any::Any;
 
@@ -63,6 +63,16 @@ pub struct TransformManager {
     /// Scratch for `create_many`: a bitset of the batch's entity indices.
     pub(crate) batch_seen: Vec<u64>,
     pub(crate) gc: LazyGc,
+    /// Whether this manager follows a world's `ChildOf` hierarchy (it was
+    /// added to a world): its links are then the world's pairs restricted
+    /// to entities with instances, and only the world changes them.
+    pub(crate) follows: bool,
+    /// Following only: some instance may have a parent entity without an
+    /// instance (so a new instance may have children to adopt). Set when
+    /// that can happen, cleared only by a full [`follow_hierarchy`].
+    ///
+    /// [`follow_hierarchy`]: doecs::ComponentManager::follow_hierarchy
+    pub(crate) may_have_orphans: bool,
 }
 
 impl Default for TransformManager {
@@ -128,6 +138,8 @@ impl TransformManager {
             topmost_roots: Vec::new(),
             batch_seen: Vec::new(),
             gc: LazyGc::new(),
+            follows: false,
+            may_have_orphans: false,
         }
     }
 
@@ -210,8 +222,31 @@ impl TransformManager {
     /// The entity map is a dense array indexed by `entity.index()` (as in the
     /// article), so it grows to the largest index seen.
     ///
-    /// Errors: [`TransformError::AlreadyExists`], [`TransformError::CapacityOverflow`].
+    /// Errors: [`TransformError::AlreadyExists`], [`TransformError::CapacityOverflow`],
+    /// and [`TransformError::FollowsHierarchy`] in a world, where
+    /// [`create_in`](Self::create_in) (or `WorldTransforms::add_transform`)
+    /// links the new instance as the world's `ChildOf` says.
     pub fn create(&mut self, entity: Entity, local: Affine3A) -> Result<Instance, TransformError> {
+        self.refuse_if_following()?;
+        self.create_root(entity, local)
+    }
+
+    /// A manager in a world takes its links from the world's hierarchy only.
+    #[inline]
+    pub(crate) fn refuse_if_following(&self) -> Result<(), TransformError> {
+        if self.follows {
+            Err(TransformError::FollowsHierarchy)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Creates a root instance (the core of every single create).
+    pub(crate) fn create_root(
+        &mut self,
+        entity: Entity,
+        local: Affine3A,
+    ) -> Result<Instance, TransformError> {
         self.prepare_slot_for(entity)?;
         if self.len as usize + 2 >= u32::MAX as usize {
             return Err(TransformError::CapacityOverflow);
@@ -354,12 +389,22 @@ impl TransformManager {
     /// Links `child` under `parent`, moving it if it already had a parent. The
     /// child keeps its local transform; its subtree's world transforms follow.
     /// Refuses dead handles and cycles (a node under itself or a descendant).
+    ///
+    /// In a world the hierarchy is `ChildOf` (`World::set_parent`), and this
+    /// returns [`TransformError::FollowsHierarchy`].
     pub fn link(&mut self, child: Instance, parent: Instance) -> Result<(), TransformError> {
+        self.refuse_if_following()?;
         let c = self.resolve(child)?;
         let p = self.resolve(parent)?;
+        self.link_index(c, p)
+    }
+
+    /// Links slot `c` under slot `p` (the core of `link` and of following
+    /// the world's hierarchy).
+    pub(crate) fn link_index(&mut self, c: u32, p: u32) -> Result<(), TransformError> {
         let cycle = || TransformError::Cycle {
-            child: child.entity,
-            parent: parent.entity,
+            child: self.handle(c).entity,
+            parent: self.handle(p).entity,
         };
         let mut up = Link::some(p);
         while let Some(a) = up.get() {
@@ -388,10 +433,20 @@ impl TransformManager {
     }
 
     /// Makes `child` a root. It keeps its local transform, which becomes its world.
+    ///
+    /// In a world this returns [`TransformError::FollowsHierarchy`], as
+    /// [`link`](Self::link) does.
     pub fn unlink(&mut self, child: Instance) -> Result<(), TransformError> {
+        self.refuse_if_following()?;
         let c = self.resolve(child)?;
+        self.unlink_index(c);
+        Ok(())
+    }
+
+    /// Makes slot `c` a root (the core of `unlink`).
+    pub(crate) fn unlink_index(&mut self, c: u32) {
         if !self.store.cols().parent[c as usize].is_some() {
-            return Ok(());
+            return;
         }
         self.detach(c);
         if self.deferred {
@@ -399,7 +454,6 @@ impl TransformManager {
         } else {
             self.update_subtree(c);
         }
-        Ok(())
     }
 
     /// The current world transform of `i` computed from locals up to its root,
@@ -425,6 +479,10 @@ impl TransformManager {
     }
 
     pub(crate) fn destroy_index(&mut self, i: u32) {
+        if self.follows && self.store.cols().first_child[i as usize].is_some() {
+            // The children keep their parent entity, which has no instance now.
+            self.may_have_orphans = true;
+        }
         while let Some(ch) = self.store.cols().first_child[i as usize].get() {
             let w = if self.deferred {
                 self.world_now(ch)
@@ -505,6 +563,18 @@ impl ComponentManager for TransformManager {
     /// Puts back what [`save_state`](Self::save_state) saved, exactly.
     fn restore_state(&mut self, saved: &(dyn Any + Send + Sync)) {
         self.restore_from(saved);
+    }
+
+    /// Joins a world: the links become the world's `ChildOf` pairs among
+    /// entities with instances, and only the world changes them from now on
+    /// (see `follow.rs`).
+    fn follow_hierarchy(&mut self, hierarchy: Hierarchy<'_>) {
+        self.follow(hierarchy);
+    }
+
+    /// Relinks `child`'s instance, if it has one, under `parent`'s.
+    fn on_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
+        self.parent_changed(child, parent);
     }
 }
 

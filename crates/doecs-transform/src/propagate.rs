@@ -458,7 +458,22 @@ impl TransformManager {
     /// parents and out-of-range indices are refused before anything changes).
     /// Instances are laid out parents first with siblings together, and world
     /// transforms are computed in one O(n) pass. Returns the handles in batch order.
+    ///
+    /// In a world this returns [`TransformError::FollowsHierarchy`]: there
+    /// the parents come from `ChildOf`, through
+    /// [`create_many_in`](Self::create_many_in).
     pub fn create_many(
+        &mut self,
+        entities: &[Entity],
+        locals: &[Affine3A],
+        parents: &[Option<u32>],
+    ) -> Result<Vec<Instance>, TransformError> {
+        self.refuse_if_following()?;
+        self.create_batch(entities, locals, parents)
+    }
+
+    /// The core of `create_many` and `create_many_in`.
+    pub(crate) fn create_batch(
         &mut self,
         entities: &[Entity],
         locals: &[Affine3A],

@@ -8,6 +8,12 @@
 //! load, by the links in immediate mode and by one `propagate` in deferred
 //! mode, so a loaded manager's world transforms are up to date even if the
 //! saved one had moves pending.
+//!
+//! In a world the hierarchy is `ChildOf`, saved with the world's pairs;
+//! the links saved here repeat it (so older builds read the file). A load
+//! takes the links from the pairs; only a save with no `ChildOf` pair (one
+//! written before the hierarchy was saved as pairs) has its links become
+//! `ChildOf` pairs.
 
 use crate::TransformManager;
 use doecs::{Entity, World};
@@ -75,5 +81,13 @@ impl doecs_registry::SaveManager for TransformManager {
             m.propagate();
         }
         Ok(m)
+    }
+
+    /// The saved links, as `ChildOf` pairs in the order that keeps each
+    /// parent's children in their saved order (the links list each
+    /// parent's children last to first): what a save without `ChildOf`
+    /// pairs (an older one) held as its hierarchy.
+    fn saved_parents(saved: &SavedTransforms) -> Vec<(Entity, Entity)> {
+        saved.links.iter().rev().copied().collect()
     }
 }

@@ -92,6 +92,10 @@ impl TransformManager {
         self.partition_ordered = state.partition_ordered;
         self.sorted = state.sorted;
         self.gc.clone_from(&state.gc);
+        // Whether this manager follows a world is not state (the snapshot
+        // and the world's pairs are restored together, so the links agree);
+        // orphans may exist in the restored links.
+        self.may_have_orphans = self.follows;
     }
 }
 

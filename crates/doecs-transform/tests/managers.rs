@@ -7,7 +7,7 @@
 use doecs::{
     ComponentManager, DestroyNotice, Entities, Entity, GcReport, LazyGc, Probe, Universe, World,
 };
-use doecs_transform::TransformManager;
+use doecs_transform::{TransformManager, WorldTransforms};
 use glam::{Affine3A, Vec3};
 
 fn t(x: f32) -> Affine3A {
@@ -74,9 +74,8 @@ fn an_entity_with_archetype_and_managed_components_loses_both_on_despawn() {
     world.add_manager(TransformManager::new(), DestroyNotice::Callback);
     let e = world.spawn((7u32, 2.5f32));
     let other = world.spawn((8u32,));
-    let tm = world.manager_mut::<TransformManager>().unwrap();
-    tm.create(e, t(1.0)).unwrap();
-    tm.create(other, t(2.0)).unwrap();
+    world.add_transform(e, t(1.0)).unwrap();
+    world.add_transform(other, t(2.0)).unwrap();
     assert_eq!(world.get::<u32>(e), Ok(&7));
     assert!(world
         .manager::<TransformManager>()
@@ -175,16 +174,16 @@ fn universe_batch_despawn_reaches_every_world_storage_and_managers_once() {
         for (k, &e) in es.iter().enumerate() {
             w.insert_one(e, k as u32).unwrap();
         }
-        let tm = w.manager_mut::<TransformManager>().unwrap();
-        let parents: Vec<Option<u32>> = (0..6u32).map(|k| k.checked_sub(1)).collect();
-        tm.create_many(&es, &[t(1.0); 6], &parents).unwrap();
+        // Two chains: es[0] <- es[1] <- es[2] and es[3] <- es[4] <- es[5].
+        let parents = [None, Some(0), Some(1), None, Some(3), Some(4)];
+        w.set_parents_in_batch(&es, &parents).unwrap();
+        w.add_transforms(&es, &[t(1.0); 6]).unwrap();
     }
     {
         let mut w = universe.world_mut(inventory);
         for &e in es.iter().step_by(2) {
             w.insert_one(e, 1.0f32).unwrap();
-            let tm = w.manager_mut::<TransformManager>().unwrap();
-            tm.create(e, t(5.0)).unwrap();
+            w.add_transform(e, t(5.0)).unwrap();
         }
     }
     let gone = [es[0], es[1], es[2]];
@@ -201,12 +200,12 @@ fn universe_batch_despawn_reaches_every_world_storage_and_managers_once() {
         }
         tm.check_invariants();
     }
-    // In the game world es[3] lost its parent (es[2]) and keeps its world x = 4.
+    // In the game world the other chain is untouched.
     let game_tm = universe.world(game).manager::<TransformManager>().unwrap();
     let h3 = game_tm.lookup(es[3]).unwrap();
     assert!(game_tm.parent(h3).is_none());
-    assert_eq!(game_tm.world(h3), Some(t(4.0)));
-    assert_eq!(game_tm.world(game_tm.lookup(es[5]).unwrap()), Some(t(6.0)));
+    assert_eq!(game_tm.world(h3), Some(t(1.0)));
+    assert_eq!(game_tm.world(game_tm.lookup(es[5]).unwrap()), Some(t(3.0)));
     // The inventory kept es[4] only.
     let inv = universe.world(inventory);
     assert_eq!(inv.get::<f32>(es[4]), Ok(&1.0));
@@ -230,9 +229,8 @@ fn universe_lazy_gc_managers_see_the_shared_allocator() {
     let es = universe.spawn_many(4);
     for key in [a, b] {
         let mut w = universe.world_mut(key);
-        let tm = w.manager_mut::<TransformManager>().unwrap();
         for &e in &es {
-            tm.create(e, t(0.0)).unwrap();
+            w.add_transform(e, t(0.0)).unwrap();
         }
     }
     universe.despawn(es[2]).unwrap();

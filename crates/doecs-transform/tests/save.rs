@@ -4,7 +4,7 @@
 
 use doecs::{DestroyNotice, Entity, World};
 use doecs_registry::{ComponentRegistry, LoadError, SaveFormat, WorldSaveExt};
-use doecs_transform::TransformManager;
+use doecs_transform::{TransformManager, WorldTransforms};
 use glam::{Affine3A, Vec3};
 
 fn registry() -> ComponentRegistry {
@@ -17,21 +17,16 @@ fn registry() -> ComponentRegistry {
 fn scene(deferred: bool) -> (World, Vec<Entity>) {
     let mut world = World::new();
     let es: Vec<Entity> = (0..20).map(|_| world.spawn(())).collect();
-    let mut tm = if deferred {
-        TransformManager::deferred()
-    } else {
-        TransformManager::new()
-    };
-    let insts: Vec<_> = es
-        .iter()
-        .enumerate()
-        .map(|(i, &e)| {
-            let local = Affine3A::from_rotation_y(i as f32 * 0.3)
-                * Affine3A::from_translation(Vec3::new(i as f32, 1.0, -0.5));
-            tm.create(e, local).unwrap()
-        })
-        .collect();
-    // Three levels, several children per parent, linked out of order.
+    world.add_manager(
+        if deferred {
+            TransformManager::deferred()
+        } else {
+            TransformManager::new()
+        },
+        DestroyNotice::Callback,
+    );
+    // Three levels, several children per parent, linked out of order; the
+    // hierarchy is ChildOf, which the manager follows.
     for (c, p) in [
         (3, 0),
         (1, 0),
@@ -42,10 +37,16 @@ fn scene(deferred: bool) -> (World, Vec<Entity>) {
         (11, 2),
         (4, 1),
     ] {
-        tm.link(insts[c], insts[p]).unwrap();
+        world.set_parent(es[c], es[p]).unwrap();
     }
-    tm.propagate();
-    world.add_manager(tm, DestroyNotice::Callback);
+    let locals: Vec<Affine3A> = (0..es.len())
+        .map(|i| {
+            Affine3A::from_rotation_y(i as f32 * 0.3)
+                * Affine3A::from_translation(Vec3::new(i as f32, 1.0, -0.5))
+        })
+        .collect();
+    world.add_transforms(&es, &locals).unwrap();
+    world.transforms_mut().propagate();
     (world, es)
 }
 
@@ -113,4 +114,50 @@ fn bad_saved_graphs_are_refused() {
     let mut v = good;
     v["managers"]["transform"]["nodes"][1][1][0] = serde_json::Value::Null;
     assert!(load(&v).is_err());
+}
+
+/// A save without `ChildOf` pairs (written before the hierarchy was saved
+/// as pairs) held its hierarchy in the manager's links alone: a load turns
+/// them into `ChildOf` pairs, children in their saved order.
+#[test]
+fn links_of_a_save_without_pairs_become_child_of() {
+    let (world, es) = scene(false);
+    let mut bytes = Vec::new();
+    world
+        .save(&mut bytes, SaveFormat::Json, &registry())
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    v.as_object_mut().unwrap().remove("relations");
+    v["version"] = 1.into();
+    let loaded = World::load(v.to_string().as_bytes(), &registry()).unwrap();
+    let tm = world.manager::<TransformManager>().unwrap();
+    for &e in &es {
+        assert_eq!(loaded.parent(e), world.parent(e), "{e:?}");
+        // The saved links kept the manager's sibling order.
+        let kids: Vec<Entity> = loaded.children(e).collect();
+        let want: Vec<Entity> = tm
+            .children(tm.lookup(e).unwrap())
+            .map(|i| i.entity())
+            .collect();
+        assert_eq!(kids, want, "{e:?} children in order");
+    }
+    assert_same_graph(
+        world.manager::<TransformManager>().unwrap(),
+        loaded.manager::<TransformManager>().unwrap(),
+    );
+    // Links that disagree with the pairs of a newer save lose to the pairs
+    // (sibling order inside the manager then follows the relinking).
+    let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    v["managers"]["transform"]["links"] = serde_json::json!([]);
+    let loaded = World::load(v.to_string().as_bytes(), &registry()).unwrap();
+    let tm2 = loaded.manager::<TransformManager>().unwrap();
+    for &e in &es {
+        let (a, b) = (tm.lookup(e).unwrap(), tm2.lookup(e).unwrap());
+        assert_eq!(
+            tm.parent(a).map(|p| p.entity()),
+            tm2.parent(b).map(|p| p.entity())
+        );
+        assert_eq!(tm.world(a), tm2.world(b), "{e:?} world, bit for bit");
+    }
+    tm2.check_invariants();
 }

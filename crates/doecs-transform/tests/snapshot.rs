@@ -4,7 +4,7 @@
 //! bit-identical world transforms to the frames that followed the snapshot.
 
 use doecs::{DestroyNotice, Entity, Snapshot, World};
-use doecs_transform::TransformManager;
+use doecs_transform::{TransformManager, WorldTransforms};
 use glam::{Affine3A, Quat, Vec3};
 
 /// A plain component, so entities live in archetypes too.
@@ -103,13 +103,13 @@ fn world_with(manager: TransformManager, notice: DestroyNotice, n: u32) -> (Worl
     world.add_manager(manager, notice);
     let es = world.spawn_batch((0..n).map(|i| (Tag(i),)));
     let mut rng = Rng(0x1234_5678_9abc_def1);
-    let tm = world.manager_mut::<TransformManager>().unwrap();
     let locals: Vec<Affine3A> = (0..n).map(|_| affine(&mut rng)).collect();
     let parents: Vec<Option<u32>> = (0..n)
         .map(|k| (k > 0 && rng.below(4) != 0).then(|| rng.below(k as usize) as u32))
         .collect();
-    tm.create_many(&es, &locals, &parents).unwrap();
-    tm.propagate();
+    world.set_parents_in_batch(&es, &parents).unwrap();
+    world.add_transforms(&es, &locals).unwrap();
+    world.transforms_mut().propagate();
     (world, es)
 }
 
@@ -127,23 +127,21 @@ fn frames(world: &mut World, known: &mut Vec<Entity>, seed: u64, frames: usize) 
             if op < 10 {
                 let new = world.spawn((Tag(known.len() as u32),));
                 known.push(new);
-                let tm = world.manager_mut::<TransformManager>().unwrap();
-                let inst = tm.create(new, local).unwrap();
-                if let Some(p) = tm.lookup(other) {
-                    tm.link(inst, p).unwrap();
-                }
+                let _ = world.set_parent(new, other); // `other` may be dead
+                world.add_transform(new, local).unwrap();
             } else if op < 16 {
                 let _ = world.despawn(e);
+            } else if op <= 40 {
+                let _ = world.set_parent(e, other); // cycles and the dead are refused
+            } else if op <= 48 {
+                world.remove_parent(e);
             } else {
                 let tm = world.manager_mut::<TransformManager>().unwrap();
                 let (Some(a), Some(b)) = (tm.lookup(e), tm.lookup(other)) else {
                     continue;
                 };
+                let _ = b;
                 match op {
-                    16..=40 => {
-                        let _ = tm.link(a, b); // cycles are refused
-                    }
-                    41..=48 => tm.unlink(a).unwrap(),
                     49 => tm.compact(),
                     _ => tm.set_local(a, local).unwrap(),
                 }
@@ -252,11 +250,7 @@ fn restore_before_any_instance_empties_the_manager() {
     for i in 0..100 {
         let e = world.spawn((Tag(i),));
         grown.push(e);
-        world
-            .manager_mut::<TransformManager>()
-            .unwrap()
-            .create(e, Affine3A::IDENTITY)
-            .unwrap();
+        world.add_transform(e, Affine3A::IDENTITY).unwrap();
     }
     world.restore(&snapshot).unwrap();
     let tm = world.manager::<TransformManager>().unwrap();

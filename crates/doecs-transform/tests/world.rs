@@ -2,7 +2,7 @@
 //! destroy callback, and a universe's worlds each keep their own scene graph.
 
 use doecs::{DestroyNotice, Universe, World};
-use doecs_transform::TransformManager;
+use doecs_transform::{TransformError, TransformManager, WorldTransforms};
 use glam::{Affine3A, Vec3};
 
 fn t(x: f32) -> Affine3A {
@@ -10,31 +10,71 @@ fn t(x: f32) -> Affine3A {
 }
 
 #[test]
-fn despawning_a_parent_through_the_world_leaves_no_dangling_links() {
+fn the_manager_follows_child_of_and_despawns_take_whole_subtrees() {
     let mut world = World::new();
     world.add_manager(TransformManager::new(), DestroyNotice::Callback);
     let parent = world.spawn((1u32,));
     let child = world.spawn((2u32,));
     let grandchild = world.spawn(());
-    let tm = world.manager_mut::<TransformManager>().unwrap();
-    let p = tm.create(parent, t(1.0)).unwrap();
-    let c = tm.create(child, t(2.0)).unwrap();
-    let g = tm.create(grandchild, t(4.0)).unwrap();
-    tm.link(c, p).unwrap();
-    tm.link(g, c).unwrap();
-    assert_eq!(tm.world(g).unwrap().translation.x, 7.0);
+    world.set_parent(child, parent).unwrap();
+    world.set_parent(grandchild, child).unwrap();
+    world.add_transform(parent, t(1.0)).unwrap();
+    world.add_transform(child, t(2.0)).unwrap();
+    world.add_transform(grandchild, t(4.0)).unwrap();
+    let tm = world.manager::<TransformManager>().unwrap();
+    assert_eq!(
+        tm.world(tm.lookup(grandchild).unwrap())
+            .unwrap()
+            .translation
+            .x,
+        7.0
+    );
 
+    // The manager's own structural calls are refused: ChildOf drives it.
+    let tm = world.transforms_mut();
+    let (c, p) = (tm.lookup(child).unwrap(), tm.lookup(parent).unwrap());
+    assert_eq!(tm.unlink(c), Err(TransformError::FollowsHierarchy));
+    assert_eq!(tm.link(p, c), Err(TransformError::FollowsHierarchy));
+    assert_eq!(
+        tm.create(world_spawned_later(), t(0.0)),
+        Err(TransformError::FollowsHierarchy)
+    );
+
+    // Taking the parent's transform away: its child becomes a root that
+    // keeps its world transform, while ChildOf still says "child of".
+    let tm = world.transforms_mut();
+    tm.destroy(tm.lookup(parent).unwrap()).unwrap();
+    let c = tm.lookup(child).unwrap();
+    assert!(tm.parent(c).is_none());
+    assert_eq!(tm.world(c).unwrap().translation.x, 3.0);
+    tm.check_invariants();
+    assert_eq!(world.parent(child), Some(parent));
+    // A new transform for the parent adopts the child at once.
+    world.add_transform(parent, t(10.0)).unwrap();
+    let tm = world.manager::<TransformManager>().unwrap();
+    let c = tm.lookup(child).unwrap();
+    assert_eq!(tm.parent(c).map(|i| i.entity()), Some(parent));
+    assert_eq!(tm.world(c).unwrap().translation.x, 13.0);
+    assert_eq!(
+        tm.world(tm.lookup(grandchild).unwrap())
+            .unwrap()
+            .translation
+            .x,
+        17.0
+    );
+
+    // Despawning the parent despawns the subtree, instances and all.
     world.despawn(parent).unwrap();
+    assert!(!world.alive(child) && !world.alive(grandchild));
     let tm = world.manager::<TransformManager>().unwrap();
     tm.check_invariants();
-    assert!(tm.lookup(parent).is_none());
-    let c = tm.lookup(child).unwrap();
-    assert!(tm.parent(c).is_none(), "orphaned child becomes a root");
-    // It keeps its world transform.
-    assert_eq!(tm.world(c).unwrap().translation.x, 3.0);
-    let g = tm.lookup(grandchild).unwrap();
-    assert_eq!(tm.world(g).unwrap().translation.x, 7.0);
+    assert!(tm.is_empty());
     world.check_invariants();
+}
+
+/// An entity id that was never given to the manager.
+fn world_spawned_later() -> doecs::Entity {
+    doecs::Entity::from_parts(1000, 0)
 }
 
 #[test]
@@ -42,20 +82,23 @@ fn batch_despawn_is_one_call_and_every_instance_goes() {
     let mut world = World::new();
     world.add_manager(TransformManager::new(), DestroyNotice::Callback);
     let es = world.spawn_batch((0..100u32).map(|i| (i,)));
-    let tm = world.manager_mut::<TransformManager>().unwrap();
+    // Two chains: 0..50 and 50..100.
     let parents: Vec<Option<u32>> = (0..100u32)
-        .map(|i| if i == 0 { None } else { Some(i - 1) })
+        .map(|i| if i % 50 == 0 { None } else { Some(i - 1) })
         .collect();
-    let locals = vec![t(1.0); 100];
-    tm.create_many(&es, &locals, &parents).unwrap();
-    world.despawn_batch(&es[..50]);
+    world.set_parents_in_batch(&es, &parents).unwrap();
+    world.add_transforms(&es, &vec![t(1.0); 100]).unwrap();
+    world.despawn_batch(&es[..1]);
     let tm = world.manager::<TransformManager>().unwrap();
     tm.check_invariants();
-    assert_eq!(tm.len(), 50);
-    // Node 50 lost its parent and keeps its world translation of 51.
+    assert_eq!(tm.len(), 50, "the first chain went with its root");
     let n50 = tm.lookup(es[50]).unwrap();
     assert!(tm.parent(n50).is_none());
-    assert_eq!(tm.world(n50).unwrap().translation.x, 51.0);
+    assert_eq!(tm.world(n50).unwrap().translation.x, 1.0);
+    assert_eq!(
+        tm.world(tm.lookup(es[99]).unwrap()).unwrap().translation.x,
+        50.0
+    );
 }
 
 #[test]
@@ -64,11 +107,7 @@ fn lazy_gc_manager_cleans_up_when_asked() {
     world.add_manager(TransformManager::new(), DestroyNotice::LazyGc);
     let es = world.spawn_batch((0..10u32).map(|i| (i,)));
     for &e in &es {
-        world
-            .manager_mut::<TransformManager>()
-            .unwrap()
-            .create(e, t(0.0))
-            .unwrap();
+        world.add_transform(e, t(0.0)).unwrap();
     }
     world.despawn(es[3]).unwrap();
     assert_eq!(
@@ -107,19 +146,16 @@ fn two_worlds_share_ids_and_each_keeps_its_own_graph() {
     {
         let mut w = universe.world_mut(game);
         w.insert_one(player, 100u32).unwrap();
-        let tm = w.manager_mut::<TransformManager>().unwrap();
-        let p = tm.create(player, t(10.0)).unwrap();
-        let s = tm.create(sword, t(1.0)).unwrap();
-        tm.link(s, p).unwrap();
+        w.insert_one(sword, 1u16).unwrap();
+        w.set_parent(sword, player).unwrap();
+        w.add_transform(player, t(10.0)).unwrap();
+        w.add_transform(sword, t(1.0)).unwrap();
     }
     // In the inventory world it is an icon at slot 3, unrelated to the player.
     {
         let mut w = universe.world_mut(inventory);
         w.insert_one(sword, 3u8).unwrap();
-        w.manager_mut::<TransformManager>()
-            .unwrap()
-            .create(sword, t(3.0))
-            .unwrap();
+        w.add_transform(sword, t(3.0)).unwrap();
     }
     let game_tm = universe.world(game).manager::<TransformManager>().unwrap();
     assert_eq!(

@@ -18,6 +18,7 @@
 
 use crate::entities::Entities;
 use crate::entity::Entity;
+use crate::relation::Hierarchy;
 use std::any::{Any, TypeId};
 use std::cell::UnsafeCell;
 
@@ -57,6 +58,24 @@ pub trait ComponentManager: Any + Send + Sync {
     /// Puts back what [`save_state`](Self::save_state) saved.
     fn restore_state(&mut self, saved: &(dyn Any + Send + Sync)) {
         let _ = saved;
+    }
+
+    /// Called when the manager joins a world, and again after a load
+    /// replaced the world's pairs, with the world's `ChildOf` hierarchy.
+    /// A manager that keeps parent links of its own makes them agree with
+    /// it here, and from then on follows
+    /// [`on_parent_changed`](Self::on_parent_changed): the hierarchy is the
+    /// one truth (see [`Hierarchy`]). The default does nothing.
+    fn follow_hierarchy(&mut self, hierarchy: Hierarchy<'_>) {
+        let _ = hierarchy;
+    }
+
+    /// Called after the world gave `child` the parent `parent` (`None`:
+    /// `child` lost its parent and lives on as a root). Despawns are not
+    /// reported here: they come to [`on_destroy`](Self::on_destroy). The
+    /// default does nothing.
+    fn on_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
+        let _ = (child, parent);
     }
 }
 
@@ -227,6 +246,20 @@ impl Managers {
             if slot.notice == DestroyNotice::Callback {
                 slot.get_mut().on_destroy(destroyed);
             }
+        }
+    }
+
+    /// Tells every manager that `child`'s parent is now `parent`.
+    pub(crate) fn notify_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
+        for slot in &mut self.slots {
+            slot.get_mut().on_parent_changed(child, parent);
+        }
+    }
+
+    /// Hands every manager the hierarchy to follow (after a load).
+    pub(crate) fn follow_hierarchy(&mut self, hierarchy: Hierarchy<'_>) {
+        for slot in &mut self.slots {
+            slot.get_mut().follow_hierarchy(hierarchy);
         }
     }
 

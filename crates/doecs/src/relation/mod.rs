@@ -28,10 +28,12 @@
 //! [`ChildOf`] is the built-in hierarchy: exclusive, acyclic, and deleting
 //! children with their parent, recursively.
 
+mod hierarchy;
 pub mod prefab;
 mod query;
 pub(crate) mod table;
 
+pub use hierarchy::Hierarchy;
 pub use prefab::{IsA, Prefab};
 pub use query::{PairQuery, UpQuery};
 pub use table::{Sources, Targets};
@@ -125,6 +127,26 @@ pub enum RelationError {
         subject: Entity,
         /// The pair's target.
         target: Entity,
+    },
+    /// A batch of parents names a child that has a parent already, or
+    /// names it twice.
+    #[error("entity {0:?} has a parent already (or appears twice in the batch)")]
+    HasParent(Entity),
+    /// A batch's parent index points outside the batch.
+    #[error("item {item} of the batch names parent {parent}, outside the batch")]
+    BatchParentOutOfRange {
+        /// The item's index in the batch.
+        item: usize,
+        /// The bad parent index.
+        parent: u32,
+    },
+    /// A batch's slices differ in length.
+    #[error("a batch of {children} children with {parents} parents")]
+    BatchLength {
+        /// Number of children.
+        children: usize,
+        /// Number of parent indices.
+        parents: usize,
     },
 }
 

@@ -23,7 +23,7 @@
 //! parent. Despawning a prefab despawns its instances (`IsA` has the
 //! [`Cleanup::DespawnSource`] policy), and with them their subtrees.
 
-use super::{ChildOf, Cleanup, Relation, RelationError};
+use super::{Cleanup, Relation, RelationError};
 use crate::component::Component;
 use crate::entity::Entity;
 use crate::error::EntityError;
@@ -170,15 +170,13 @@ impl World {
                 isa.insert_first(e, node, IsA);
             }
         }
-        let child_of = self.relations.table_mut::<ChildOf>();
-        child_of.reserve(all.len() - n, max_index);
-        for (k, slot) in parent_slots.iter().enumerate() {
-            if let Some(slot) = *slot {
-                for (&e, &p) in made[k].iter().zip(made[slot]) {
-                    child_of.insert_first(e, p, ChildOf);
-                }
-            }
-        }
+        // Fresh entities: no parent yet, and the prefab's tree makes no cycle.
+        let pairs = parent_slots
+            .iter()
+            .enumerate()
+            .filter_map(|(k, slot)| Some((made[k], made[(*slot)?])))
+            .flat_map(|(kids, parents)| kids.iter().copied().zip(parents.iter().copied()));
+        self.insert_fresh_child_of(pairs, all.len() - n, max_index);
         Ok(all[..n].to_vec())
     }
 }

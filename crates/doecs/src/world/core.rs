@@ -22,6 +22,7 @@ use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::location::Location;
 use crate::manager::{ComponentManager, DestroyNotice, Managers};
+use crate::relation::ChildOf;
 use crate::resource::Resources;
 use crate::storage::Archetypes;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -292,12 +293,25 @@ impl WorldCore {
     /// Adds a component manager. With [`DestroyNotice::Callback`] it hears of
     /// every despawn; with [`DestroyNotice::LazyGc`] it is swept by
     /// `collect_garbage`. Replaces and returns a manager of the same type.
+    /// The manager is handed the world's `ChildOf` hierarchy first
+    /// ([`ComponentManager::follow_hierarchy`]).
     pub fn add_manager<M: ComponentManager>(
         &mut self,
-        manager: M,
+        mut manager: M,
         notice: DestroyNotice,
     ) -> Option<M> {
+        manager.follow_hierarchy(self.hierarchy());
         self.managers.add(manager, notice)
+    }
+
+    /// The manager of type `M`, mutably, beside the `ChildOf` hierarchy it
+    /// follows: what a manager needs to create instances for entities that
+    /// may already have a parent or children.
+    pub fn manager_and_hierarchy_mut<M: ComponentManager>(
+        &mut self,
+    ) -> Option<(&mut M, crate::relation::Hierarchy<'_>)> {
+        let hierarchy = crate::relation::Hierarchy::new(self.relations.table::<ChildOf>());
+        Some((self.managers.get_mut()?, hierarchy))
     }
 
     /// The manager of type `M`.

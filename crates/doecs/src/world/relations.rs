@@ -5,8 +5,14 @@
 
 use super::core::WorldCore;
 use crate::entity::Entity;
-use crate::relation::{ChildOf, Relation, RelationError, Relations, Sources};
+use crate::relation::{ChildOf, Hierarchy, Relation, RelationError, Relations, Sources};
+use std::any::TypeId;
 use std::collections::HashSet;
+
+/// Whether `R` is the hierarchy, whose changes the managers follow.
+fn is_child_of<R: Relation>() -> bool {
+    TypeId::of::<R>() == TypeId::of::<ChildOf>()
+}
 
 impl WorldCore {
     /// Adds the pair `(R, target)` to `source` with `value`; if the pair
@@ -36,10 +42,14 @@ impl WorldCore {
                 target,
             });
         }
-        Ok(self
+        let old = self
             .relations
             .table_mut::<R>()
-            .insert(source, target, value))
+            .insert(source, target, value);
+        if is_child_of::<R>() {
+            self.managers.notify_parent_changed(source, Some(target));
+        }
+        Ok(old)
     }
 
     /// Removes the pair `(R, target)` from `source` and returns its value.
@@ -51,14 +61,19 @@ impl WorldCore {
         source: Entity,
         target: Entity,
     ) -> Result<R, RelationError> {
-        self.relations
+        let value = self
+            .relations
             .table_mut::<R>()
             .remove(source, target)
             .ok_or(RelationError::NoSuchPair {
                 relation: std::any::type_name::<R>(),
                 subject: source,
                 target,
-            })
+            })?;
+        if is_child_of::<R>() {
+            self.managers.notify_parent_changed(source, None);
+        }
+        Ok(value)
     }
 
     /// The value of the pair `(R, target)` on `source`.
@@ -124,7 +139,122 @@ impl WorldCore {
     pub fn remove_parent(&mut self, child: Entity) -> Option<Entity> {
         let parent = self.parent(child)?;
         self.relations.table_mut::<ChildOf>().remove(child, parent);
+        self.managers.notify_parent_changed(child, None);
         Some(parent)
+    }
+
+    /// The `ChildOf` hierarchy, read-only: the one scene graph of this
+    /// world, which managers such as the transform manager follow.
+    pub fn hierarchy(&self) -> Hierarchy<'_> {
+        Hierarchy::new(self.relations.table::<ChildOf>())
+    }
+
+    /// Gives each of `children` the parent named by `parents` (an index
+    /// into `children`, so parents come from the same batch, as in level
+    /// blobs and prefab subtrees; `None`: a root), in one pass with one
+    /// validation: the batch form of [`WorldCore::set_parent`] for children
+    /// that have no parent yet.
+    ///
+    /// # Errors
+    /// The world is unchanged on any error:
+    /// [`RelationError::BatchLength`] if the slices differ in length;
+    /// [`RelationError::NoSuchEntity`] for a dead child;
+    /// [`RelationError::HasParent`] for a child that has a parent already
+    /// or appears twice; [`RelationError::BatchParentOutOfRange`] for an
+    /// index outside the batch; [`RelationError::Cycle`] if the indices
+    /// form a cycle (no cycle can reach outside the batch, since no child
+    /// had a parent).
+    pub fn set_parents_in_batch(
+        &mut self,
+        children: &[Entity],
+        parents: &[Option<u32>],
+    ) -> Result<(), RelationError> {
+        if children.len() != parents.len() {
+            return Err(RelationError::BatchLength {
+                children: children.len(),
+                parents: parents.len(),
+            });
+        }
+        let table = self.relations.table::<ChildOf>();
+        let max_index = children.iter().map(|e| e.index()).max().unwrap_or(0);
+        let mut seen = vec![0u64; max_index as usize / 64 + 1];
+        for (k, &child) in children.iter().enumerate() {
+            if self.entities.location(child).is_none() {
+                return Err(RelationError::NoSuchEntity(child));
+            }
+            let (word, bit) = (child.index() as usize / 64, 1u64 << (child.index() % 64));
+            if seen[word] & bit != 0 || table.is_some_and(|t| t.has_pairs(child)) {
+                return Err(RelationError::HasParent(child));
+            }
+            seen[word] |= bit;
+            if let Some(p) = parents[k] {
+                if p as usize >= children.len() {
+                    return Err(RelationError::BatchParentOutOfRange { item: k, parent: p });
+                }
+            }
+        }
+        // Cycle check over the indices: 0 unvisited, 1 on the current walk,
+        // 2 known to end at a root.
+        let mut state = vec![0u8; children.len()];
+        let mut walk = Vec::new();
+        for start in 0..children.len() {
+            let mut at = Some(start);
+            while let Some(k) = at {
+                match state[k] {
+                    2 => break,
+                    1 => {
+                        return Err(RelationError::Cycle {
+                            relation: std::any::type_name::<ChildOf>(),
+                            subject: children[k],
+                            target: children[parents[k].expect("on a walk") as usize],
+                        })
+                    }
+                    _ => {
+                        state[k] = 1;
+                        walk.push(k);
+                        at = parents[k].map(|p| p as usize);
+                    }
+                }
+            }
+            for k in walk.drain(..) {
+                state[k] = 2;
+            }
+        }
+        let pairs = children
+            .iter()
+            .zip(parents)
+            .filter_map(|(&c, p)| Some((c, children[(*p)? as usize])));
+        self.insert_fresh_child_of(pairs, children.len(), max_index);
+        Ok(())
+    }
+
+    /// Adds `(ChildOf, parent)` to each child, in order, for children known
+    /// to have no parent and pairs known to make no cycle (a fresh batch),
+    /// and tells the managers. `count` bounds the pairs and `max_index` the
+    /// children's indices, to reserve once.
+    pub(crate) fn insert_fresh_child_of(
+        &mut self,
+        pairs: impl Iterator<Item = (Entity, Entity)> + Clone,
+        count: usize,
+        max_index: u32,
+    ) {
+        let table = self.relations.table_mut::<ChildOf>();
+        table.reserve(count, max_index);
+        for (child, parent) in pairs.clone() {
+            table.insert_first(child, parent, ChildOf);
+        }
+        if !self.managers.is_empty() {
+            for (child, parent) in pairs {
+                self.managers.notify_parent_changed(child, Some(parent));
+            }
+        }
+    }
+
+    /// Hands every manager the hierarchy again, after the pairs were
+    /// replaced wholesale (a load): each makes its own links agree.
+    pub fn refollow_hierarchy(&mut self) {
+        let hierarchy = Hierarchy::new(self.relations.table::<ChildOf>());
+        self.managers.follow_hierarchy(hierarchy);
     }
 
     /// The parent of `child`, if it has one.

@@ -1,0 +1,252 @@
+//! One scene graph: a transform manager in a world follows the world's
+//! `ChildOf` pairs. A proptest model drives random hierarchy and transform
+//! changes through every path (single and batch parents, single and batch
+//! transforms, removing a transform, reparenting, detaching, despawning,
+//! snapshots) in immediate and deferred mode, and after every step checks
+//! that the manager's links are exactly the `ChildOf` pairs among entities
+//! with transforms, and that world transforms are right.
+
+use doecs::{DestroyNotice, Entity, Snapshot, World};
+use doecs_transform::{TransformError, TransformManager, WorldTransforms};
+use glam::{Affine3A, Vec3};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Spawn,
+    SpawnBatch(u8),
+    SetParent(usize, usize),
+    RemoveParent(usize),
+    AddTransform(usize, i8),
+    AddTransforms(usize, u8),
+    DestroyTransform(usize),
+    SetLocal(usize, i8),
+    Despawn(usize),
+    Snapshot,
+    Restore,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => Just(Op::Spawn),
+        1 => (1u8..6).prop_map(Op::SpawnBatch),
+        4 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::SetParent(a, b)),
+        1 => any::<usize>().prop_map(Op::RemoveParent),
+        3 => (any::<usize>(), any::<i8>()).prop_map(|(a, x)| Op::AddTransform(a, x)),
+        1 => (any::<usize>(), 1u8..5).prop_map(|(a, n)| Op::AddTransforms(a, n)),
+        1 => any::<usize>().prop_map(Op::DestroyTransform),
+        2 => (any::<usize>(), any::<i8>()).prop_map(|(a, x)| Op::SetLocal(a, x)),
+        1 => any::<usize>().prop_map(Op::Despawn),
+        1 => Just(Op::Snapshot),
+        1 => Just(Op::Restore),
+    ]
+}
+
+fn t(x: i8) -> Affine3A {
+    Affine3A::from_translation(Vec3::new(f32::from(x), 1.0, 0.0))
+}
+
+fn close(a: Affine3A, b: Affine3A) -> bool {
+    let (x, y) = (a.to_cols_array(), b.to_cols_array());
+    x.iter().zip(&y).all(|(p, q)| (p - q).abs() <= 1e-3)
+}
+
+/// The manager agrees with ChildOf: every instance's parent is its entity's
+/// parent's instance (none where the parent has no transform), and, once
+/// propagated, every world transform is its parent's world times its local.
+fn check(world: &mut World) {
+    let hierarchy_parents: Vec<(Entity, Option<Entity>)> = {
+        let tm = world.manager::<TransformManager>().unwrap();
+        tm.iter()
+            .map(|i| (i.entity(), world.parent(i.entity())))
+            .collect()
+    };
+    let tm = world.transforms_mut();
+    tm.check_invariants();
+    tm.propagate();
+    for (e, parent) in hierarchy_parents {
+        let inst = tm.lookup(e).unwrap();
+        let want = parent.and_then(|p| tm.lookup(p));
+        assert_eq!(
+            tm.parent(inst).map(|p| p.entity()),
+            want.map(|p| p.entity()),
+            "{e:?}: the manager's parent is ChildOf's"
+        );
+        let local = tm.local(inst).unwrap();
+        let expected = match want {
+            Some(p) => tm.world(p).unwrap() * local,
+            None => local,
+        };
+        assert!(close(tm.world(inst).unwrap(), expected), "{e:?} world");
+    }
+    world.check_invariants();
+}
+
+fn run(ops: Vec<Op>, deferred: bool) {
+    let mut world = World::new();
+    world.add_manager(
+        if deferred {
+            TransformManager::deferred()
+        } else {
+            TransformManager::new()
+        },
+        DestroyNotice::Callback,
+    );
+    let mut known: Vec<Entity> = (0..4).map(|_| world.spawn(())).collect();
+    let mut snapshot = Snapshot::new();
+    let mut have_snapshot = false;
+    for op in ops {
+        let pick = |k: usize| known[k % known.len()];
+        match op {
+            Op::Spawn => known.push(world.spawn(())),
+            Op::SpawnBatch(n) => {
+                let es: Vec<Entity> = (0..n).map(|_| world.spawn(())).collect();
+                // A chain inside the batch, under nothing.
+                let parents: Vec<Option<u32>> = (0..n as u32).map(|k| k.checked_sub(1)).collect();
+                world.set_parents_in_batch(&es, &parents).unwrap();
+                known.extend(es);
+            }
+            Op::SetParent(a, b) => {
+                let (a, b) = (pick(a), pick(b));
+                let before = world.parent(a);
+                match world.set_parent(a, b) {
+                    Ok(()) => assert_eq!(world.parent(a), Some(b)),
+                    Err(_) => assert_eq!(world.parent(a), before, "a refusal changes nothing"),
+                }
+            }
+            Op::RemoveParent(a) => {
+                world.remove_parent(pick(a));
+            }
+            Op::AddTransform(a, x) => {
+                let e = pick(a);
+                let had = world
+                    .manager::<TransformManager>()
+                    .unwrap()
+                    .lookup(e)
+                    .is_some();
+                match world.add_transform(e, t(x)) {
+                    Ok(_) => assert!(!had),
+                    Err(TransformError::AlreadyExists(_)) => assert!(had),
+                    Err(TransformError::NotAlive(_)) => assert!(!world.alive(e)),
+                    Err(other) => panic!("{other}"),
+                }
+            }
+            Op::AddTransforms(a, n) => {
+                let es: Vec<Entity> = (0..n as usize).map(|k| pick(a + k)).collect();
+                let locals = vec![t(n as i8); es.len()];
+                let len_before = world.manager::<TransformManager>().unwrap().len();
+                if world.add_transforms(&es, &locals).is_err() {
+                    let tm = world.manager::<TransformManager>().unwrap();
+                    assert_eq!(tm.len(), len_before, "a refused batch adds nothing");
+                }
+            }
+            Op::DestroyTransform(a) => {
+                let tm = world.transforms_mut();
+                if let Some(i) = tm.lookup(pick(a)) {
+                    tm.destroy(i).unwrap();
+                }
+            }
+            Op::SetLocal(a, x) => {
+                let tm = world.transforms_mut();
+                if let Some(i) = tm.lookup(pick(a)) {
+                    tm.set_local(i, t(x)).unwrap();
+                }
+            }
+            Op::Despawn(a) => {
+                let _ = world.despawn(pick(a));
+            }
+            Op::Snapshot => {
+                world.snapshot_into(&mut snapshot).unwrap();
+                have_snapshot = true;
+            }
+            Op::Restore => {
+                if have_snapshot {
+                    world.restore(&snapshot).unwrap();
+                }
+            }
+        }
+        known.retain(|&e| world.alive(e));
+        if known.is_empty() {
+            known.push(world.spawn(()));
+        }
+        check(&mut world);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 64 },
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn the_manager_always_agrees_with_child_of(
+        ops in proptest::collection::vec(op(), 1..if cfg!(miri) { 20 } else { 80 }),
+        deferred in any::<bool>(),
+    ) {
+        run(ops, deferred);
+    }
+}
+
+/// A manager that joins a world with links of its own takes the world's
+/// hierarchy instead; instances created before their parent had one are
+/// adopted when it gets one.
+#[test]
+fn joining_a_world_replaces_the_managers_links_with_child_of() {
+    let mut world = World::new();
+    let [a, b, c] = [(), (), ()].map(|()| world.spawn(()));
+    let mut tm = TransformManager::new();
+    let (ia, ib, ic) = (
+        tm.create(a, t(1)).unwrap(),
+        tm.create(b, t(2)).unwrap(),
+        tm.create(c, t(4)).unwrap(),
+    );
+    tm.link(ib, ia).unwrap();
+    tm.link(ic, ib).unwrap();
+    // The world says: c is a child of a, and b is a root.
+    world.set_parent(c, a).unwrap();
+    world.add_manager(tm, DestroyNotice::Callback);
+    let tm = world.manager::<TransformManager>().unwrap();
+    assert!(tm.follows_hierarchy());
+    assert_eq!(tm.parent(ib), None);
+    assert_eq!(tm.parent(ic).map(|i| i.entity()), Some(a));
+    assert_eq!(tm.world(ic).unwrap().translation.x, 5.0);
+    tm.check_invariants();
+}
+
+/// A batch whose entities' parents lie outside it, and children that had
+/// transforms before their parent: all linked in one call.
+#[test]
+fn a_batch_links_to_parents_outside_it_and_adopts_children() {
+    let mut world = World::new();
+    let [root, mid, leaf] = [(), (), ()].map(|()| world.spawn(()));
+    world.set_parent(mid, root).unwrap();
+    world.set_parent(leaf, mid).unwrap();
+    world.add_transform(root, t(1)).unwrap();
+    world.add_transform(leaf, t(4)).unwrap();
+    // `leaf` waits as a root for `mid`, which the batch brings.
+    let extra = world.spawn(());
+    world.set_parent(extra, root).unwrap();
+    world.add_transforms(&[extra, mid], &[t(8), t(2)]).unwrap();
+    let tm = world.manager::<TransformManager>().unwrap();
+    let leaf_i = tm.lookup(leaf).unwrap();
+    assert_eq!(tm.parent(leaf_i).map(|i| i.entity()), Some(mid));
+    assert_eq!(tm.world(leaf_i).unwrap().translation.x, 7.0);
+    let extra_i = tm.lookup(extra).unwrap();
+    assert_eq!(tm.parent(extra_i).map(|i| i.entity()), Some(root));
+    tm.check_invariants();
+    // A refused batch (an entity twice) changes nothing.
+    let [x, y] = [(), ()].map(|()| world.spawn(()));
+    let len = world.manager::<TransformManager>().unwrap().len();
+    assert_eq!(
+        world.add_transforms(&[x, y, x], &[t(0); 3]),
+        Err(TransformError::DuplicateEntity(x))
+    );
+    assert_eq!(world.manager::<TransformManager>().unwrap().len(), len);
+    // Dead entities are refused before anything happens.
+    world.despawn(y).unwrap();
+    assert_eq!(
+        world.add_transform(y, t(0)),
+        Err(TransformError::NotAlive(y))
+    );
+}

@@ -1,0 +1,133 @@
+//! The hierarchy as managers see it: `set_parents_in_batch` (all or
+//! nothing), and the notices a manager gets of every `ChildOf` change.
+
+use doecs::{ComponentManager, DestroyNotice, Entity, Hierarchy, RelationError, World};
+
+/// Records what the world told it.
+#[derive(Default)]
+struct Follower {
+    joined_with: Vec<(Entity, Option<Entity>)>,
+    changes: Vec<(Entity, Option<Entity>)>,
+    watched: Vec<Entity>,
+}
+
+impl ComponentManager for Follower {
+    fn on_destroy(&mut self, _: &[Entity]) {}
+    fn follow_hierarchy(&mut self, hierarchy: Hierarchy<'_>) {
+        self.joined_with = self
+            .watched
+            .iter()
+            .map(|&e| (e, hierarchy.parent(e)))
+            .collect();
+    }
+    fn on_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
+        self.changes.push((child, parent));
+    }
+}
+
+#[test]
+fn managers_hear_of_every_child_of_change() {
+    let mut world = World::new();
+    let [a, b, c] = [(), (), ()].map(|()| world.spawn(()));
+    world.set_parent(b, a).unwrap();
+    world.add_manager(
+        Follower {
+            watched: vec![a, b],
+            ..Default::default()
+        },
+        DestroyNotice::Callback,
+    );
+    let f = world.manager::<Follower>().unwrap();
+    assert_eq!(f.joined_with, vec![(a, None), (b, Some(a))]);
+    world.set_parent(c, b).unwrap();
+    world.set_parent(c, a).unwrap();
+    world.remove_parent(c);
+    world.add_pair(b, c, doecs::ChildOf).unwrap();
+    world.remove_pair::<doecs::ChildOf>(b, c).unwrap();
+    // Refused changes are not reported.
+    assert!(world.set_parent(a, a).is_err());
+    // Other relations are not the hierarchy.
+    #[derive(Clone)]
+    struct Likes;
+    impl doecs::Relation for Likes {}
+    world.add_pair(a, c, Likes).unwrap();
+    let f = world.manager::<Follower>().unwrap();
+    assert_eq!(
+        f.changes,
+        vec![
+            (c, Some(b)),
+            (c, Some(a)),
+            (c, None),
+            (b, Some(c)),
+            (b, None)
+        ]
+    );
+    // A batch reports each pair.
+    let es: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    world
+        .set_parents_in_batch(&es, &[None, Some(0), Some(1)])
+        .unwrap();
+    let f = world.manager::<Follower>().unwrap();
+    assert_eq!(f.changes[5..], [(es[1], Some(es[0])), (es[2], Some(es[1]))]);
+    assert_eq!(world.children(es[0]).collect::<Vec<_>>(), vec![es[1]]);
+}
+
+#[test]
+fn a_refused_batch_of_parents_changes_nothing() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..4).map(|_| world.spawn(())).collect();
+    let dead = world.spawn(());
+    world.despawn(dead).unwrap();
+    let owned = world.spawn(());
+    world.set_parent(owned, es[0]).unwrap();
+    let pairs = world.relations().len();
+    let cases: Vec<(Vec<Entity>, Vec<Option<u32>>, RelationError)> = vec![
+        (
+            es.clone(),
+            vec![None; 3],
+            RelationError::BatchLength {
+                children: 4,
+                parents: 3,
+            },
+        ),
+        (
+            vec![es[1], dead],
+            vec![None, Some(0)],
+            RelationError::NoSuchEntity(dead),
+        ),
+        (
+            vec![es[1], owned],
+            vec![None, Some(0)],
+            RelationError::HasParent(owned),
+        ),
+        (
+            vec![es[1], es[2], es[1]],
+            vec![None, Some(0), None],
+            RelationError::HasParent(es[1]),
+        ),
+        (
+            vec![es[1], es[2]],
+            vec![None, Some(2)],
+            RelationError::BatchParentOutOfRange { item: 1, parent: 2 },
+        ),
+    ];
+    for (children, parents, want) in cases {
+        assert_eq!(world.set_parents_in_batch(&children, &parents), Err(want));
+        assert_eq!(world.relations().len(), pairs);
+    }
+    // A cycle inside the batch.
+    let err = world
+        .set_parents_in_batch(&es[1..4], &[Some(2), Some(0), Some(1)])
+        .unwrap_err();
+    assert!(matches!(err, RelationError::Cycle { .. }), "{err}");
+    // A self parent is a cycle too.
+    let err = world
+        .set_parents_in_batch(&es[1..2], &[Some(0)])
+        .unwrap_err();
+    assert!(matches!(err, RelationError::Cycle { .. }), "{err}");
+    assert_eq!(world.relations().len(), pairs);
+    for &e in &es[1..] {
+        assert_eq!(world.parent(e), None);
+    }
+    world.check_invariants();
+}
