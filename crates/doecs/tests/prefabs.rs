@@ -5,7 +5,8 @@
 //! every value dropped exactly once.
 
 use doecs::{
-    ChildOf, Entity, EntityError, IsA, Prefab, QueryState, RelationError, UpQuery, With, World,
+    ChildOf, Entity, EntityError, InheritQuery, IsA, Prefab, QueryState, RelationError, UpQuery,
+    With, World,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -249,4 +250,68 @@ fn child_of_and_is_a_agree_with_the_relation_queries() {
     }
     // Two copies of six children each.
     assert_eq!(with_parent, 12);
+}
+
+/// The own-or-inherited term sees, for every non-prefab entity matching the
+/// query, exactly what `get` sees: its own value, else its prefab chain's,
+/// else nothing (skipped).
+#[test]
+fn inherit_query_sees_what_get_sees() {
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Armor(u32);
+    struct Tick(u32);
+    let mut world = World::new();
+    let base = world.spawn((Prefab, Armor(1)));
+    let elite = world.spawn((Prefab,));
+    world.add_pair(elite, base, IsA).unwrap();
+    let mut expected = Vec::new();
+    let mut all = Vec::new();
+    for k in 0..40u32 {
+        let e = world.spawn((Tick(0),));
+        match k % 4 {
+            0 => {}
+            1 => world.add_pair(e, base, IsA).map(|_| ()).unwrap(),
+            2 => world.add_pair(e, elite, IsA).map(|_| ()).unwrap(),
+            _ => {
+                world.add_pair(e, elite, IsA).unwrap();
+                world.insert(e, (Armor(100 + k),)).unwrap();
+            }
+        }
+        if let Ok(a) = world.get::<Armor>(e) {
+            expected.push((e, *a));
+        }
+        all.push(e);
+    }
+    // Overriding on the prefab changes what every inheritor sees.
+    world.insert(base, (Armor(7),)).unwrap();
+    for (e, a) in &mut expected {
+        *a = *world.get::<Armor>(*e).unwrap();
+    }
+    let mut q = InheritQuery::<(Entity, &mut Tick), Armor>::new(&world);
+    let mut seen = Vec::new();
+    q.for_each(&mut world, |(e, tick), armor| {
+        tick.0 += armor.0;
+        seen.push((e, *armor));
+    });
+    seen.sort_by_key(|(e, _)| e.index());
+    expected.sort_by_key(|(e, _)| e.index());
+    assert_eq!(seen, expected);
+    assert_eq!(seen.len(), 30, "the ten with neither are skipped");
+    assert!(
+        seen.iter().all(|(e, _)| *e != base && *e != elite),
+        "prefabs are not visited"
+    );
+    for e in all {
+        let want = world.get::<Armor>(e).map_or(0, |a| a.0);
+        assert_eq!(world.get::<Tick>(e).unwrap().0, want);
+    }
+}
+
+/// The term reads `T`: a query that also writes it is refused when made.
+#[test]
+#[should_panic]
+fn inherit_query_refuses_writing_the_inherited_component() {
+    struct Armor;
+    let world = World::new();
+    let _ = InheritQuery::<&mut Armor, Armor>::new(&world);
 }

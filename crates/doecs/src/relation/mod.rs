@@ -35,7 +35,7 @@ pub(crate) mod table;
 
 pub use hierarchy::Hierarchy;
 pub use prefab::{IsA, Prefab};
-pub use query::{PairQuery, UpQuery};
+pub use query::{InheritQuery, PairQuery, UpQuery};
 pub use table::{Sources, Targets};
 
 use crate::entity::Entity;

@@ -197,3 +197,76 @@ impl<R: Relation, Q: QueryData, P: ReadOnlyQueryData, F: QueryFilter> UpQuery<R,
         }
     }
 }
+
+/// The own-or-inherited term: each entity matching `Q` and `F` with its
+/// own `T`, or, where it has none, the `T` its prefab chain (up `IsA`,
+/// nearest first) gives it, the same value [`WorldCore::get`] reads.
+/// Entities with neither are skipped; prefabs themselves are not visited
+/// (they are hidden from `Q`'s query). The body sees one `&T` for both, so
+/// instances read shared prefab data as their own without a copy.
+///
+/// Owned values come from the matched archetypes' columns; inherited ones
+/// are looked up per entity through its `IsA` pair, so a world of many
+/// instances pays one lookup for each row that inherits.
+///
+/// ```
+/// use doecs::{InheritQuery, IsA, Prefab, World};
+/// #[derive(Debug, PartialEq)]
+/// struct Mesh(&'static str);
+/// struct Pos(f32);
+///
+/// let mut world = World::new();
+/// let crate_prefab = world.spawn((Prefab, Mesh("crate")));
+/// let plain = world.spawn((Pos(0.0),));
+/// let shared = world.spawn((Pos(1.0),));
+/// world.add_pair(shared, crate_prefab, IsA).unwrap();
+/// let own = world.spawn((Pos(2.0), Mesh("barrel")));
+/// world.add_pair(own, crate_prefab, IsA).unwrap();
+///
+/// let mut q = InheritQuery::<&Pos, Mesh>::new(&world);
+/// let mut seen = Vec::new();
+/// q.for_each(&mut world, |pos, mesh| seen.push((pos.0, mesh.0)));
+/// seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+/// assert_eq!(seen, [(1.0, "crate"), (2.0, "barrel")]);
+/// # let _ = plain;
+/// ```
+pub struct InheritQuery<Q: QueryData, T: crate::Component, F: QueryFilter = ()> {
+    sources: QueryState<(Entity, Q, Option<&'static T>), F>,
+}
+
+impl<Q: QueryData, T: crate::Component, F: QueryFilter> InheritQuery<Q, T, F> {
+    /// An own-or-inherited query over `world`.
+    ///
+    /// # Panics
+    /// If `Q` names a component mutably twice, or mutably and immutably,
+    /// `T` included (the term reads `T`).
+    pub fn new(world: &WorldCore) -> Self {
+        InheritQuery {
+            sources: QueryState::new(world),
+        }
+    }
+
+    /// Calls `f` for every entity matching `Q` and `F` that owns or
+    /// inherits a `T`, with its item and that `T`.
+    pub fn for_each(&mut self, world: &mut WorldCore, mut f: impl FnMut(Q::Item<'_>, &T)) {
+        let window = self.sources.write_window(world);
+        let world: &WorldCore = world;
+        // SAFETY: `&mut WorldCore` gives this query exclusive access to what
+        // `Q` writes. `Q` does not name `T` (the access check in `new`
+        // refuses it), so the inherited `T`, read from another entity's row,
+        // aliases no item of `Q`.
+        unsafe {
+            self.sources
+                .for_each_unchecked(world, window, |(source, item, own)| {
+                    let value = match own {
+                        Some(own) => own,
+                        None => match world.get::<T>(source) {
+                            Ok(inherited) => inherited,
+                            Err(_) => return,
+                        },
+                    };
+                    f(item, value);
+                })
+        }
+    }
+}
