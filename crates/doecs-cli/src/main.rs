@@ -221,7 +221,50 @@ fn inspect(input: &Path) -> Result<(), String> {
             b.data.len()
         );
     }
+    print_prefabs(&view);
     Ok(())
+}
+
+/// The blob's prefabs (`prefab` blocks) and how many instances (`is_a`)
+/// each has, by blob entity index.
+fn print_prefabs(view: &BlobView<'_>) {
+    let block = |name: &str| {
+        let hash = doecs::name_hash(name);
+        view.blocks().iter().find(|b| b.component == hash)
+    };
+    let prefabs: Vec<u32> = block(doecs_resource::PREFAB)
+        .map(|b| b.entity_index.iter().collect())
+        .unwrap_or_default();
+    let mut instances = std::collections::BTreeMap::<u32, usize>::new();
+    if let Some(b) = block(doecs_resource::IS_A) {
+        for i in 0..b.num_instances() {
+            if let Some(bytes) = b.instance(i).and_then(|x| <[u8; 4]>::try_from(x).ok()) {
+                *instances.entry(u32::from_le_bytes(bytes)).or_default() += 1;
+            }
+        }
+    }
+    if prefabs.is_empty() && instances.is_empty() {
+        return;
+    }
+    println!(
+        "prefabs: {}, instances of prefabs: {}",
+        prefabs.len(),
+        instances.values().sum::<usize>()
+    );
+    let mut shown: Vec<u32> = prefabs.clone();
+    shown.extend(instances.keys().filter(|k| !prefabs.contains(k)));
+    for p in shown {
+        let n = instances.get(&p).copied().unwrap_or(0);
+        let kind = if prefabs.contains(&p) {
+            "prefab"
+        } else {
+            "entity"
+        };
+        println!(
+            "  {kind} {p}: {n} instance{}",
+            if n == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// A progress bar over `ships` ships (drawn only on a terminal), hidden

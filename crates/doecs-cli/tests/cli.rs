@@ -515,3 +515,56 @@ fn large_demo_levels_say_what_they_are_doing() {
     // Not a terminal: no progress bar drawn, nothing on stderr.
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 }
+
+/// A level that declares prefabs and instances: compiled into the blob,
+/// shown by `inspect`, and run.
+#[test]
+fn prefabs_in_a_level_compile_inspect_and_run() {
+    let dir = temp_dir("prefabs");
+    let json = dir.join("prefabs.json");
+    let blob = dir.join("prefabs.doecs");
+    std::fs::write(
+        &json,
+        r#"{"entities": [
+            {"name": "crate", "components": {"prefab": true, "transform": {"translation": [0, 1, 0]}}},
+            {"name": "big crate", "components": {"prefab": true, "is_a": "crate"}},
+            {"components": {"is_a": "crate", "transform": {}}},
+            {"components": {"is_a": "crate", "transform": {}}},
+            {"components": {"is_a": "big crate", "transform": {}}}
+        ]}"#,
+    )
+    .unwrap();
+    let out = doecs(&[
+        "compile",
+        json.to_str().unwrap(),
+        "-o",
+        blob.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = doecs(&["inspect", blob.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("prefabs: 2, instances of prefabs: 4"), "{s}");
+    assert!(s.contains("  prefab 0: 3 instances"), "{s}");
+    assert!(s.contains("  prefab 1: 1 instance\n"), "{s}");
+    let out = doecs(&["run", blob.to_str().unwrap(), "--frames", "2", "-q"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // An instance of a prefab declared later is a compile error, one line.
+    std::fs::write(
+        &json,
+        r#"{"entities": [{"components": {"is_a": "crate"}}, {"name": "crate", "components": {"prefab": true}}]}"#,
+    )
+    .unwrap();
+    let out = doecs(&[
+        "compile",
+        json.to_str().unwrap(),
+        "-o",
+        blob.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("no earlier entity is named `crate`"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -319,6 +319,9 @@ struct CompileState<'c> {
     parents: Vec<u32>,
     blocks: HashMap<&'c str, TypeBlock>,
     variable: HashMap<&'c str, Vec<Vec<u8>>>,
+    /// Entity name → its blob index, `None` once the name is taken twice:
+    /// what `is_a` resolves against.
+    names: HashMap<String, Option<u32>>,
 }
 
 impl<'c> CompileState<'c> {
@@ -329,6 +332,7 @@ impl<'c> CompileState<'c> {
             parents: Vec::new(),
             blocks: HashMap::new(),
             variable: HashMap::new(),
+            names: HashMap::new(),
         }
     }
 
@@ -340,6 +344,7 @@ impl<'c> CompileState<'c> {
             parents,
             blocks,
             variable,
+            names,
         } = self;
         walk.visit_top(k, top, &mut |me, parent, entity, describe| {
             if me >= u32::MAX as usize {
@@ -349,6 +354,8 @@ impl<'c> CompileState<'c> {
                 )));
             }
             parents.push(parent.map_or(NO_PARENT, |p| p as u32));
+            // Named after `is_a` is resolved: an entity is never its own prefab.
+            let named_later = entity.name.clone();
             for (name, value) in &entity.components {
                 let Some(r) = compiler.by_name.get(name) else {
                     return Err(CompileError::UnknownComponent {
@@ -356,7 +363,12 @@ impl<'c> CompileState<'c> {
                         component: name.clone(),
                     });
                 };
-                let bytes = (r.compile)(value).map_err(|message| CompileError::Component {
+                let compiled = if name == crate::prefab::IS_A {
+                    resolve_is_a(names, value).map(crate::prefab::encode_is_a)
+                } else {
+                    (r.compile)(value)
+                };
+                let bytes = compiled.map_err(|message| CompileError::Component {
                     entity: describe(),
                     component: name.clone(),
                     message,
@@ -391,6 +403,12 @@ impl<'c> CompileState<'c> {
                 } else {
                     variable.entry(r.name.as_str()).or_default().push(bytes);
                 }
+            }
+            if let Some(n) = named_later {
+                names
+                    .entry(n)
+                    .and_modify(|slot| *slot = None)
+                    .or_insert(Some(me as u32));
             }
             Ok(())
         })
@@ -459,4 +477,23 @@ pub fn f32s(v: &Value, n: usize) -> Result<Vec<f32>, String> {
             }
         })
         .collect()
+}
+
+/// The blob index of the earlier entity `value` names, for `is_a`.
+fn resolve_is_a(
+    names: &HashMap<String, Option<u32>>,
+    value: &serde_json::Value,
+) -> Result<u32, String> {
+    let Some(name) = value.as_str() else {
+        return Err(format!(
+            "expected the name of an earlier entity, found {value}"
+        ));
+    };
+    match names.get(name) {
+        Some(Some(index)) => Ok(*index),
+        Some(None) => Err(format!("more than one earlier entity is named `{name}`")),
+        None => Err(format!(
+            "no earlier entity is named `{name}` (a prefab must be declared before its instances)"
+        )),
+    }
 }

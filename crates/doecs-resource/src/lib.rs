@@ -6,6 +6,7 @@ pub mod error;
 pub mod format;
 mod parse;
 pub mod plain;
+pub mod prefab;
 pub mod schema;
 pub mod spawner;
 pub mod transform;
@@ -17,6 +18,7 @@ pub use data::{DataSpawner, DATA};
 pub use error::{CompileError, LoadError, ParentProblem, Problem, RegistrationError, SpawnError};
 pub use format::{LeU32s, FORMAT_VERSION, MAGIC, NO_PARENT};
 pub use plain::PlainBytes;
+pub use prefab::{IsASpawner, PrefabSpawner, IS_A, PREFAB};
 pub use schema::{EntityDesc, LevelDesc, MAX_NESTED_DEPTH};
 pub use spawner::{ComponentSpawner, SkippedType, SpawnBatch, SpawnOptions, SpawnResult, Spawner};
 pub use transform::{TransformSpawner, TRANSFORM};
@@ -61,8 +63,8 @@ impl std::fmt::Debug for BuiltinComponent {
     }
 }
 
-/// The built-in components: `transform` ([`transform`]) and `data`
-/// ([`data`]).
+/// The built-in components: `transform` ([`transform`]), `prefab` and
+/// `is_a` ([`prefab`]), and `data` ([`data`]).
 pub const BUILTIN_COMPONENTS: &[BuiltinComponent] = &[
     BuiltinComponent {
         name: TRANSFORM,
@@ -70,6 +72,20 @@ pub const BUILTIN_COMPONENTS: &[BuiltinComponent] = &[
         instance_size: Some(transform::TRANSFORM_SIZE),
         compile: transform::compile_transform,
         spawner: || Box::new(TransformSpawner),
+    },
+    BuiltinComponent {
+        name: prefab::PREFAB,
+        spawn_order: prefab::PREFAB_SPAWN_ORDER,
+        instance_size: Some(0),
+        compile: prefab::compile_prefab,
+        spawner: || Box::new(prefab::PrefabSpawner),
+    },
+    BuiltinComponent {
+        name: prefab::IS_A,
+        spawn_order: prefab::PREFAB_SPAWN_ORDER,
+        instance_size: Some(4),
+        compile: prefab::compile_is_a,
+        spawner: || Box::new(prefab::IsASpawner),
     },
     BuiltinComponent {
         name: DATA,
