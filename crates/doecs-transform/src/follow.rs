@@ -106,10 +106,8 @@ impl TransformManager {
             self.link_to_entity(c, Some(parent));
         }
         self.adopt_children(hierarchy, entities);
-        Ok(entities
-            .iter()
-            .map(|&e| self.lookup(e).expect("created above"))
-            .collect())
+        // Linking moves no row: the batch's handles are current.
+        Ok(handles)
     }
 
     /// Links slot `c` under the instance of `parent`, or makes it a root

@@ -193,8 +193,29 @@ impl WorldCore {
                 }
             }
         }
-        // Cycle check over the indices: 0 unvisited, 1 on the current walk,
-        // 2 known to end at a root.
+        // Parents before children (as level blobs and prefab subtrees are
+        // laid out) cannot form a cycle: one compare each.
+        let in_order = parents
+            .iter()
+            .zip(0u32..)
+            .all(|(p, k)| p.is_none_or(|p| p < k));
+        if !in_order {
+            Self::check_batch_acyclic(children, parents)?;
+        }
+        let pairs = children
+            .iter()
+            .zip(parents)
+            .filter_map(|(&c, p)| Some((c, children[(*p)? as usize])));
+        self.insert_fresh_child_of(pairs, children.len(), max_index);
+        Ok(())
+    }
+
+    /// Refuses batch parent indices that form a cycle.
+    fn check_batch_acyclic(
+        children: &[Entity],
+        parents: &[Option<u32>],
+    ) -> Result<(), RelationError> {
+        // 0 unvisited, 1 on the current walk, 2 known to end at a root.
         let mut state = vec![0u8; children.len()];
         let mut walk = Vec::new();
         for start in 0..children.len() {
@@ -220,11 +241,6 @@ impl WorldCore {
                 state[k] = 2;
             }
         }
-        let pairs = children
-            .iter()
-            .zip(parents)
-            .filter_map(|(&c, p)| Some((c, children[(*p)? as usize])));
-        self.insert_fresh_child_of(pairs, children.len(), max_index);
         Ok(())
     }
 
