@@ -51,7 +51,8 @@ impl TransformManager {
             self.link_to_entity(inst.index, Some(parent));
         }
         self.adopt_children(hierarchy, std::slice::from_ref(&entity));
-        Ok(self.lookup(entity).expect("created above"))
+        // Linking moves no row: the handle is current.
+        Ok(inst)
     }
 
     /// Creates a batch of instances linked as `hierarchy` says (parents
@@ -113,17 +114,20 @@ impl TransformManager {
     /// Links slot `c` under the instance of `parent`, or makes it a root
     /// when `parent` is `None` or has no instance.
     fn link_to_entity(&mut self, c: u32, parent: Option<Entity>) {
-        match parent.map(|p| (p, self.index_of(p))) {
-            Some((_, Some(p))) => {
+        let Some(parent) = parent else {
+            self.unlink_index(c);
+            return;
+        };
+        match self.index_of(parent) {
+            Some(p) => {
                 // The hierarchy is acyclic and these links are part of it.
                 let linked = self.link_index(c, p);
                 debug_assert!(linked.is_ok(), "ChildOf is acyclic");
             }
-            Some((_, None)) => {
+            None => {
                 self.unlink_index(c);
                 self.may_have_orphans = true;
             }
-            None => self.unlink_index(c),
         }
     }
 

@@ -31,7 +31,7 @@ use glam::Affine3A;
 /// let tm = world.manager::<TransformManager>().unwrap();
 /// assert_eq!(tm.world(t).unwrap().translation, Vec3::Y.into());
 /// ```
-pub trait WorldTransforms {
+pub trait WorldTransforms: sealed::WorldAccess {
     /// Gives `entity` a transform with local `local`, linked under its
     /// `ChildOf` parent's transform and over its children's.
     ///
@@ -41,7 +41,13 @@ pub trait WorldTransforms {
         &mut self,
         entity: Entity,
         local: Affine3A,
-    ) -> Result<Instance, TransformError>;
+    ) -> Result<Instance, TransformError> {
+        if !self.entity_alive(entity) {
+            return Err(TransformError::NotAlive(entity));
+        }
+        let (tm, hierarchy) = manager_and_hierarchy(self.core_mut(), 0);
+        tm.create_in(hierarchy, entity, local)
+    }
 
     /// Gives each of `entities` a transform, in one batch (see
     /// [`TransformManager::create_many_in`]). All or nothing.
@@ -49,101 +55,65 @@ pub trait WorldTransforms {
         &mut self,
         entities: &[Entity],
         locals: &[Affine3A],
-    ) -> Result<Vec<Instance>, TransformError>;
+    ) -> Result<Vec<Instance>, TransformError> {
+        if let Some(&dead) = entities.iter().find(|&&e| !self.entity_alive(e)) {
+            return Err(TransformError::NotAlive(dead));
+        }
+        let (tm, hierarchy) = manager_and_hierarchy(self.core_mut(), entities.len());
+        tm.create_many_in(hierarchy, entities, locals)
+    }
 
     /// The world's transform manager, added if missing.
-    fn transforms_mut(&mut self) -> &mut TransformManager;
-}
-
-/// `add_transform` on a world core whose liveness test is `alive`.
-fn add_one(
-    core: &mut WorldCore,
-    alive: bool,
-    entity: Entity,
-    local: Affine3A,
-) -> Result<Instance, TransformError> {
-    if !alive {
-        return Err(TransformError::NotAlive(entity));
+    fn transforms_mut(&mut self) -> &mut TransformManager {
+        manager_and_hierarchy(self.core_mut(), 0).0
     }
-    manager_in(core, 0);
-    let (tm, hierarchy) = core
-        .manager_and_hierarchy_mut::<TransformManager>()
-        .expect("added above");
-    tm.create_in(hierarchy, entity, local)
 }
 
-/// `add_transforms` on a world core; `dead` is the first entity that is
-/// not alive, if any.
-fn add_many(
+/// The world's transform manager (added, with room for `n`, if missing)
+/// beside the hierarchy it follows.
+fn manager_and_hierarchy(
     core: &mut WorldCore,
-    dead: Option<Entity>,
-    entities: &[Entity],
-    locals: &[Affine3A],
-) -> Result<Vec<Instance>, TransformError> {
-    if let Some(dead) = dead {
-        return Err(TransformError::NotAlive(dead));
-    }
-    manager_in(core, entities.len());
-    let (tm, hierarchy) = core
-        .manager_and_hierarchy_mut::<TransformManager>()
-        .expect("added above");
-    tm.create_many_in(hierarchy, entities, locals)
-}
-
-/// The world's transform manager, added (with room for `n`) if missing.
-fn manager_in(core: &mut WorldCore, n: usize) -> &mut TransformManager {
+    n: usize,
+) -> (&mut TransformManager, doecs::Hierarchy<'_>) {
     if core.manager::<TransformManager>().is_none() {
         core.add_manager(TransformManager::with_capacity(n), DestroyNotice::Callback);
     }
-    core.manager_mut::<TransformManager>().expect("added above")
+    core.manager_and_hierarchy_mut::<TransformManager>()
+        .expect("added above")
 }
 
-impl WorldTransforms for World {
-    fn add_transform(
-        &mut self,
-        entity: Entity,
-        local: Affine3A,
-    ) -> Result<Instance, TransformError> {
-        let alive = self.alive(entity);
-        add_one(self, alive, entity, local)
+mod sealed {
+    use doecs::{Entity, SharedWorld, World, WorldCore};
+
+    /// What [`super::WorldTransforms`] needs of a world: its core, and
+    /// whether an entity is alive (in a universe, alive there whether or
+    /// not it has entered this world).
+    pub trait WorldAccess {
+        fn entity_alive(&self, entity: Entity) -> bool;
+        fn core_mut(&mut self) -> &mut WorldCore;
     }
 
-    fn add_transforms(
-        &mut self,
-        entities: &[Entity],
-        locals: &[Affine3A],
-    ) -> Result<Vec<Instance>, TransformError> {
-        let dead = entities.iter().copied().find(|&e| !self.alive(e));
-        add_many(self, dead, entities, locals)
+    impl WorldAccess for World {
+        fn entity_alive(&self, entity: Entity) -> bool {
+            self.alive(entity)
+        }
+        fn core_mut(&mut self) -> &mut WorldCore {
+            self
+        }
     }
 
-    fn transforms_mut(&mut self) -> &mut TransformManager {
-        manager_in(self, 0)
+    impl WorldAccess for SharedWorld<'_> {
+        fn entity_alive(&self, entity: Entity) -> bool {
+            self.alive(entity)
+        }
+        fn core_mut(&mut self) -> &mut WorldCore {
+            self
+        }
     }
 }
+
+impl WorldTransforms for World {}
 
 /// One world of a universe: entities are alive in the universe, whether or
 /// not they have entered this world.
-impl WorldTransforms for SharedWorld<'_> {
-    fn add_transform(
-        &mut self,
-        entity: Entity,
-        local: Affine3A,
-    ) -> Result<Instance, TransformError> {
-        let alive = self.alive(entity);
-        add_one(self, alive, entity, local)
-    }
-
-    fn add_transforms(
-        &mut self,
-        entities: &[Entity],
-        locals: &[Affine3A],
-    ) -> Result<Vec<Instance>, TransformError> {
-        let dead = entities.iter().copied().find(|&e| !self.alive(e));
-        add_many(self, dead, entities, locals)
-    }
-
-    fn transforms_mut(&mut self) -> &mut TransformManager {
-        manager_in(self, 0)
-    }
-}
+impl WorldTransforms for SharedWorld<'_> {}

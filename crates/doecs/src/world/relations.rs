@@ -138,8 +138,8 @@ impl WorldCore {
     /// Detaches `child` from its parent; returns the parent it had.
     pub fn remove_parent(&mut self, child: Entity) -> Option<Entity> {
         let parent = self.parent(child)?;
-        self.relations.table_mut::<ChildOf>().remove(child, parent);
-        self.managers.notify_parent_changed(child, None);
+        self.remove_pair::<ChildOf>(child, parent)
+            .expect("the pair to its parent exists");
         Some(parent)
     }
 
