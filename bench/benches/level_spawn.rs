@@ -141,7 +141,139 @@ fn level_spawn(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    // The floor for what doecs keeps after a level spawn, hierarchy
+    // included, written by hand into buffers allocated beforehand: entity
+    // slots, the plain columns with their entity column, the transform
+    // manager's columns (local, world computed from the parent's, entity,
+    // four links, two flag bytes, the entity map) and one `ChildOf` row per
+    // child with the per-index list heads.
+    let parents: Vec<Option<u32>> = view
+        .parent_index()
+        .iter()
+        .map(|p| (p != NO_PARENT).then_some(p))
+        .collect();
+    let plain: Vec<&[u8]> = columns[1..].to_vec();
+    let local_transforms: Vec<Affine3A> = locals.iter().map(|l| l.0).collect();
+    g.bench_function("hand_layout_with_hierarchy", |b| {
+        b.iter_batched(
+            || HandLayout::with_capacity(n, total),
+            |mut out| {
+                out.fill(black_box(&plain), black_box(&local_transforms), &parents);
+                out
+            },
+            BatchSize::PerIteration,
+        )
+    });
     g.finish();
+}
+
+/// One `ChildOf` row as doecs stores it: source, target, next pair of the
+/// source, previous and next pair of the target (ids + 1, 0 for none).
+#[derive(Clone, Copy)]
+#[allow(dead_code)]
+struct HandRow {
+    source: u64,
+    target: u64,
+    next_out: u32,
+    prev_in: u32,
+    next_in: u32,
+}
+
+/// The buffers of the hand-written floor (see its bench above).
+struct HandLayout {
+    slots: Vec<[u32; 3]>,
+    chunk_entities: Vec<u64>,
+    plain: Vec<u8>,
+    local: Vec<Affine3A>,
+    world: Vec<Affine3A>,
+    entity: Vec<u64>,
+    links: Vec<[u32; 4]>,
+    flags: Vec<[u8; 2]>,
+    map: Vec<u32>,
+    rows: Vec<HandRow>,
+    heads: Vec<[u32; 2]>,
+}
+
+impl HandLayout {
+    fn with_capacity(n: usize, bytes: usize) -> Self {
+        HandLayout {
+            slots: Vec::with_capacity(n),
+            chunk_entities: Vec::with_capacity(n),
+            plain: Vec::with_capacity(bytes),
+            local: Vec::with_capacity(n),
+            world: Vec::with_capacity(n),
+            entity: Vec::with_capacity(n),
+            links: Vec::with_capacity(n),
+            flags: Vec::with_capacity(n),
+            map: Vec::with_capacity(n),
+            rows: Vec::with_capacity(n),
+            heads: Vec::with_capacity(n),
+        }
+    }
+
+    fn fill(&mut self, plain: &[&[u8]], locals: &[Affine3A], parents: &[Option<u32>]) {
+        let n = locals.len();
+        for k in 0..n as u32 {
+            self.slots.push([0, 1, k]);
+            self.chunk_entities.push(k as u64);
+        }
+        for column in plain {
+            self.plain.extend_from_slice(column);
+        }
+        self.heads.resize(n, [0, 0]);
+        for (k, parent) in parents.iter().enumerate() {
+            let Some(p) = *parent else { continue };
+            let id = self.rows.len() as u32 + 1;
+            let first = self.heads[p as usize][1];
+            let (prev_in, next_in) = if first == 0 {
+                self.heads[p as usize][1] = id;
+                (id, id)
+            } else {
+                let last = self.rows[first as usize - 1].prev_in;
+                self.rows[last as usize - 1].next_in = id;
+                self.rows[first as usize - 1].prev_in = id;
+                (last, first)
+            };
+            self.rows.push(HandRow {
+                source: k as u64,
+                target: p as u64,
+                next_out: 0,
+                prev_in,
+                next_in,
+            });
+            self.heads[k][0] = id;
+        }
+        let local = &mut self.local.spare_capacity_mut()[..n];
+        let world = &mut self.world.spare_capacity_mut()[..n];
+        let entity = &mut self.entity.spare_capacity_mut()[..n];
+        let links = &mut self.links.spare_capacity_mut()[..n];
+        let flags = &mut self.flags.spare_capacity_mut()[..n];
+        let map = &mut self.map.spare_capacity_mut()[..n];
+        for k in 0..n {
+            let l = locals[k];
+            let (parent, w) = match parents[k] {
+                // SAFETY: `p < k` (a level lists parents first), so slot `p`
+                // of `world` was written in an earlier iteration.
+                Some(p) => (p, unsafe { world[p as usize].assume_init_read() } * l),
+                None => (u32::MAX, l),
+            };
+            local[k].write(l);
+            world[k].write(w);
+            entity[k].write(k as u64);
+            links[k].write([parent, u32::MAX, u32::MAX, u32::MAX]);
+            flags[k].write([0, 0]);
+            map[k].write(k as u32);
+        }
+        // SAFETY: the loop above wrote slots 0..n of each column.
+        unsafe {
+            self.local.set_len(n);
+            self.world.set_len(n);
+            self.entity.set_len(n);
+            self.links.set_len(n);
+            self.flags.set_len(n);
+            self.map.set_len(n);
+        }
+    }
 }
 
 criterion_group!(benches, level_spawn);

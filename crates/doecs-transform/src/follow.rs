@@ -198,7 +198,16 @@ impl TransformManager {
 
 /// Positions of a batch's entities, by entity index.
 enum BatchPositions {
-    Dense { lo: u32, slots: Vec<u32> },
+    /// Indices `lo, lo + 1, ...` in batch order (a freshly spawned batch):
+    /// the position is the offset, with no table.
+    Consecutive {
+        lo: u32,
+        n: u32,
+    },
+    Dense {
+        lo: u32,
+        slots: Vec<u32>,
+    },
     Sparse(std::collections::HashMap<u32, u32>),
 }
 
@@ -211,7 +220,9 @@ impl BatchPositions {
             };
         }
         let span = (hi - lo) as usize + 1;
-        if span <= entities.len() * 4 + 64 {
+        if span == entities.len() && entities.iter().zip(lo..).all(|(e, i)| e.index() == i) {
+            BatchPositions::Consecutive { lo, n: span as u32 }
+        } else if span <= entities.len() * 4 + 64 {
             let mut slots = vec![u32::MAX; span];
             for (k, e) in entities.iter().enumerate() {
                 slots[(e.index() - lo) as usize] = k as u32;
@@ -233,6 +244,10 @@ impl BatchPositions {
     /// position of an index wins.
     fn of(&self, e: Entity) -> Option<u32> {
         let k = match self {
+            BatchPositions::Consecutive { lo, n } => {
+                let at = e.index().checked_sub(*lo)?;
+                return (at < *n).then_some(at);
+            }
             BatchPositions::Dense { lo, slots } => {
                 let at = e.index().checked_sub(*lo)? as usize;
                 *slots.get(at)?

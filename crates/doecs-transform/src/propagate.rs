@@ -13,6 +13,7 @@
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::{TransformManager, MOVED, NO_INSTANCE};
+use crate::storage::SlotValues;
 use doecs::Entity;
 use glam::Affine3A;
 
@@ -405,37 +406,42 @@ impl TransformManager {
             };
         }
         let b = base as usize;
-        self.store.grow(b + n + 1, b + 1);
-        let c = self.store.cols_mut();
-        for (k, ((&local, parent), entity)) in locals.iter().zip(parents).zip(entities).enumerate()
-        {
-            let i = b + k;
-            (c.parent[i], c.world[i]) = match *parent {
-                // `p < k`: the parent's world transform is already final.
-                Some(p) => {
-                    let pi = b + p as usize;
-                    (Link::some(pi as u32), c.world[pi] * local)
-                }
+        // Each slot is written once, links to children and siblings left
+        // empty for the pass below; a parent's world transform is final
+        // before its children's (`p < k`).
+        self.store.write_slots(b, n, |k, worlds| {
+            let local = locals[k];
+            let (parent, world) = match parents[k] {
+                Some(p) => (Link::some(base + p), worlds.get(b + p as usize) * local),
                 None => (Link::NONE, local),
             };
-            c.local[i] = local;
-            c.entity[i] = entity.to_bits();
-            c.first_child[i] = Link::NONE;
-            c.prev_sibling[i] = Link::NONE;
-            c.flags[i] = 0;
-            c.idle[i] = 0;
-        }
+            SlotValues {
+                local,
+                world,
+                entity: entities[k].to_bits(),
+                parent,
+                first_child: Link::NONE,
+                next_sibling: Link::NONE,
+                prev_sibling: Link::NONE,
+                flags: 0,
+                idle: 0,
+            }
+        });
+        let c = self.store.cols_mut();
+        let end = b + n;
+        let first_child = &mut c.first_child[b..end];
+        let next_sibling = &mut c.next_sibling[b..end];
+        let prev_sibling = &mut c.prev_sibling[b..end];
         // Child lists, built back to front so each ends up in batch order.
-        for (k, parent) in parents.iter().enumerate().rev() {
-            let i = (b + k) as u32;
-            c.next_sibling[i as usize] = match *parent {
+        for k in (0..n).rev() {
+            next_sibling[k] = match parents[k] {
                 Some(p) => {
-                    let pi = b + p as usize;
-                    let next = c.first_child[pi];
+                    let p = p as usize;
+                    let next = first_child[p];
                     if let Some(f) = next.get() {
-                        c.prev_sibling[f as usize] = Link::some(i);
+                        prev_sibling[f as usize - b] = Link::some(base + k as u32);
                     }
-                    c.first_child[pi] = Link::some(i);
+                    first_child[p] = Link::some(base + k as u32);
                     next
                 }
                 None => Link::NONE,

@@ -45,7 +45,7 @@ pub trait WorldTransforms: sealed::WorldAccess {
         if !self.entity_alive(entity) {
             return Err(TransformError::NotAlive(entity));
         }
-        let (tm, hierarchy) = manager_and_hierarchy(self.core_mut(), 0);
+        let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
         tm.create_in(hierarchy, entity, local)
     }
 
@@ -59,24 +59,21 @@ pub trait WorldTransforms: sealed::WorldAccess {
         if let Some(&dead) = entities.iter().find(|&&e| !self.entity_alive(e)) {
             return Err(TransformError::NotAlive(dead));
         }
-        let (tm, hierarchy) = manager_and_hierarchy(self.core_mut(), entities.len());
+        let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
         tm.create_many_in(hierarchy, entities, locals)
     }
 
     /// The world's transform manager, added if missing.
     fn transforms_mut(&mut self) -> &mut TransformManager {
-        manager_and_hierarchy(self.core_mut(), 0).0
+        manager_and_hierarchy(self.core_mut()).0
     }
 }
 
-/// The world's transform manager (added, with room for `n`, if missing)
-/// beside the hierarchy it follows.
-fn manager_and_hierarchy(
-    core: &mut WorldCore,
-    n: usize,
-) -> (&mut TransformManager, doecs::Hierarchy<'_>) {
+/// The world's transform manager (added if missing; a first batch sizes its
+/// buffer, writing each slot once) beside the hierarchy it follows.
+fn manager_and_hierarchy(core: &mut WorldCore) -> (&mut TransformManager, doecs::Hierarchy<'_>) {
     if core.manager::<TransformManager>().is_none() {
-        core.add_manager(TransformManager::with_capacity(n), DestroyNotice::Callback);
+        core.add_manager(TransformManager::new(), DestroyNotice::Callback);
     }
     core.manager_and_hierarchy_mut::<TransformManager>()
         .expect("added above")

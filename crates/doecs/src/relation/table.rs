@@ -297,6 +297,51 @@ impl<R: Relation> RelationTable<R> {
         self.push_row(source, target, value, None);
     }
 
+    /// [`insert_first`](Self::insert_first) for each of `pairs`, in order:
+    /// sources with no pair of `R` yet (a fresh batch). Siblings usually
+    /// come together (a level, a prefab subtree), so the target's list is
+    /// looked up once per run of equal targets and each new row goes after
+    /// the row pushed just before it: no lookup through the heads.
+    pub(crate) fn insert_first_many(&mut self, pairs: impl Iterator<Item = (Entity, Entity)>)
+    where
+        R: Default,
+    {
+        // The current run: its target and the first row of that target's list.
+        let mut run: Option<(Entity, RowId)> = None;
+        for (source, target) in pairs {
+            debug_assert!(
+                self.out_head(source).is_none(),
+                "the source has no pair yet"
+            );
+            let id = RowId::new(self.rows.len());
+            let first = match run {
+                Some((t, first)) if t == target => Some(first),
+                _ => self.in_head(target),
+            };
+            let (prev_in, next_in) = match first {
+                Some(first) => (self.rows[first.index()].prev_in, first),
+                None => (id, id),
+            };
+            self.rows.push(Row {
+                source,
+                target,
+                next_out: None,
+                prev_in,
+                next_in,
+                value: R::default(),
+            });
+            self.heads_mut(source.index()).out = Some(id);
+            match first {
+                None => self.heads_mut(target.index()).incoming = Some(id),
+                Some(first) => {
+                    self.rows[prev_in.index()].next_in = id;
+                    self.rows[first.index()].prev_in = id;
+                }
+            }
+            run = Some((target, first.unwrap_or(id)));
+        }
+    }
+
     /// Every pair as `(source, target, value)`, in an order that agrees
     /// with every source's and every target's list: adding the pairs in
     /// this order to an empty table rebuilds these lists exactly (saves

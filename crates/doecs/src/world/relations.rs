@@ -178,8 +178,11 @@ impl WorldCore {
         let table = self.relations.table::<ChildOf>();
         let max_index = children.iter().map(|e| e.index()).max().unwrap_or(0);
         let mut seen = vec![0u64; max_index as usize / 64 + 1];
-        for (k, &child) in children.iter().enumerate() {
-            if self.entities.location(child).is_none() {
+        // Parents before children (as level blobs and prefab subtrees are
+        // laid out) cannot form a cycle: one compare each, in the same pass.
+        let mut in_order = true;
+        for (k, (&child, &parent)) in children.iter().zip(parents).enumerate() {
+            if self.entities.locate(child).is_none() {
                 return Err(RelationError::NoSuchEntity(child));
             }
             let (word, bit) = (child.index() as usize / 64, 1u64 << (child.index() % 64));
@@ -187,18 +190,13 @@ impl WorldCore {
                 return Err(RelationError::HasParent(child));
             }
             seen[word] |= bit;
-            if let Some(p) = parents[k] {
+            if let Some(p) = parent {
                 if p as usize >= children.len() {
                     return Err(RelationError::BatchParentOutOfRange { item: k, parent: p });
                 }
+                in_order &= (p as usize) < k;
             }
         }
-        // Parents before children (as level blobs and prefab subtrees are
-        // laid out) cannot form a cycle: one compare each.
-        let in_order = parents
-            .iter()
-            .zip(0u32..)
-            .all(|(p, k)| p.is_none_or(|p| p < k));
         if !in_order {
             Self::check_batch_acyclic(children, parents)?;
         }
@@ -256,9 +254,7 @@ impl WorldCore {
     ) {
         let table = self.relations.table_mut::<ChildOf>();
         table.reserve(count, max_index);
-        for (child, parent) in pairs.clone() {
-            table.insert_first(child, parent, ChildOf);
-        }
+        table.insert_first_many(pairs.clone());
         if !self.managers.is_empty() {
             for (child, parent) in pairs {
                 self.managers.notify_parent_changed(child, Some(parent));
