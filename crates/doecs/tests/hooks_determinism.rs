@@ -160,7 +160,7 @@ fn schedule(threads: usize) -> Schedule {
             let f = *frame;
             let units: Vec<(Entity, Unit)> = q.iter().map(|(e, u)| (e, *u)).collect();
             for (k, &(e, u)) in units.iter().enumerate() {
-                if (e.index() + f) % 3 == 0 {
+                if (e.index() + f).is_multiple_of(3) {
                     let target = units[(k * 7 + f as usize) % units.len()].0;
                     hits.send(Hit {
                         target,

@@ -15,6 +15,7 @@
 //! moved them out) or drops them. Drops run after the archetype is consistent
 //! again, and a panicking drop still lets the other values of the row drop.
 
+mod column_map;
 mod image;
 
 use super::column::Column;
@@ -25,6 +26,7 @@ use crate::bundle::BundleId;
 use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
 use crate::tick::Tick;
+use column_map::ColumnMap;
 pub(crate) use image::{ArchetypeImage, RestoreScratch};
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -48,7 +50,7 @@ const FIRST_CAPACITY: usize = 4;
 ///
 /// # Invariants
 /// - `components` is sorted and has no duplicates; `columns[i]` stores
-///   `components[i]`.
+///   `components[i]`, and `column_map` finds it there (see [`ColumnMap`]).
 /// - `len <= capacity`, and every column (and `entities`) has capacity
 ///   `capacity`.
 /// - For every row `r < len`, the entity slot and every column slot of `r`
@@ -63,6 +65,8 @@ const FIRST_CAPACITY: usize = 4;
 pub struct Archetype {
     id: ArchetypeId,
     components: Box<[ComponentId]>,
+    /// Each component's column, by id.
+    column_map: ColumnMap,
     columns: Box<[Column]>,
     ticks: Box<[ColumnTicks]>,
     /// Which hooks any of the components has (a mask of `HookKind` bits).
@@ -121,6 +125,7 @@ impl Archetype {
             .fold(0, |m, &c| m | registry.info(c).hook_mask());
         Archetype {
             id,
+            column_map: ColumnMap::new(&components),
             components,
             shape,
             ticks,
@@ -192,20 +197,7 @@ impl Archetype {
     /// The column storing `component`, if this archetype has it.
     #[inline]
     pub fn column_of(&self, component: ComponentId) -> Option<ColumnIndex> {
-        // Most archetypes have a handful of components: a straight scan of
-        // the sorted ids, stopping at the first id not below the wanted one,
-        // is fewer instructions and branches than a binary search there.
-        const SCAN: usize = 8;
-        let found = if self.components.len() <= SCAN {
-            let at = self
-                .components
-                .iter()
-                .take_while(|&&c| c < component)
-                .count();
-            (self.components.get(at) == Some(&component)).then_some(at)
-        } else {
-            self.components.binary_search(&component).ok()
-        };
+        let found = self.column_map.column_of(&self.components, component);
         found.map(|i| ColumnIndex(i as u32))
     }
 
@@ -217,8 +209,9 @@ impl Archetype {
         let column = self.column_of(component)?;
         debug_assert!(row.index() < self.capacity);
         debug_assert!(column.index() < self.columns.len());
-        // SAFETY: `column_of` returns an index into `components`, which has
-        // as many entries as `columns` (type invariant).
+        // SAFETY: `column_of` returns an index into `components` (the
+        // column map's invariant), which has as many entries as `columns`
+        // (type invariant).
         Some(unsafe { self.columns.get_unchecked(column.index()) }.slot(row.index()))
     }
 
@@ -622,6 +615,7 @@ impl Archetype {
             self.components.len(),
             "one column per component"
         );
+        self.column_map.check_invariants(&self.components);
         assert!(
             self.insert_edges.windows(2).all(|w| w[0].0 < w[1].0),
             "insert edges sorted"
