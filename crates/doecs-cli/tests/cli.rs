@@ -37,6 +37,16 @@ fn doecs_within(limit: Duration, dir: Option<&Path>, args: &[&str]) -> Output {
     child.wait_with_output().expect("output")
 }
 
+/// `doecs compile json -o blob`.
+fn compile_to(json: &Path, blob: &Path) -> Output {
+    doecs(&[
+        "compile",
+        json.to_str().unwrap(),
+        "-o",
+        blob.to_str().unwrap(),
+    ])
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -87,12 +97,7 @@ fn compile_inspect_run_flow() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("260 entities"));
 
-    let out = doecs(&[
-        "compile",
-        json.to_str().unwrap(),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
+    let out = compile_to(&json, &blob);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("260 entities, 6 component types"),
@@ -191,14 +196,7 @@ fn errors_are_one_line_with_exit_code_one() {
     );
     let blob = dir.join("good.doecs");
     std::fs::write(&bad_json, r#"{"entities":[{"components":{"mass":2}}]}"#).unwrap();
-    assert!(doecs(&[
-        "compile",
-        bad_json.to_str().unwrap(),
-        "-o",
-        blob.to_str().unwrap()
-    ])
-    .status
-    .success());
+    assert!(compile_to(&bad_json, &blob).status.success());
     let mut bytes = std::fs::read(&blob).unwrap();
     bytes[8] = 7;
     std::fs::write(&blob, &bytes).unwrap();
@@ -534,12 +532,7 @@ fn prefabs_in_a_level_compile_inspect_and_run() {
         ]}"#,
     )
     .unwrap();
-    let out = doecs(&[
-        "compile",
-        json.to_str().unwrap(),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
+    let out = compile_to(&json, &blob);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = doecs(&["inspect", blob.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -555,12 +548,7 @@ fn prefabs_in_a_level_compile_inspect_and_run() {
         r#"{"entities": [{"components": {"is_a": "crate"}}, {"name": "crate", "components": {"prefab": true}}]}"#,
     )
     .unwrap();
-    let out = doecs(&[
-        "compile",
-        json.to_str().unwrap(),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
+    let out = compile_to(&json, &blob);
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("no earlier entity is named `crate`"),

@@ -570,51 +570,48 @@ impl TransformManager {
             let _ = self.prepare_slot_for(e);
         }
         let base = self.len;
-        self.store.grow((base as usize) + n + 1, base as usize + 1);
         // `order` is breadth-first with each parent's children contiguous and
         // in batch order, so rank r lands in slot base + r and every link can
-        // be written directly: no list splicing.
+        // be written directly: no list splicing, each slot written once.
         let mut slot = vec![0u32; n];
         for (rank, &k) in order.iter().enumerate() {
             slot[k as usize] = base + rank as u32;
         }
-        let c = self.store.cols_mut();
-        for (rank, &k) in order.iter().enumerate() {
-            let k = k as usize;
-            let i = base as usize + rank;
+        self.store.write_slots(base as usize, n, |rank, worlds| {
+            let k = order[rank] as usize;
             let local = locals[k];
             let (parent, world) = match parents[k] {
                 // Parents come earlier in `order`, so their world is final.
                 Some(p) => {
                     let ps = slot[p as usize];
-                    (Link::some(ps), c.world[ps as usize] * local)
+                    (Link::some(ps), worlds.get(ps as usize) * local)
                 }
                 None => (Link::NONE, local),
             };
             let kids_of_k = &kids[start[k] as usize..start[k + 1] as usize];
-            c.first_child[i] = match kids_of_k.first() {
-                Some(&first) => Link::some(slot[first as usize]),
-                None => Link::NONE,
-            };
             // Siblings are neighbours in `order`: the same parent on both sides.
             let same_parent = |other: usize| parents[order[other] as usize] == parents[k];
-            c.prev_sibling[i] = if parent.get().is_some() && rank > 0 && same_parent(rank - 1) {
-                Link::some(i as u32 - 1)
-            } else {
-                Link::NONE
+            // The neighbour of rank `other` sits in slot `base + other`.
+            let sibling = |other: Option<usize>| match other {
+                Some(o) if parent.get().is_some() && o < n && same_parent(o) => {
+                    Link::some(base + o as u32)
+                }
+                _ => Link::NONE,
             };
-            c.next_sibling[i] = if parent.get().is_some() && rank + 1 < n && same_parent(rank + 1) {
-                Link::some(i as u32 + 1)
-            } else {
-                Link::NONE
-            };
-            c.parent[i] = parent;
-            c.local[i] = local;
-            c.world[i] = world;
-            c.entity[i] = entities[k].to_bits();
-            c.flags[i] = 0;
-            c.idle[i] = 0;
-        }
+            SlotValues {
+                local,
+                world,
+                entity: entities[k].to_bits(),
+                parent,
+                first_child: kids_of_k
+                    .first()
+                    .map_or(Link::NONE, |&f| Link::some(slot[f as usize])),
+                next_sibling: sibling(Some(rank + 1)),
+                prev_sibling: sibling(rank.checked_sub(1)),
+                flags: 0,
+                idle: 0,
+            }
+        });
         for (&e, &i) in entities.iter().zip(&slot) {
             self.map[e.index() as usize] = i;
         }

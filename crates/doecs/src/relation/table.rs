@@ -252,8 +252,22 @@ impl<R: Relation> RelationTable<R> {
     /// `after` on the source's list (or as its head when `None`), and last
     /// on the target's circular list.
     fn push_row(&mut self, source: Entity, target: Entity, value: R, after: Option<RowId>) {
+        let first = self.in_head(target);
+        self.push_row_onto(source, target, value, after, first);
+    }
+
+    /// [`push_row`](Self::push_row) with the target's list head `first`
+    /// already known (`in_head(target)`). Returns the new row.
+    fn push_row_onto(
+        &mut self,
+        source: Entity,
+        target: Entity,
+        value: R,
+        after: Option<RowId>,
+        first: Option<RowId>,
+    ) -> RowId {
         let id = RowId::new(self.rows.len());
-        let (prev_in, next_in) = match self.in_head(target) {
+        let (prev_in, next_in) = match first {
             Some(first) => (self.rows[first.index()].prev_in, first),
             None => (id, id),
         };
@@ -275,6 +289,7 @@ impl<R: Relation> RelationTable<R> {
             self.rows[prev_in.index()].next_in = id;
             self.rows[next_in.index()].prev_in = id;
         }
+        id
     }
 
     /// Makes room for `rows` more pairs among entity indices up to
@@ -299,9 +314,8 @@ impl<R: Relation> RelationTable<R> {
 
     /// [`insert_first`](Self::insert_first) for each of `pairs`, in order:
     /// sources with no pair of `R` yet (a fresh batch). Siblings usually
-    /// come together (a level, a prefab subtree), so the target's list is
-    /// looked up once per run of equal targets and each new row goes after
-    /// the row pushed just before it: no lookup through the heads.
+    /// come together (a level, a prefab subtree), so the target's list head
+    /// is looked up once per run of equal targets, not once per pair.
     pub(crate) fn insert_first_many(&mut self, pairs: impl Iterator<Item = (Entity, Entity)>)
     where
         R: Default,
@@ -313,31 +327,11 @@ impl<R: Relation> RelationTable<R> {
                 self.out_head(source).is_none(),
                 "the source has no pair yet"
             );
-            let id = RowId::new(self.rows.len());
             let first = match run {
                 Some((t, first)) if t == target => Some(first),
                 _ => self.in_head(target),
             };
-            let (prev_in, next_in) = match first {
-                Some(first) => (self.rows[first.index()].prev_in, first),
-                None => (id, id),
-            };
-            self.rows.push(Row {
-                source,
-                target,
-                next_out: None,
-                prev_in,
-                next_in,
-                value: R::default(),
-            });
-            self.heads_mut(source.index()).out = Some(id);
-            match first {
-                None => self.heads_mut(target.index()).incoming = Some(id),
-                Some(first) => {
-                    self.rows[prev_in.index()].next_in = id;
-                    self.rows[first.index()].prev_in = id;
-                }
-            }
+            let id = self.push_row_onto(source, target, R::default(), None, first);
             run = Some((target, first.unwrap_or(id)));
         }
     }
