@@ -26,7 +26,7 @@ use crate::format::{LeU32s, NO_PARENT};
 use crate::plain::{read_le, spawn_plain, PlainBytes, PlainColumn, PlainType};
 use crate::view::{BlobView, BlockView};
 use crate::BuiltinComponent;
-use doecs::{name_hash, ComponentId, Entity, World};
+use doecs::{name_hash, ComponentId, Entity, ParentedBatch, World};
 use doecs_registry::ComponentRegistry;
 use std::alloc::Layout;
 use std::any::TypeId;
@@ -46,6 +46,12 @@ pub struct SpawnBatch<'a> {
     pub instance_size: usize,
     /// The parent of each blob entity (`u32::MAX` for roots; parents first).
     pub parent_index: LeU32s<'a>,
+    /// The blob's entities with the `ChildOf` pairs the spawner set from
+    /// `parent_index` (`None` when the blob has no hierarchy): a spawner
+    /// creating instances for every entity passes it to its manager, which
+    /// then reads the parents here instead of looking each entity up (as
+    /// the transform spawner does).
+    pub parented: Option<&'a ParentedBatch>,
 }
 
 impl SpawnBatch<'_> {
@@ -494,36 +500,71 @@ impl Spawner {
         // The hierarchy is `ChildOf`, the world's one scene graph; custom
         // spawners (transforms) follow it.
         let parent_index = view.parent_index();
-        if parent_index.iter().any(|p| p != NO_PARENT) {
+        let spawned = if parent_index.iter().any(|p| p != NO_PARENT) {
             let parents: Vec<Option<u32>> = parent_index
                 .iter()
                 .map(|p| (p != NO_PARENT).then_some(p))
                 .collect();
-            world
-                .set_parents_in_batch(&entity_lookup, &parents)
-                .expect("fresh entities, parents before children (checked on load)");
-        }
+            Spawned::Parented(
+                world
+                    .parent_batch(entity_lookup, parents)
+                    .expect("fresh entities, parents before children (checked on load)"),
+            )
+        } else {
+            Spawned::Roots(entity_lookup)
+        };
         let mut instances: usize = plain.iter().map(|(_, b)| b.num_instances()).sum();
         for p in &planned {
             if let Planned::Custom(spawner, block) = p {
                 spawner.spawn(
                     world,
                     &SpawnBatch {
-                        entity_lookup: &entity_lookup,
+                        entity_lookup: spawned.entities(),
                         entity_index: block.entity_index,
                         data: block.data,
                         instance_size: block.instance_size,
                         parent_index: view.parent_index(),
+                        parented: spawned.parented(),
                     },
                 );
                 instances += block.num_instances();
             }
         }
         Ok(SpawnResult {
-            entities: entity_lookup,
+            entities: spawned.into_entities(),
             skipped,
             instances,
         })
+    }
+}
+
+/// The entities a spawn created, in blob order: parented in one batch when
+/// the blob has a hierarchy.
+enum Spawned {
+    Roots(Vec<Entity>),
+    Parented(ParentedBatch),
+}
+
+impl Spawned {
+    fn entities(&self) -> &[Entity] {
+        match self {
+            Spawned::Roots(entities) => entities,
+            Spawned::Parented(batch) => batch.children(),
+        }
+    }
+
+    fn parented(&self) -> Option<&ParentedBatch> {
+        match self {
+            Spawned::Roots(_) => None,
+            Spawned::Parented(batch) => Some(batch),
+        }
+    }
+
+    fn into_entities(self) -> Vec<Entity> {
+        match self {
+            Spawned::Roots(entities) => entities,
+            Spawned::Parented(batch) => batch.into_children(),
+        }
     }
 }
 

@@ -169,10 +169,13 @@ impl ComponentSpawner for TransformSpawner {
             }
         };
         // The spawner set the blob's hierarchy as `ChildOf` already: the
-        // batch links itself from it.
-        world
-            .add_transforms(entities, locals)
-            .expect("fresh live entities, one instance each: the batch cannot refuse");
+        // batch links itself from it, reading the parents from the batch
+        // when every entity has a transform.
+        let created = match batch.parented {
+            Some(parented) if n == num_entities => world.add_transforms_to_batch(parented, locals),
+            _ => world.add_transforms(entities, locals),
+        };
+        created.expect("fresh live entities, one instance each: the batch cannot refuse");
     }
 }
 

@@ -24,7 +24,7 @@
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::TransformManager;
-use doecs::{Entity, Hierarchy};
+use doecs::{Entity, Hierarchy, ParentedBatch};
 use glam::Affine3A;
 
 impl TransformManager {
@@ -101,7 +101,43 @@ impl TransformManager {
                 }
             })
             .collect();
-        let handles = self.create_batch(entities, locals, &parents)?;
+        self.create_linked(hierarchy, entities, locals, &parents, outside)
+    }
+
+    /// [`create_many_in`](Self::create_many_in) for a batch parented in one
+    /// call ([`doecs::WorldCore::parent_batch`]): when `hierarchy` confirms
+    /// the batch's pairs ([`Hierarchy::batch_parents`]), its parent indices
+    /// are used as they are, with no lookup per entity; otherwise each
+    /// entity is looked up as `create_many_in` does. Same result, same
+    /// errors.
+    pub fn create_many_in_batch(
+        &mut self,
+        hierarchy: Hierarchy<'_>,
+        batch: &ParentedBatch,
+        locals: &[Affine3A],
+    ) -> Result<Vec<Instance>, TransformError> {
+        match hierarchy.batch_parents(batch) {
+            // Confirmed: every parent is in the batch, none outside.
+            Some(parents) => {
+                self.create_linked(hierarchy, batch.children(), locals, parents, Vec::new())
+            }
+            None => self.create_many_in(hierarchy, batch.children(), locals),
+        }
+    }
+
+    /// The end both batch forms share: creates the batch linked under
+    /// `parents` (batch indices), links item `k` under each `(k, parent)`
+    /// of `outside` (a parent entity outside the batch), and adopts
+    /// children that already have instances.
+    fn create_linked(
+        &mut self,
+        hierarchy: Hierarchy<'_>,
+        entities: &[Entity],
+        locals: &[Affine3A],
+        parents: &[Option<u32>],
+        outside: Vec<(usize, Entity)>,
+    ) -> Result<Vec<Instance>, TransformError> {
+        let handles = self.create_batch(entities, locals, parents)?;
         for (k, parent) in outside {
             let c = self.resolve(handles[k]).expect("created above");
             self.link_to_entity(c, Some(parent));

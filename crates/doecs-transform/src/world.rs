@@ -5,7 +5,7 @@
 use crate::error::TransformError;
 use crate::link::Instance;
 use crate::manager::TransformManager;
-use doecs::{DestroyNotice, Entity, SharedWorld, World, WorldCore};
+use doecs::{DestroyNotice, Entity, ParentedBatch, SharedWorld, World, WorldCore};
 use glam::Affine3A;
 
 /// Transform calls on a [`World`] or on one world of a universe
@@ -61,6 +61,24 @@ pub trait WorldTransforms: sealed::WorldAccess {
         }
         let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
         tm.create_many_in(hierarchy, entities, locals)
+    }
+
+    /// [`add_transforms`](Self::add_transforms) for a batch parented in
+    /// one call ([`WorldCore::parent_batch`]), in batch order: the
+    /// manager reads the batch's parent indices instead of looking each
+    /// entity up, once the world confirms them (see
+    /// [`TransformManager::create_many_in_batch`]). What level spawning
+    /// uses. All or nothing; errors as `add_transforms`.
+    fn add_transforms_to_batch(
+        &mut self,
+        batch: &ParentedBatch,
+        locals: &[Affine3A],
+    ) -> Result<Vec<Instance>, TransformError> {
+        if let Some(&dead) = batch.children().iter().find(|&&e| !self.entity_alive(e)) {
+            return Err(TransformError::NotAlive(dead));
+        }
+        let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
+        tm.create_many_in_batch(hierarchy, batch, locals)
     }
 
     /// The world's transform manager, added if missing.

@@ -1,12 +1,13 @@
 //! One scene graph: a transform manager in a world follows the world's
 //! `ChildOf` pairs. A proptest model drives random hierarchy and transform
 //! changes through every path (single and batch parents, single and batch
-//! transforms, removing a transform, reparenting, detaching, despawning,
+//! transforms, batch transforms over a parented batch that may have gone
+//! stale, removing a transform, reparenting, detaching, despawning,
 //! snapshots) in immediate and deferred mode, and after every step checks
 //! that the manager's links are exactly the `ChildOf` pairs among entities
 //! with transforms, and that world transforms are right.
 
-use doecs::{DestroyNotice, Entity, Snapshot, World};
+use doecs::{DestroyNotice, Entity, ParentedBatch, Snapshot, World};
 use doecs_transform::{TransformError, TransformManager, WorldTransforms};
 use glam::{Affine3A, Vec3};
 use proptest::prelude::*;
@@ -19,6 +20,7 @@ enum Op {
     RemoveParent(usize),
     AddTransform(usize, i8),
     AddTransforms(usize, u8),
+    AddTransformsToBatch(usize),
     DestroyTransform(usize),
     SetLocal(usize, i8),
     Despawn(usize),
@@ -34,6 +36,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::RemoveParent),
         3 => (any::<usize>(), any::<i8>()).prop_map(|(a, x)| Op::AddTransform(a, x)),
         1 => (any::<usize>(), 1u8..5).prop_map(|(a, n)| Op::AddTransforms(a, n)),
+        2 => any::<usize>().prop_map(Op::AddTransformsToBatch),
         1 => any::<usize>().prop_map(Op::DestroyTransform),
         2 => (any::<usize>(), any::<i8>()).prop_map(|(a, x)| Op::SetLocal(a, x)),
         1 => any::<usize>().prop_map(Op::Despawn),
@@ -95,6 +98,7 @@ fn run(ops: Vec<Op>, deferred: bool) {
     let mut known: Vec<Entity> = (0..4).map(|_| world.spawn(())).collect();
     let mut snapshot = Snapshot::new();
     let mut have_snapshot = false;
+    let mut batches: Vec<ParentedBatch> = Vec::new();
     for op in ops {
         let pick = |k: usize| known[k % known.len()];
         match op {
@@ -103,8 +107,8 @@ fn run(ops: Vec<Op>, deferred: bool) {
                 let es: Vec<Entity> = (0..n).map(|_| world.spawn(())).collect();
                 // A chain inside the batch, under nothing.
                 let parents: Vec<Option<u32>> = (0..n as u32).map(|k| k.checked_sub(1)).collect();
-                world.set_parents_in_batch(&es, &parents).unwrap();
-                known.extend(es);
+                known.extend(&es);
+                batches.push(world.parent_batch(es, parents).unwrap());
             }
             Op::SetParent(a, b) => {
                 let (a, b) = (pick(a), pick(b));
@@ -136,6 +140,26 @@ fn run(ops: Vec<Op>, deferred: bool) {
                 let locals = vec![t(n as i8); es.len()];
                 let len_before = world.manager::<TransformManager>().unwrap().len();
                 if world.add_transforms(&es, &locals).is_err() {
+                    let tm = world.manager::<TransformManager>().unwrap();
+                    assert_eq!(tm.len(), len_before, "a refused batch adds nothing");
+                }
+            }
+            Op::AddTransformsToBatch(b) => {
+                let Some(batch) = batches.get(b % batches.len().max(1)) else {
+                    continue;
+                };
+                // A confirmed batch's parents are the world's (later ops may
+                // have changed them, and then it must not be confirmed).
+                if let Some(parents) = world.hierarchy().batch_parents(batch) {
+                    for (&child, parent) in batch.children().iter().zip(parents) {
+                        let want = parent.map(|p| batch.children()[p as usize]);
+                        assert_eq!(world.parent(child), want, "confirmed, so current");
+                    }
+                }
+                let locals: Vec<Affine3A> =
+                    (0..batch.children().len()).map(|k| t(k as i8)).collect();
+                let len_before = world.manager::<TransformManager>().unwrap().len();
+                if world.add_transforms_to_batch(batch, &locals).is_err() {
                     let tm = world.manager::<TransformManager>().unwrap();
                     assert_eq!(tm.len(), len_before, "a refused batch adds nothing");
                 }
@@ -248,5 +272,56 @@ fn a_batch_links_to_parents_outside_it_and_adopts_children() {
     assert_eq!(
         world.add_transform(y, t(0)),
         Err(TransformError::NotAlive(y))
+    );
+}
+
+/// A parented batch gets its transforms linked from its parent indices when
+/// the world confirms them, and by looking each entity up when it does
+/// not; the manager ends the same either way.
+#[test]
+fn a_parented_batch_links_its_transforms_confirmed_or_stale() {
+    let build = |stale: bool| {
+        let mut world = World::new();
+        // Pairs from before the batch: its rows do not start at 0.
+        let [a, b] = [(), ()].map(|()| world.spawn(()));
+        world.set_parent(b, a).unwrap();
+        let es: Vec<Entity> = (0..6).map(|_| world.spawn(())).collect();
+        let parents = vec![None, Some(0), Some(0), Some(1), None, Some(4)];
+        let batch = world.parent_batch(es.clone(), parents).unwrap();
+        assert!(world.hierarchy().batch_parents(&batch).is_some());
+        if stale {
+            // Moves a batch row (the last one fills the removed row's
+            // place) and gives a root of the batch a parent outside it.
+            world.remove_parent(es[1]);
+            world.set_parent(es[4], a).unwrap();
+            assert_eq!(world.hierarchy().batch_parents(&batch), None);
+        }
+        let locals: Vec<Affine3A> = (0..6).map(|k| t(k as i8)).collect();
+        world.add_transforms_to_batch(&batch, &locals).unwrap();
+        check(&mut world);
+        let tm = world.manager::<TransformManager>().unwrap();
+        let parent_of = |e: Entity| {
+            let i = tm.lookup(e).unwrap();
+            tm.parent(i).map(|p| p.entity())
+        };
+        (es.iter().map(|&e| parent_of(e)).collect::<Vec<_>>(), es)
+    };
+    let (confirmed, es) = build(false);
+    assert_eq!(
+        confirmed,
+        vec![
+            None,
+            Some(es[0]),
+            Some(es[0]),
+            Some(es[1]),
+            None,
+            Some(es[4])
+        ]
+    );
+    // Stale: es[1] is a root now, es[4] is under `a`, which has no transform.
+    let (stale, es) = build(true);
+    assert_eq!(
+        stale,
+        vec![None, None, Some(es[0]), Some(es[1]), None, Some(es[4])]
     );
 }

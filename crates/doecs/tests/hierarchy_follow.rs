@@ -1,7 +1,9 @@
 //! The hierarchy as managers see it: `set_parents_in_batch` (all or
 //! nothing), and the notices a manager gets of every `ChildOf` change.
 
-use doecs::{ComponentManager, DestroyNotice, Entity, Hierarchy, RelationError, World};
+use doecs::{
+    ComponentManager, DestroyNotice, Entity, Hierarchy, ParentedBatch, RelationError, World,
+};
 
 /// Records what the world told it.
 #[derive(Default)]
@@ -129,5 +131,58 @@ fn a_refused_batch_of_parents_changes_nothing() {
     for &e in &es[1..] {
         assert_eq!(world.parent(e), None);
     }
+    world.check_invariants();
+}
+
+/// `batch_parents` confirms a parented batch only while every one of its
+/// pairs is still there, in place, and its roots still have no parent.
+#[test]
+fn a_parented_batch_is_confirmed_only_while_its_pairs_hold() {
+    let mut world = World::new();
+    let earlier: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    world.set_parent(earlier[1], earlier[0]).unwrap();
+    let fresh = |world: &mut World| -> ParentedBatch {
+        let es: Vec<Entity> = (0..4).map(|_| world.spawn(())).collect();
+        world
+            .parent_batch(es, vec![None, Some(0), Some(1), None])
+            .unwrap()
+    };
+    let parents = [None, Some(0), Some(1), None];
+    let batch = fresh(&mut world);
+    assert_eq!(world.hierarchy().batch_parents(&batch), Some(&parents[..]));
+    // A change elsewhere that moves no row of the batch leaves it confirmed.
+    world.set_parent(earlier[2], earlier[0]).unwrap();
+    assert_eq!(world.hierarchy().batch_parents(&batch), Some(&parents[..]));
+    // A root that gets a parent.
+    world.set_parent(batch.children()[3], earlier[0]).unwrap();
+    assert_eq!(world.hierarchy().batch_parents(&batch), None);
+    // A removed pair, and a pair whose row moved when an earlier one went.
+    let batch = fresh(&mut world);
+    world.remove_parent(batch.children()[2]);
+    assert_eq!(world.hierarchy().batch_parents(&batch), None);
+    let batch = fresh(&mut world);
+    world.remove_parent(earlier[1]);
+    assert_eq!(world.hierarchy().batch_parents(&batch), None);
+    // A despawned child takes its pair with it.
+    let batch = fresh(&mut world);
+    world.despawn(batch.children()[2]).unwrap();
+    assert_eq!(world.hierarchy().batch_parents(&batch), None);
+    // In another world, where none of it holds.
+    assert_eq!(World::new().hierarchy().batch_parents(&batch), None);
+    // A batch of roots only, in a world with no pairs at all.
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..2).map(|_| world.spawn(())).collect();
+    let roots = world.parent_batch(es.clone(), vec![None, None]).unwrap();
+    assert_eq!(
+        world.hierarchy().batch_parents(&roots),
+        Some(&[None, None][..])
+    );
+    assert_eq!(roots.into_children(), es);
+    // A refused batch changes nothing, as `set_parents_in_batch`.
+    let err = world
+        .parent_batch(es.clone(), vec![Some(1), Some(0)])
+        .unwrap_err();
+    assert!(matches!(err, RelationError::Cycle { .. }), "{err}");
+    assert_eq!(world.relations().len(), 0);
     world.check_invariants();
 }

@@ -10,6 +10,15 @@
 //! ([`ComponentManager::follow_hierarchy`]); a manager creating instances
 //! for entities that already have parents or children reads them here.
 //!
+//! A batch parented in one call ([`WorldCore::parent_batch`]) comes back as
+//! a [`ParentedBatch`]: the children with their parents as batch indices.
+//! A manager creating instances for the whole batch reads the parents there
+//! instead of looking each entity up, once [`Hierarchy::batch_parents`] has
+//! confirmed, in one pass down the pairs' rows, that the world still says
+//! the same. Nothing is trusted: a batch whose pairs changed since is
+//! simply not confirmed, and the manager looks the entities up instead.
+//!
+//! [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
 //! [`ComponentManager::on_parent_changed`]: crate::ComponentManager::on_parent_changed
 //! [`ComponentManager::follow_hierarchy`]: crate::ComponentManager::follow_hierarchy
 
@@ -59,9 +68,61 @@ impl<'w> Hierarchy<'w> {
         }
     }
 
+    /// The parents of `batch` as indices into its children, if this
+    /// hierarchy still holds exactly the pairs [`WorldCore::parent_batch`]
+    /// set for it: every child with a parent index has that parent, and
+    /// every other child has none. `None` once any of them changed.
+    ///
+    /// [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
+    pub fn batch_parents<'b>(&self, batch: &'b ParentedBatch) -> Option<&'b [Option<u32>]> {
+        let holds = match self.table {
+            Some(t) => t.holds_batch(batch.first_row, &batch.children, &batch.parents),
+            None => batch.parents.iter().all(Option::is_none),
+        };
+        holds.then_some(&batch.parents)
+    }
+
     /// Whether no entity has a parent.
     pub fn is_empty(&self) -> bool {
         use super::table::ErasedRelation;
         self.table.is_none_or(|t| t.len() == 0)
+    }
+}
+
+/// A batch of entities whose `ChildOf` pairs were set in one call
+/// ([`WorldCore::parent_batch`](crate::WorldCore::parent_batch)): the
+/// children in batch order, and each one's parent as an index into them.
+/// See the module docs for what managers do with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParentedBatch {
+    children: Vec<Entity>,
+    parents: Vec<Option<u32>>,
+    /// The row of the batch's first pair in the `ChildOf` table.
+    first_row: usize,
+}
+
+impl ParentedBatch {
+    pub(crate) fn new(children: Vec<Entity>, parents: Vec<Option<u32>>, first_row: usize) -> Self {
+        ParentedBatch {
+            children,
+            parents,
+            first_row,
+        }
+    }
+
+    /// The batch's entities, in batch order.
+    pub fn children(&self) -> &[Entity] {
+        &self.children
+    }
+
+    /// Each child's parent, as an index into [`children`](Self::children),
+    /// as given when the batch was parented.
+    pub fn parents(&self) -> &[Option<u32>] {
+        &self.parents
+    }
+
+    /// The batch's entities, giving up the rest.
+    pub fn into_children(self) -> Vec<Entity> {
+        self.children
     }
 }

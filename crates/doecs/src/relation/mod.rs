@@ -33,7 +33,7 @@ pub mod prefab;
 mod query;
 pub(crate) mod table;
 
-pub use hierarchy::Hierarchy;
+pub use hierarchy::{Hierarchy, ParentedBatch};
 pub use prefab::{IsA, Prefab};
 pub use query::{InheritQuery, PairQuery, UpQuery};
 pub use table::{Sources, Targets};

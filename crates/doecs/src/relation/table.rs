@@ -336,6 +336,31 @@ impl<R: Relation> RelationTable<R> {
         }
     }
 
+    /// Whether rows `first_row..` hold, in order, the pair `(children[k],
+    /// children[p])` of each `parents[k] == Some(p)`, and every `children[k]`
+    /// with `parents[k] == None` has no pair: the check that a batch's
+    /// pairs are still as [`insert_first_many`](Self::insert_first_many) put
+    /// them. With `R::EXCLUSIVE`, a match means each child's only pair is
+    /// the one named. One pass down consecutive rows, no list walks.
+    pub(crate) fn holds_batch(
+        &self,
+        first_row: usize,
+        children: &[Entity],
+        parents: &[Option<u32>],
+    ) -> bool {
+        debug_assert!(R::EXCLUSIVE, "a match must be the source's only pair");
+        let mut rows = self.rows.get(first_row..).unwrap_or(&[]).iter();
+        children
+            .iter()
+            .zip(parents)
+            .all(|(&child, parent)| match parent {
+                Some(p) => rows.next().is_some_and(|row| {
+                    row.source == child && Some(&row.target) == children.get(*p as usize)
+                }),
+                None => !self.has_pairs(child),
+            })
+    }
+
     /// Every pair as `(source, target, value)`, in an order that agrees
     /// with every source's and every target's list: adding the pairs in
     /// this order to an empty table rebuilds these lists exactly (saves

@@ -5,7 +5,9 @@
 
 use super::core::WorldCore;
 use crate::entity::Entity;
-use crate::relation::{ChildOf, Hierarchy, Relation, RelationError, Relations, Sources};
+use crate::relation::{
+    ChildOf, Hierarchy, ParentedBatch, Relation, RelationError, Relations, Sources,
+};
 use std::any::TypeId;
 use std::collections::HashSet;
 
@@ -169,6 +171,41 @@ impl WorldCore {
         children: &[Entity],
         parents: &[Option<u32>],
     ) -> Result<(), RelationError> {
+        self.parent_batch_rows(children, parents).map(drop)
+    }
+
+    /// [`WorldCore::set_parents_in_batch`], keeping the batch: the returned
+    /// [`ParentedBatch`] lets a manager that creates instances for the
+    /// whole batch read the parents as batch indices instead of looking
+    /// each entity up (see [`Hierarchy::batch_parents`]).
+    ///
+    /// # Errors
+    /// As [`WorldCore::set_parents_in_batch`]; the world is unchanged.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// let es = world.spawn_empty_batch(3);
+    /// let batch = world.parent_batch(es.clone(), vec![None, Some(0), Some(0)]).unwrap();
+    /// assert_eq!(world.hierarchy().batch_parents(&batch), Some(&[None, Some(0), Some(0)][..]));
+    /// world.remove_parent(es[2]);
+    /// assert_eq!(world.hierarchy().batch_parents(&batch), None);
+    /// ```
+    pub fn parent_batch(
+        &mut self,
+        children: Vec<Entity>,
+        parents: Vec<Option<u32>>,
+    ) -> Result<ParentedBatch, RelationError> {
+        let first_row = self.parent_batch_rows(&children, &parents)?;
+        Ok(ParentedBatch::new(children, parents, first_row))
+    }
+
+    /// The one core of both batch forms: validates, adds the pairs, and
+    /// returns the `ChildOf` row of the batch's first pair.
+    fn parent_batch_rows(
+        &mut self,
+        children: &[Entity],
+        parents: &[Option<u32>],
+    ) -> Result<usize, RelationError> {
         if children.len() != parents.len() {
             return Err(RelationError::BatchLength {
                 children: children.len(),
@@ -204,8 +241,12 @@ impl WorldCore {
             .iter()
             .zip(parents)
             .filter_map(|(&c, p)| Some((c, children[(*p)? as usize])));
+        let first_row = {
+            use crate::relation::table::ErasedRelation;
+            table.map_or(0, |t| t.len())
+        };
         self.insert_fresh_child_of(pairs, children.len(), max_index);
-        Ok(())
+        Ok(first_row)
     }
 
     /// Refuses batch parent indices that form a cycle.
