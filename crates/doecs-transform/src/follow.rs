@@ -12,8 +12,9 @@
 //! when it joins the world or after a load
 //! ([`ComponentManager::follow_hierarchy`]), and instances are created
 //! against the hierarchy ([`TransformManager::create_in`],
-//! [`TransformManager::create_many_in`], or the [`crate::WorldTransforms`]
-//! methods on `World`), so a new node is linked under its parent and adopts
+//! [`TransformManager::create_many_in`],
+//! [`TransformManager::create_many_in_batch`] for a batch parented in one
+//! call, or the [`crate::WorldTransforms`] methods on `World`), so a new node is linked under its parent and adopts
 //! children that already have transforms. The structural calls of a
 //! manager on its own (`link`, `unlink`, `create`, `create_many`) refuse
 //! with [`TransformError::FollowsHierarchy`] once it follows a world.
