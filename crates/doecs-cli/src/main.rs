@@ -232,9 +232,12 @@ fn print_prefabs(view: &BlobView<'_>) {
         let hash = doecs::name_hash(name);
         view.blocks().iter().find(|b| b.component == hash)
     };
+    // A block's entity indices are strictly increasing (checked on load),
+    // so the prefab list is sorted and searched by halves.
     let prefabs: Vec<u32> = block(doecs_resource::PREFAB)
         .map(|b| b.entity_index.iter().collect())
         .unwrap_or_default();
+    let is_prefab = |p: &u32| prefabs.binary_search(p).is_ok();
     let mut instances = std::collections::BTreeMap::<u32, usize>::new();
     if let Some(b) = block(doecs_resource::IS_A) {
         for i in 0..b.num_instances() {
@@ -252,14 +255,10 @@ fn print_prefabs(view: &BlobView<'_>) {
         instances.values().sum::<usize>()
     );
     let mut shown: Vec<u32> = prefabs.clone();
-    shown.extend(instances.keys().filter(|k| !prefabs.contains(k)));
+    shown.extend(instances.keys().filter(|k| !is_prefab(k)));
     for p in shown {
         let n = instances.get(&p).copied().unwrap_or(0);
-        let kind = if prefabs.contains(&p) {
-            "prefab"
-        } else {
-            "entity"
-        };
+        let kind = if is_prefab(&p) { "prefab" } else { "entity" };
         println!(
             "  {kind} {p}: {n} instance{}",
             if n == 1 { "" } else { "s" }

@@ -7,11 +7,10 @@
 //! no names). Relationships are a list of `{"relation", "target"}` pairs,
 //! as in flecs: every pair the world holds for the entity (its `ChildOf`
 //! parent, its `IsA` prefab, any user relation, by the relation's short
-//! type name), then the transform hierarchy's parent as `ChildOf` when the
-//! world's [`TransformManager`] links it to one the world's pairs do not
-//! already name; `incoming` counts the pairs pointing at it, by relation.
-//! `parent` and `children` are the world's `ChildOf` hierarchy when the
-//! entity takes part in it, else the transform manager's.
+//! type name); `incoming` counts the pairs pointing at it, by relation.
+//! `parent` and `children` are the world's `ChildOf` hierarchy, the one
+//! scene graph: a [`TransformManager`] in a world follows it, so its links
+//! never name a parent `ChildOf` does not.
 //!
 //! An id that is stale (its entity was despawned) or was never issued is a
 //! 404, never a guess: ids are weak references.
@@ -48,35 +47,9 @@ pub fn live(world: &WorldCore, entity: Entity) -> Result<Entity, ApiError> {
     }
 }
 
-/// `entity`'s parent: through `ChildOf`, else in the transform manager.
-pub fn parent_of(world: &WorldCore, entity: Entity) -> Option<Entity> {
-    world
-        .parent(entity)
-        .or_else(|| transform_parent_of(world, entity))
-}
-
-/// `entity`'s parent in the transform manager.
-fn transform_parent_of(world: &WorldCore, entity: Entity) -> Option<Entity> {
-    let tm = world.manager::<TransformManager>()?;
-    let inst = tm.lookup(entity)?;
-    tm.parent(inst).map(|p| p.entity())
-}
-
-/// `entity`'s children, in id order: through `ChildOf` when it has any,
-/// else in the transform manager.
+/// `entity`'s `ChildOf` children, in id order.
 pub fn children_of(world: &WorldCore, entity: Entity) -> Vec<Entity> {
     let mut children: Vec<Entity> = world.children(entity).collect();
-    if !children.is_empty() {
-        children.sort_unstable();
-        return children;
-    }
-    let Some(tm) = world.manager::<TransformManager>() else {
-        return Vec::new();
-    };
-    let Some(inst) = tm.lookup(entity) else {
-        return Vec::new();
-    };
-    let mut children: Vec<Entity> = tm.children(inst).map(|c| c.entity()).collect();
     children.sort_unstable();
     children
 }
@@ -94,13 +67,7 @@ pub fn entity_ref(world: &WorldCore, registry: &ComponentRegistry, entity: Entit
             .collect(),
         Err(_) => Vec::new(),
     };
-    let children = match world.children(entity).count() {
-        0 => world
-            .manager::<TransformManager>()
-            .and_then(|tm| tm.lookup(entity).map(|i| tm.children(i).count()))
-            .unwrap_or(0),
-        n => n,
-    };
+    let children = world.children(entity).count();
     json!({
         "id": entity.to_string(),
         "bits": entity.to_bits(),
@@ -171,7 +138,7 @@ pub fn detail(
         .iter()
         .map(|&c| component_entry(world, registry, entity, c))
         .collect();
-    let parent = parent_of(world, entity);
+    let parent = world.parent(entity);
     let children = children_of(world, entity);
     let total = children.len();
     let listed: Vec<Value> = children
@@ -179,17 +146,12 @@ pub fn detail(
         .take(MAX_CHILDREN)
         .map(|&c| entity_ref(world, registry, c))
         .collect();
-    let mut pairs: Vec<(String, Entity)> = world
+    let pairs: Vec<(String, Entity)> = world
         .relations()
         .pairs_from(entity)
         .into_iter()
         .map(|(relation, target)| (short_type_name(relation), target))
         .collect();
-    if let Some(p) = transform_parent_of(world, entity) {
-        if !pairs.contains(&("ChildOf".to_owned(), p)) {
-            pairs.push(("ChildOf".to_owned(), p));
-        }
-    }
     let relationships: Vec<Value> = pairs
         .iter()
         .map(|(relation, target)| {
@@ -225,21 +187,19 @@ fn short_type_name(name: &str) -> String {
     format!("{short}{}", &name[head.len()..])
 }
 
-/// The JSON of `GET /api/roots`: entities with no parent (through
-/// `ChildOf` or in the transform manager), in id order, paged.
+/// The JSON of `GET /api/roots`: entities with no `ChildOf` parent, in id
+/// order, paged.
 pub fn roots(
     world: &WorldCore,
     registry: &ComponentRegistry,
     offset: usize,
     limit: usize,
 ) -> Value {
-    let tm = world.manager::<TransformManager>();
     let mut roots: Vec<Entity> = world
         .archetypes()
         .iter()
         .flat_map(|a| a.entities().iter().copied())
         .filter(|&e| world.parent(e).is_none())
-        .filter(|&e| tm.is_none_or(|tm| tm.lookup(e).and_then(|i| tm.parent(i)).is_none()))
         .collect();
     roots.sort_unstable();
     let total = roots.len();
