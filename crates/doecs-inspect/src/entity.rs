@@ -146,16 +146,15 @@ pub fn detail(
         .take(MAX_CHILDREN)
         .map(|&c| entity_ref(world, registry, c))
         .collect();
-    let pairs: Vec<(String, Entity)> = world
+    let relationships: Vec<Value> = world
         .relations()
         .pairs_from(entity)
         .into_iter()
-        .map(|(relation, target)| (short_type_name(relation), target))
-        .collect();
-    let relationships: Vec<Value> = pairs
-        .iter()
         .map(|(relation, target)| {
-            json!({ "relation": relation, "target": entity_ref(world, registry, *target) })
+            json!({
+                "relation": short_type_name(relation),
+                "target": entity_ref(world, registry, target),
+            })
         })
         .collect();
     let mut incoming = std::collections::BTreeMap::<String, u64>::new();

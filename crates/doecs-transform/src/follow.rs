@@ -14,8 +14,9 @@
 //! against the hierarchy ([`TransformManager::create_in`],
 //! [`TransformManager::create_many_in`],
 //! [`TransformManager::create_many_in_batch`] for a batch parented in one
-//! call, or the [`crate::WorldTransforms`] methods on `World`), so a new node is linked under its parent and adopts
-//! children that already have transforms. The structural calls of a
+//! call, or the [`crate::WorldTransforms`] methods on `World`), so a new
+//! node is linked under its parent and adopts children that already have
+//! transforms. The structural calls of a
 //! manager on its own (`link`, `unlink`, `create`, `create_many`) refuse
 //! with [`TransformError::FollowsHierarchy`] once it follows a world.
 //! `ChildOf` drives, never the other way round: despawning a parent

@@ -42,9 +42,7 @@ pub trait WorldTransforms: sealed::WorldAccess {
         entity: Entity,
         local: Affine3A,
     ) -> Result<Instance, TransformError> {
-        if !self.entity_alive(entity) {
-            return Err(TransformError::NotAlive(entity));
-        }
+        self.refuse_dead(std::slice::from_ref(&entity))?;
         let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
         tm.create_in(hierarchy, entity, local)
     }
@@ -56,9 +54,7 @@ pub trait WorldTransforms: sealed::WorldAccess {
         entities: &[Entity],
         locals: &[Affine3A],
     ) -> Result<Vec<Instance>, TransformError> {
-        if let Some(&dead) = entities.iter().find(|&&e| !self.entity_alive(e)) {
-            return Err(TransformError::NotAlive(dead));
-        }
+        self.refuse_dead(entities)?;
         let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
         tm.create_many_in(hierarchy, entities, locals)
     }
@@ -74,9 +70,7 @@ pub trait WorldTransforms: sealed::WorldAccess {
         batch: &ParentedBatch,
         locals: &[Affine3A],
     ) -> Result<Vec<Instance>, TransformError> {
-        if let Some(&dead) = batch.children().iter().find(|&&e| !self.entity_alive(e)) {
-            return Err(TransformError::NotAlive(dead));
-        }
+        self.refuse_dead(batch.children())?;
         let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
         tm.create_many_in_batch(hierarchy, batch, locals)
     }
@@ -98,6 +92,7 @@ fn manager_and_hierarchy(core: &mut WorldCore) -> (&mut TransformManager, doecs:
 }
 
 mod sealed {
+    use crate::error::TransformError;
     use doecs::{Entity, SharedWorld, World, WorldCore};
 
     /// What [`super::WorldTransforms`] needs of a world: its core, and
@@ -106,6 +101,14 @@ mod sealed {
     pub trait WorldAccess {
         fn entity_alive(&self, entity: Entity) -> bool;
         fn core_mut(&mut self) -> &mut WorldCore;
+
+        /// [`TransformError::NotAlive`] for the first dead one of `entities`.
+        fn refuse_dead(&self, entities: &[Entity]) -> Result<(), TransformError> {
+            match entities.iter().find(|&&e| !self.entity_alive(e)) {
+                Some(&dead) => Err(TransformError::NotAlive(dead)),
+                None => Ok(()),
+            }
+        }
     }
 
     impl WorldAccess for World {
