@@ -142,11 +142,11 @@ fn level_spawn(c: &mut Criterion) {
         )
     });
     // The floor for what doecs keeps after a level spawn, hierarchy
-    // included, written by hand into buffers allocated beforehand: entity
-    // slots, the plain columns with their entity column, the transform
-    // manager's columns (local, world computed from the parent's, entity,
-    // four links, two flag bytes, the entity map) and one `ChildOf` row per
-    // child with the per-index list heads.
+    // included, written by hand into buffers allocated and touched
+    // beforehand: entity slots, the plain columns with their entity
+    // column, the transform manager's columns (local, world computed from
+    // the parent's, entity, four links, two flag bytes, the entity map) and
+    // one `ChildOf` row per child with the per-index list heads.
     let parents: Vec<Option<u32>> = view
         .parent_index()
         .iter()
@@ -169,7 +169,7 @@ fn level_spawn(c: &mut Criterion) {
 
 /// One `ChildOf` row as doecs stores it: source, target, next pair of the
 /// source, previous and next pair of the target (ids + 1, 0 for none).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 #[allow(dead_code)]
 struct HandRow {
     source: u64,
@@ -195,19 +195,29 @@ struct HandLayout {
 }
 
 impl HandLayout {
+    /// Buffers with room for `n` entities and `bytes` of plain columns,
+    /// their pages touched here, outside the timing: the floor measures
+    /// the writes, not the kernel's first-touch page faults (which depend
+    /// on the allocator's state between iterations, not on the layout).
     fn with_capacity(n: usize, bytes: usize) -> Self {
+        fn touched<T: Clone + Default>(n: usize) -> Vec<T> {
+            let mut v = Vec::with_capacity(n);
+            v.resize(n, T::default());
+            v.clear();
+            v
+        }
         HandLayout {
-            slots: Vec::with_capacity(n),
-            chunk_entities: Vec::with_capacity(n),
-            plain: Vec::with_capacity(bytes),
-            local: Vec::with_capacity(n),
-            world: Vec::with_capacity(n),
-            entity: Vec::with_capacity(n),
-            links: Vec::with_capacity(n),
-            flags: Vec::with_capacity(n),
-            map: Vec::with_capacity(n),
-            rows: Vec::with_capacity(n),
-            heads: Vec::with_capacity(n),
+            slots: touched(n),
+            chunk_entities: touched(n),
+            plain: touched(bytes),
+            local: touched(n),
+            world: touched(n),
+            entity: touched(n),
+            links: touched(n),
+            flags: touched(n),
+            map: touched(n),
+            rows: touched(n),
+            heads: touched(n),
         }
     }
 

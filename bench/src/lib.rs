@@ -162,7 +162,7 @@ pub const NOTES: &[(&str, &str)] = &[
     ),
     (
         "level_spawn",
-        "Not like-for-like on purpose: doecs loads and validates the compiled blob, sets the 10,000-entity hierarchy as `ChildOf` pairs and links its transform manager to them; the peers only batch-spawn the same three plain components from arrays, with no hierarchy (the bar the resource issue sets); the baseline is a memcpy of the blob's component bytes. `hand_layout_with_hierarchy` is the floor of what doecs keeps, written by hand into buffers allocated beforehand: entity slots, the plain columns with their entity column, the transform manager's columns (local, world computed from the parent's, entity, four links, two flag bytes, the entity map) and a `ChildOf` row per child with the list heads.",
+        "Not like-for-like on purpose: doecs loads and validates the compiled blob, sets the 10,000-entity hierarchy as `ChildOf` pairs and links its transform manager to them; the peers only batch-spawn the same three plain components from arrays, with no hierarchy (the bar the resource issue sets); the baseline is a memcpy of the blob's component bytes. `hand_layout_with_hierarchy` is the floor of what doecs keeps, written by hand into buffers allocated (and their pages touched, so no first-touch page fault is timed) beforehand: entity slots, the plain columns with their entity column, the transform manager's columns (local, world computed from the parent's, entity, four links, two flag bytes, the entity map) and a `ChildOf` row per child with the list heads.",
     ),
     (
         "transform_propagate",

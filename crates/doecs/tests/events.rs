@@ -6,6 +6,9 @@ use doecs::{EventCursor, RemovedComponents, SystemDesc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// A log the systems of a test write and the test reads.
+type Shared<T> = Arc<Mutex<Vec<T>>>;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ev(u32);
 
@@ -148,7 +151,7 @@ fn events_are_dropped_after_every_reader_had_one_chance() {
     // The reader reads only while `reading` is set; otherwise it only
     // reports how many it missed.
     let reading = Arc::new(AtomicBool::new(true));
-    let log: Arc<Mutex<Vec<(u64, Vec<u32>)>>> = Default::default();
+    let log: Shared<(u64, Vec<u32>)> = Default::default();
     let (r, l) = (reading.clone(), log.clone());
     let lazy = move |mut events: EventReader<Ev>| {
         if r.load(Ordering::SeqCst) {
@@ -196,7 +199,7 @@ fn a_reader_added_later_reads_what_is_still_kept_and_counts_the_rest() {
         writes.run(&mut world).unwrap();
     }
     // Kept: run 2's events only (run 1's were dropped at the end of run 2).
-    let got: Arc<Mutex<Vec<(u64, usize, Vec<u32>)>>> = Default::default();
+    let got: Shared<(u64, usize, Vec<u32>)> = Default::default();
     let g = got.clone();
     let mut reads = Schedule::with_threads(1);
     reads

@@ -169,6 +169,24 @@ fn a_parented_batch_is_confirmed_only_while_its_pairs_hold() {
     assert_eq!(world.hierarchy().batch_parents(&batch), None);
     // In another world, where none of it holds.
     assert_eq!(World::new().hierarchy().batch_parents(&batch), None);
+    // Restored from a snapshot taken before the batch: its pairs are gone,
+    // and stay unconfirmed however many pairs are added after (the restored
+    // table counts its changes afresh, not on from the batch's count).
+    let mut before = doecs::Snapshot::new();
+    world.snapshot_into(&mut before).unwrap();
+    let batch = fresh(&mut world);
+    let mut after = doecs::Snapshot::new();
+    world.snapshot_into(&mut after).unwrap();
+    world.restore(&before).unwrap();
+    assert_eq!(world.hierarchy().batch_parents(&batch), None);
+    for k in 0..4 {
+        let e = world.spawn(());
+        world.set_parent(e, earlier[k % 3]).unwrap();
+        assert_eq!(world.hierarchy().batch_parents(&batch), None);
+    }
+    // Restored from one taken after it: the pairs hold, checked row by row.
+    world.restore(&after).unwrap();
+    assert_eq!(world.hierarchy().batch_parents(&batch), Some(&parents[..]));
     // A batch of roots only, in a world with no pairs at all.
     let mut world = World::new();
     let es: Vec<Entity> = (0..2).map(|_| world.spawn(())).collect();

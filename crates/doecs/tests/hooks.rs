@@ -898,7 +898,8 @@ fn hook_commands_chain_breadth_first_in_recorded_order() {
     other.spawn((A(1),));
     let es2 = other.spawn_batch((1..=3).map(|i| (A(i),)));
     assert_eq!(es2, es);
-    let ids = |w: &World| -> Vec<(Entity, Option<u32>, Option<u32>, Option<u32>)> {
+    type Row = (Entity, Option<u32>, Option<u32>, Option<u32>);
+    let ids = |w: &World| -> Vec<Row> {
         w.query::<(Entity, Option<&A>, Option<&B>, Option<&C>)>()
             .iter()
             .map(|(e, a, b, c)| (e, a.map(|v| v.0), b.map(|v| v.0), c.map(|v| v.0)))

@@ -340,6 +340,9 @@ enum Op {
     Unlike(usize, usize),
     Own(usize, usize),
     SetParent(usize, usize),
+    /// `set_parents_in_batch` over picked entities, each with an optional
+    /// parent index (taken modulo the batch's length).
+    ParentBatch(Vec<(usize, Option<usize>)>),
     Detach(usize),
     Despawn(usize),
     Snapshot,
@@ -353,6 +356,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::Unlike(a, b)),
         1 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::Own(a, b)),
         4 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::SetParent(a, b)),
+        2 => prop::collection::vec((0..64usize, prop::option::of(0..64usize)), 1..8)
+            .prop_map(Op::ParentBatch),
         1 => (0..64usize).prop_map(Op::Detach),
         2 => (0..64usize).prop_map(Op::Despawn),
         1 => Just(Op::Snapshot),
@@ -547,6 +552,49 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     Err(RelationError::Cycle { .. }) => prop_assert!(cycle),
                     Err(RelationError::NoSuchEntity(_)) => prop_assert!(!alive),
                     Err(e) => prop_assert!(false, "unexpected {e}"),
+                }
+            }
+            Op::ParentBatch(ref items) => {
+                let n = items.len();
+                let children: Vec<Entity> = items.iter().map(|&(a, _)| pick(&handles, a)).collect();
+                let parents: Vec<Option<u32>> = items
+                    .iter()
+                    .map(|&(_, p)| p.map(|p| (p % n) as u32))
+                    .collect();
+                // Valid: live, parentless, distinct children whose indices
+                // make no cycle.
+                let distinct = children.iter().collect::<BTreeSet<_>>().len() == n;
+                let fresh = children
+                    .iter()
+                    .all(|c| m.alive.contains(c) && !m.parent.contains_key(c));
+                let acyclic = (0..n).all(|start| {
+                    let mut at = Some(start);
+                    (0..=n).any(|_| {
+                        at = at.and_then(|k| parents[k].map(|p| p as usize));
+                        at.is_none()
+                    })
+                });
+                let before: Vec<Vec<Entity>> =
+                    children.iter().map(|&c| w.children(c).collect()).collect();
+                let result = w.set_parents_in_batch(&children, &parents);
+                prop_assert_eq!(result.is_ok(), distinct && fresh && acyclic, "{:?}", result);
+                if result.is_ok() {
+                    for (k, p) in parents.iter().enumerate() {
+                        if let Some(p) = p {
+                            m.parent.insert(children[k], children[*p as usize]);
+                        }
+                    }
+                    // Each target's children: its old ones, then the
+                    // batch's, in batch order.
+                    for (t, old) in children.iter().zip(before) {
+                        let mut want = old;
+                        want.extend(
+                            (0..n)
+                                .filter(|&k| parents[k].map(|p| children[p as usize]) == Some(*t))
+                                .map(|k| children[k]),
+                        );
+                        prop_assert_eq!(w.children(*t).collect::<Vec<_>>(), want);
+                    }
                 }
             }
             Op::Detach(a) => {

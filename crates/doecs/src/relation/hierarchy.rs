@@ -14,15 +14,16 @@
 //! a [`ParentedBatch`]: the children with their parents as batch indices.
 //! A manager creating instances for the whole batch reads the parents there
 //! instead of looking each entity up, once [`Hierarchy::batch_parents`] has
-//! confirmed, in one pass down the pairs' rows, that the world still says
-//! the same. Nothing is trusted: a batch whose pairs changed since is
+//! confirmed that the world still says the same: at once when no `ChildOf`
+//! pair was added or removed since (the table's stamp is unchanged), else
+//! in one pass down the batch's rows. Nothing is trusted: a batch whose pairs changed since is
 //! simply not confirmed, and the manager looks the entities up instead.
 //!
 //! [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
 //! [`ComponentManager::on_parent_changed`]: crate::ComponentManager::on_parent_changed
 //! [`ComponentManager::follow_hierarchy`]: crate::ComponentManager::follow_hierarchy
 
-use super::table::{RelationTable, Sources};
+use super::table::{RelationTable, Sources, TableStamp};
 use super::ChildOf;
 use crate::entity::Entity;
 
@@ -76,7 +77,12 @@ impl<'w> Hierarchy<'w> {
     /// [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
     pub fn batch_parents<'b>(&self, batch: &'b ParentedBatch) -> Option<&'b [Option<u32>]> {
         let holds = match self.table {
-            Some(t) => t.holds_batch(batch.first_row, &batch.children, &batch.parents),
+            Some(t) => t.holds_batch(
+                batch.stamp,
+                batch.first_row,
+                &batch.children,
+                &batch.parents,
+            ),
             None => batch.parents.iter().all(Option::is_none),
         };
         holds.then_some(&batch.parents)
@@ -99,14 +105,22 @@ pub struct ParentedBatch {
     parents: Vec<Option<u32>>,
     /// The row of the batch's first pair in the `ChildOf` table.
     first_row: usize,
+    /// The `ChildOf` table's stamp right after the batch's pairs went in.
+    stamp: TableStamp,
 }
 
 impl ParentedBatch {
-    pub(crate) fn new(children: Vec<Entity>, parents: Vec<Option<u32>>, first_row: usize) -> Self {
+    pub(crate) fn new(
+        children: Vec<Entity>,
+        parents: Vec<Option<u32>>,
+        first_row: usize,
+        stamp: TableStamp,
+    ) -> Self {
         ParentedBatch {
             children,
             parents,
             first_row,
+            stamp,
         }
     }
 

@@ -72,9 +72,34 @@ struct Heads {
 ///   a list has that list's source (or target), full entity included.
 /// - `rows[r.next_in].prev_in == r` for every row `r`.
 /// - A source names each target once; with `R::EXCLUSIVE`, it has one pair.
+/// - `stamp.lineage` is this table's own (no other table, of any world,
+///   has had it), and `stamp.edits` grows with every row added or removed:
+///   an unchanged stamp means unchanged rows and lists.
 pub(crate) struct RelationTable<R> {
     rows: Vec<Row<R>>,
     heads: Vec<Heads>,
+    stamp: TableStamp,
+}
+
+/// Which table, and how many times its rows changed: two reads of one
+/// table with equal stamps saw the same pairs in the same rows. A copy, a
+/// restore into a table or a new table gets a new lineage, so a stamp never
+/// matches a table it was not taken from.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(crate) struct TableStamp {
+    lineage: u64,
+    edits: u64,
+}
+
+impl TableStamp {
+    /// A lineage no table has had.
+    fn fresh() -> TableStamp {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        TableStamp {
+            lineage: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            edits: 0,
+        }
+    }
 }
 
 impl<R: Clone> Clone for RelationTable<R> {
@@ -82,11 +107,13 @@ impl<R: Clone> Clone for RelationTable<R> {
         RelationTable {
             rows: self.rows.clone(),
             heads: self.heads.clone(),
+            stamp: TableStamp::fresh(),
         }
     }
     fn clone_from(&mut self, other: &Self) {
         self.rows.clone_from(&other.rows);
         self.heads.clone_from(&other.heads);
+        self.stamp = TableStamp::fresh();
     }
 }
 
@@ -95,6 +122,7 @@ impl<R> Default for RelationTable<R> {
         RelationTable {
             rows: Vec::new(),
             heads: Vec::new(),
+            stamp: TableStamp::fresh(),
         }
     }
 }
@@ -252,20 +280,8 @@ impl<R: Relation> RelationTable<R> {
     /// `after` on the source's list (or as its head when `None`), and last
     /// on the target's circular list.
     fn push_row(&mut self, source: Entity, target: Entity, value: R, after: Option<RowId>) {
+        self.stamp.edits += 1;
         let first = self.in_head(target);
-        self.push_row_onto(source, target, value, after, first);
-    }
-
-    /// [`push_row`](Self::push_row) with the target's list head `first`
-    /// already known (`in_head(target)`). Returns the new row.
-    fn push_row_onto(
-        &mut self,
-        source: Entity,
-        target: Entity,
-        value: R,
-        after: Option<RowId>,
-        first: Option<RowId>,
-    ) -> RowId {
         let id = RowId::new(self.rows.len());
         let (prev_in, next_in) = match first {
             Some(first) => (self.rows[first.index()].prev_in, first),
@@ -289,7 +305,6 @@ impl<R: Relation> RelationTable<R> {
             self.rows[prev_in.index()].next_in = id;
             self.rows[next_in.index()].prev_in = id;
         }
-        id
     }
 
     /// Makes room for `rows` more pairs among entity indices up to
@@ -314,41 +329,102 @@ impl<R: Relation> RelationTable<R> {
 
     /// [`insert_first`](Self::insert_first) for each of `pairs`, in order:
     /// sources with no pair of `R` yet (a fresh batch). Siblings usually
-    /// come together (a level, a prefab subtree), so the target's list head
-    /// is looked up once per run of equal targets, not once per pair.
+    /// come together (a level, a prefab subtree), so a run of pairs with
+    /// the same target is pushed as consecutive rows already linked to one
+    /// another, and spliced onto the target's list once, at its end: no
+    /// lookup or back-link per pair. Same rows and lists as calling
+    /// `insert_first` for each pair.
     pub(crate) fn insert_first_many(&mut self, pairs: impl Iterator<Item = (Entity, Entity)>)
     where
         R: Default,
     {
-        // The current run: its target and the first row of that target's list.
+        self.stamp.edits += 1;
+        // The current run: its target and its first row.
         let mut run: Option<(Entity, RowId)> = None;
         for (source, target) in pairs {
             debug_assert!(
                 self.out_head(source).is_none(),
                 "the source has no pair yet"
             );
-            let first = match run {
-                Some((t, first)) if t == target => Some(first),
-                _ => self.in_head(target),
+            let id = RowId::new(self.rows.len());
+            let start = match run {
+                Some((t, start)) if t == target => start,
+                _ => {
+                    if let Some((t, start)) = run {
+                        self.close_run(t, start);
+                    }
+                    run = Some((target, id));
+                    id
+                }
             };
-            let id = self.push_row_onto(source, target, R::default(), None, first);
-            run = Some((target, first.unwrap_or(id)));
+            // Linked to the run's rows before and after it; the run's two
+            // ends are set when it closes.
+            let prev_in = if id == start {
+                id
+            } else {
+                RowId::new(id.index() - 1)
+            };
+            self.rows.push(Row {
+                source,
+                target,
+                next_out: None,
+                prev_in,
+                next_in: RowId::new(id.index() + 1),
+                value: R::default(),
+            });
+            self.heads_mut(source.index()).out = Some(id);
         }
+        if let Some((t, start)) = run {
+            self.close_run(t, start);
+        }
+    }
+
+    /// Splices rows `start..` (a run pushed by
+    /// [`insert_first_many`](Self::insert_first_many), each linked to the
+    /// next) onto the end of `target`'s circular list.
+    fn close_run(&mut self, target: Entity, start: RowId) {
+        let last = RowId::new(self.rows.len() - 1);
+        match self.in_head(target) {
+            None => {
+                self.rows[start.index()].prev_in = last;
+                self.rows[last.index()].next_in = start;
+                self.heads_mut(target.index()).incoming = Some(start);
+            }
+            Some(first) => {
+                let old_last = self.rows[first.index()].prev_in;
+                self.rows[start.index()].prev_in = old_last;
+                self.rows[last.index()].next_in = first;
+                self.rows[old_last.index()].next_in = start;
+                self.rows[first.index()].prev_in = last;
+            }
+        }
+    }
+
+    /// This table's stamp now: compare it with a later one to learn
+    /// whether any pair was added or removed in between.
+    pub(crate) fn stamp(&self) -> TableStamp {
+        self.stamp
     }
 
     /// Whether rows `first_row..` hold, in order, the pair `(children[k],
     /// children[p])` of each `parents[k] == Some(p)`, and every `children[k]`
     /// with `parents[k] == None` has no pair: the check that a batch's
     /// pairs are still as [`insert_first_many`](Self::insert_first_many) put
-    /// them. With `R::EXCLUSIVE`, a match means each child's only pair is
-    /// the one named. One pass down consecutive rows, no list walks.
+    /// them, when this table's stamp was `then`. With `R::EXCLUSIVE`, a
+    /// match means each child's only pair is the one named. O(1) when the
+    /// stamp is unchanged; otherwise one pass down consecutive rows, no
+    /// list walks.
     pub(crate) fn holds_batch(
         &self,
+        then: TableStamp,
         first_row: usize,
         children: &[Entity],
         parents: &[Option<u32>],
     ) -> bool {
         debug_assert!(R::EXCLUSIVE, "a match must be the source's only pair");
+        if then == self.stamp {
+            return true;
+        }
         let mut rows = self.rows.get(first_row..).unwrap_or(&[]).iter();
         children
             .iter()
@@ -448,6 +524,7 @@ impl<R: Relation> RelationTable<R> {
     /// Unlinks row `r` from both its lists, moves the last row into its
     /// place, and returns its value.
     fn remove_row(&mut self, r: RowId) -> R {
+        self.stamp.edits += 1;
         let (source, target, next_out, prev_in, next_in) = {
             let row = &self.rows[r.index()];
             (

@@ -196,7 +196,12 @@ impl WorldCore {
         parents: Vec<Option<u32>>,
     ) -> Result<ParentedBatch, RelationError> {
         let first_row = self.parent_batch_rows(&children, &parents)?;
-        Ok(ParentedBatch::new(children, parents, first_row))
+        let stamp = self
+            .relations
+            .table::<ChildOf>()
+            .expect("parent_batch_rows made the table")
+            .stamp();
+        Ok(ParentedBatch::new(children, parents, first_row, stamp))
     }
 
     /// The one core of both batch forms: validates, adds the pairs, and
