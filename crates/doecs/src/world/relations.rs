@@ -218,25 +218,37 @@ impl WorldCore {
             });
         }
         let table = self.relations.table::<ChildOf>();
-        let max_index = children.iter().map(|e| e.index()).max().unwrap_or(0);
-        let mut seen = vec![0u64; max_index as usize / 64 + 1];
         // Parents before children (as level blobs and prefab subtrees are
-        // laid out) cannot form a cycle: one compare each, in the same pass.
+        // laid out) cannot form a cycle, and children in increasing index
+        // order (a fresh batch) cannot repeat: one compare each, in the
+        // same pass; only batches that are neither pay for the full checks.
         let mut in_order = true;
+        let mut increasing = true;
+        let mut max_index = 0;
         for (k, (&child, &parent)) in children.iter().zip(parents).enumerate() {
             if self.entities.locate(child).is_none() {
                 return Err(RelationError::NoSuchEntity(child));
             }
-            let (word, bit) = (child.index() as usize / 64, 1u64 << (child.index() % 64));
-            if seen[word] & bit != 0 || table.is_some_and(|t| t.has_pairs(child)) {
+            if table.is_some_and(|t| t.has_pairs(child)) {
                 return Err(RelationError::HasParent(child));
             }
-            seen[word] |= bit;
+            increasing &= k == 0 || child.index() > max_index;
+            max_index = max_index.max(child.index());
             if let Some(p) = parent {
                 if p as usize >= children.len() {
                     return Err(RelationError::BatchParentOutOfRange { item: k, parent: p });
                 }
                 in_order &= (p as usize) < k;
+            }
+        }
+        if !increasing {
+            let mut seen = vec![0u64; max_index as usize / 64 + 1];
+            for &child in children {
+                let (word, bit) = (child.index() as usize / 64, 1u64 << (child.index() % 64));
+                if seen[word] & bit != 0 {
+                    return Err(RelationError::HasParent(child));
+                }
+                seen[word] |= bit;
             }
         }
         if !in_order {
