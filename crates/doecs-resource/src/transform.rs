@@ -1,5 +1,5 @@
 //! The built-in `transform` component: compiled from translation, rotation
-//! and scale, spawned into the world's [`TransformManager`] with the
+//! and scale, spawned into the world's [`TransformManager`](doecs_transform::TransformManager) with the
 //! hierarchy linked from `parent_index`.
 //!
 //! JSON: `{"translation": [x, y, z], "rotation": [x, y, z, w], "scale": [x, y, z]}`,
@@ -114,7 +114,7 @@ pub fn compile_transform(v: &Value) -> Result<Vec<u8>, String> {
     ))
 }
 
-/// Spawns transforms into the world's [`TransformManager`] (added, in
+/// Spawns transforms into the world's [`TransformManager`](doecs_transform::TransformManager) (added, in
 /// immediate mode with despawn callbacks, if the world has none).
 #[derive(Copy, Clone, Debug, Default)]
 pub struct TransformSpawner;

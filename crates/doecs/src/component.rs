@@ -209,7 +209,7 @@ impl ComponentInfo {
 }
 
 /// The registry: one [`ComponentInfo`] per id, plus lookups by type (through
-/// a [`TypeIndex`], one compare in the common case), name and name hash.
+/// a `TypeIndex`, one compare in the common case), name and name hash.
 #[derive(Debug, Default)]
 pub struct Components {
     infos: Vec<ComponentInfo>,

@@ -17,8 +17,9 @@
 //! read them unless a `before`/`after` constraint says otherwise, so a
 //! reader sees the same frame's events. The schedule adds the `Events<T>`
 //! resource when a system first needs it and turns the buffers over at the
-//! end of every run. Outside a schedule: [`World::add_event`] and
-//! [`World::update_events`].
+//! end of every run. Outside a schedule:
+//! [`WorldCore::add_event`](crate::WorldCore::add_event) and
+//! [`WorldCore::update_events`](crate::WorldCore::update_events).
 
 use crate::system::param::{ParamAccess, SystemParam, SystemRun};
 use crate::world::{World, WorldCore};

@@ -6,7 +6,7 @@
 //! becomes the flecs problem of hundreds of thousands of three-entity
 //! tables, and with 16 KiB chunks each would cost at least a chunk. doecs
 //! keeps pairs out of the archetype instead: each relation type has one
-//! [`table`] of pairs beside the archetypes, one dense row per pair, reached
+//! `table` of pairs beside the archetypes, one dense row per pair, reached
 //! by entity index in both directions (source to targets with the pair
 //! values, target to sources).
 //! Adding or removing a pair moves no row and makes no archetype, so a

@@ -8,19 +8,19 @@
 //! it, follows `IsA` up the chain, so an instance reads its prefab's values
 //! as its own without a copy, and the hit path of `get` costs nothing more.
 //! Writes never go through the chain: `get_mut` of an inherited component
-//! is refused with [`EntityError::Inherited`](crate::EntityError::Inherited)
-//! (the prefab and every other instance share that value), and `insert` on
-//! the instance, or [`WorldCore::override_inherited`], gives the instance
-//! its own copy, which from then on shadows the prefab's.
+//! is refused with [`EntityError::Inherited`] (the prefab and every other
+//! instance share that value), and `insert` on the instance, or
+//! [`World::override_inherited`](crate::World::override_inherited), gives
+//! the instance its own copy, which from then on shadows the prefab's.
 //!
 //! The [`Prefab`] tag keeps an entity out of every query that does not ask
 //! for it (by fetching `Prefab`, `Option<&Prefab>` or filtering
 //! `With<Prefab>`), so a prefab's components never show up as a live
 //! entity's. `Prefab` itself is never inherited: an instance is not a
-//! prefab. [`WorldCore::instantiate`] makes `n` instances at once, with a
-//! copy of the prefab's `ChildOf` subtree for each: every child prefab gets
-//! `n` instances of its own, parented to the matching instance of its
-//! parent. Despawning a prefab despawns its instances (`IsA` has the
+//! prefab. [`World::instantiate`](crate::World::instantiate) makes `n`
+//! instances at once, with a copy of the prefab's `ChildOf` subtree for
+//! each: every child prefab gets `n` instances of its own, parented to the
+//! matching instance of its parent. Despawning a prefab despawns its instances (`IsA` has the
 //! [`Cleanup::DespawnSource`] policy), and with them their subtrees.
 
 use super::{Cleanup, Relation, RelationError};

@@ -13,7 +13,7 @@
 //! system insertion order at the end of the schedule or at a sync point, so
 //! the result does not depend on the thread count or on timing. Entity ids
 //! for spawns recorded while systems run come from per-system pools handed
-//! out before the systems start (see [`ids`]), so they too are the same at
+//! out before the systems start (see `ids`), so they too are the same at
 //! any thread count and in every run.
 //!
 //! A schedule can run on any number of worlds. What a system keeps about a
@@ -293,7 +293,7 @@ impl Schedule {
         self.threads
     }
 
-    /// Adds a system (see [`crate::system`]).
+    /// Adds a system (see [`crate::system`](mod@crate::system)).
     pub fn add_system<M>(
         &mut self,
         system: impl IntoSystemDesc<M>,

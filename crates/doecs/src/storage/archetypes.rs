@@ -69,7 +69,7 @@ pub struct EdgeIndex(u32);
 /// change ticks live.
 ///
 /// Every way to change any of that goes through `&mut Archetype` handed out
-/// by the registry ([`Archetypes::get_mut`], `pair_mut`, `iter_mut`) or
+/// by the registry (`Archetypes::get_mut`, `pair_mut`, `iter_mut`) or
 /// through creating an archetype, and each of those moves the stamp on. So
 /// while the stamp reads the same, pointers and lengths fetched from the
 /// registry's archetypes are still current; queries keep their fetched

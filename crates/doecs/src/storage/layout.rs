@@ -6,7 +6,7 @@
 //! `for_each_chunk` hands out, the pieces `par_for_each` splits work into,
 //! and (with change detection) the granularity of change versions. The
 //! memory behind the chunks is laid out for streaming instead: each column
-//! of an archetype is one contiguous array (see [`super::column`]), and chunk
+//! of an archetype is one contiguous array (see `super::column`), and chunk
 //! `k` is rows `k * rows .. (k + 1) * rows` of every column. Cutting one
 //! allocation per chunk made each column's run 1.8 KB long, shorter than a
 //! page, and out of cache the hardware prefetchers restarted at every chunk

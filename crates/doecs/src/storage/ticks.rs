@@ -23,8 +23,8 @@
 //! that is exact for every reader).
 //!
 //! # Invariants (checked by `Archetype::check_invariants`)
-//! - A chunk's ticks are at least the ticks of every row in it: `chunk.added
-//!   >= rows.added[r]` and `chunk.changed >= rows.changed[r]`.
+//! - A chunk's ticks are at least the ticks of every row in it:
+//!   `chunk.added >= rows.added[r]` and `chunk.changed >= rows.changed[r]`.
 //! - A row got its component no later than its value last changed:
 //!   `rows.added[r] <= rows.changed[r]`.
 //!
