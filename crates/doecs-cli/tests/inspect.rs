@@ -44,7 +44,17 @@ fn serves_the_running_world_read_only() {
     assert_eq!(part["parent"]["id"], "0v0");
     let q = get_json(&url, "/api/query?with=spin&limit=5");
     assert_eq!(q["total"], 120);
-    let s = get_json(&url, "/api/systems?last=10");
+    // The system list comes from the frames' reports: on a loaded machine
+    // the first frame may not have finished yet.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let s = loop {
+        let s = get_json(&url, "/api/systems?last=10");
+        if !s["frames"].as_array().unwrap().is_empty() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "no frame ran");
+        std::thread::sleep(Duration::from_millis(5));
+    };
     let systems: Vec<&str> = s["systems"]
         .as_array()
         .unwrap()
