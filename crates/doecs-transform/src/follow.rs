@@ -16,10 +16,10 @@
 //! [`TransformManager::create_many_in_batch`] for a batch parented in one
 //! call, or the [`crate::WorldTransforms`] methods on `World`), so a new
 //! node is linked under its parent and adopts children that already have
-//! transforms. The structural calls of a
-//! manager on its own (`link`, `unlink`, `create`, `create_many`) refuse
-//! with [`TransformError::FollowsHierarchy`] once it follows a world.
-//! `ChildOf` drives, never the other way round: despawning a parent
+//! transforms. The structural calls of a manager on its own (`link`,
+//! `unlink`, `create`, `create_many`) refuse with
+//! [`TransformError::FollowsHierarchy`] once it follows a world. `ChildOf`
+//! drives, never the other way round: despawning a parent
 //! despawns its children in every path, so the manager only ever hears of
 //! deaths through `on_destroy`.
 

@@ -16,8 +16,9 @@
 //! instead of looking each entity up, once [`Hierarchy::batch_parents`] has
 //! confirmed that the world still says the same: at once when no `ChildOf`
 //! pair was added or removed since (the table's stamp is unchanged), else
-//! in one pass down the batch's rows. Nothing is trusted: a batch whose pairs changed since is
-//! simply not confirmed, and the manager looks the entities up instead.
+//! in one pass down the batch's rows. Nothing is trusted: a batch whose
+//! pairs changed since is simply not confirmed, and the manager looks the
+//! entities up instead.
 //!
 //! [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
 //! [`ComponentManager::on_parent_changed`]: crate::ComponentManager::on_parent_changed

@@ -20,8 +20,9 @@
 //! prefab. [`World::instantiate`](crate::World::instantiate) makes `n`
 //! instances at once, with a copy of the prefab's `ChildOf` subtree for
 //! each: every child prefab gets `n` instances of its own, parented to the
-//! matching instance of its parent. Despawning a prefab despawns its instances (`IsA` has the
-//! [`Cleanup::DespawnSource`] policy), and with them their subtrees.
+//! matching instance of its parent. Despawning a prefab despawns its
+//! instances (`IsA` has the [`Cleanup::DespawnSource`] policy), and with
+//! them their subtrees.
 
 use super::{Cleanup, Relation, RelationError};
 use crate::component::Component;

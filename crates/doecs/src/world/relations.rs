@@ -5,6 +5,7 @@
 
 use super::core::WorldCore;
 use crate::entity::Entity;
+use crate::relation::table::TableStamp;
 use crate::relation::{
     ChildOf, Hierarchy, ParentedBatch, Relation, RelationError, Relations, Sources,
 };
@@ -195,22 +196,18 @@ impl WorldCore {
         children: Vec<Entity>,
         parents: Vec<Option<u32>>,
     ) -> Result<ParentedBatch, RelationError> {
-        let first_row = self.parent_batch_rows(&children, &parents)?;
-        let stamp = self
-            .relations
-            .table::<ChildOf>()
-            .expect("parent_batch_rows made the table")
-            .stamp();
+        let (first_row, stamp) = self.parent_batch_rows(&children, &parents)?;
         Ok(ParentedBatch::new(children, parents, first_row, stamp))
     }
 
     /// The one core of both batch forms: validates, adds the pairs, and
-    /// returns the `ChildOf` row of the batch's first pair.
+    /// returns the `ChildOf` row of the batch's first pair and the table's
+    /// stamp right after.
     fn parent_batch_rows(
         &mut self,
         children: &[Entity],
         parents: &[Option<u32>],
-    ) -> Result<usize, RelationError> {
+    ) -> Result<(usize, TableStamp), RelationError> {
         if children.len() != parents.len() {
             return Err(RelationError::BatchLength {
                 children: children.len(),
@@ -262,8 +259,8 @@ impl WorldCore {
             use crate::relation::table::ErasedRelation;
             table.map_or(0, |t| t.len())
         };
-        self.insert_fresh_child_of(pairs, children.len(), max_index);
-        Ok(first_row)
+        let stamp = self.insert_fresh_child_of(pairs, children.len(), max_index);
+        Ok((first_row, stamp))
     }
 
     /// Refuses batch parent indices that form a cycle.
@@ -303,21 +300,25 @@ impl WorldCore {
     /// Adds `(ChildOf, parent)` to each child, in order, for children known
     /// to have no parent and pairs known to make no cycle (a fresh batch),
     /// and tells the managers. `count` bounds the pairs and `max_index` the
-    /// children's indices, to reserve once.
+    /// children's indices, to reserve once. Returns the `ChildOf` table's
+    /// stamp with the pairs in (managers are only told, so they cannot
+    /// change it).
     pub(crate) fn insert_fresh_child_of(
         &mut self,
         pairs: impl Iterator<Item = (Entity, Entity)> + Clone,
         count: usize,
         max_index: u32,
-    ) {
+    ) -> TableStamp {
         let table = self.relations.table_mut::<ChildOf>();
         table.reserve(count, max_index);
         table.insert_first_many(pairs.clone());
+        let stamp = table.stamp();
         if !self.managers.is_empty() {
             for (child, parent) in pairs {
                 self.managers.notify_parent_changed(child, Some(parent));
             }
         }
+        stamp
     }
 
     /// Hands every manager the hierarchy again, after the pairs were
