@@ -20,7 +20,7 @@
 use super::access::{Access, AliasError, FilteredAccess};
 use super::data::QueryData;
 use super::filter::QueryFilter;
-use crate::storage::{ArchetypeId, LayoutStamp};
+use crate::storage::{ArchetypeId, LayoutStamp, WriteStamps};
 use crate::tick::{ChangeWindow, Tick};
 use crate::type_index::TypeIndex;
 use crate::world::{WorldCore, WorldId};
@@ -62,6 +62,7 @@ impl<S, P> QueryCache<S, P> {
             slot_of: Vec::new(),
             plan: FetchPlan {
                 entries: Vec::new(),
+                stamps: WriteStamps::default(),
                 stamp: None,
             },
             last_run: Tick::ZERO,
@@ -85,6 +86,9 @@ pub(crate) struct Fetched<P> {
     pub(crate) chunk_rows: usize,
 }
 
+/// One planned archetype of query shape `(Q, F)`.
+pub(crate) type FetchedOf<Q, F> = Fetched<(<Q as QueryData>::Fetch, <F as QueryFilter>::Fetch)>;
+
 /// The fetches of a query's matched archetypes that have rows, kept across
 /// uses so a loop over many small archetypes does not look each one up
 /// again (Sander Mertens's cached queries in flecs keep their tables the
@@ -98,8 +102,14 @@ pub(crate) struct Fetched<P> {
 /// been changed or created since (see [`LayoutStamp`]), so the pointers
 /// address the columns and ticks as they are now and the lengths are
 /// current.
+///
+/// `stamps` is empty unless the query's filter is dense (passes every row);
+/// then it holds, gathered by [`QueryData::written_ticks`] when `entries`
+/// was, the change stamps of every row of every entry's written columns.
+/// Like the fetches, they are current while the layout stamp is.
 pub(crate) struct FetchPlan<P> {
     entries: Vec<Fetched<P>>,
+    stamps: WriteStamps,
     stamp: Option<LayoutStamp>,
 }
 
@@ -133,7 +143,15 @@ impl std::fmt::Debug for QueryCaches {
 impl QueryCaches {
     /// Whether shape `(Q, F)` has been used here before.
     pub(crate) fn contains<Q: QueryData, F: QueryFilter + 'static>(&self) -> bool {
-        self.index.get(TypeId::of::<(Q::Key, F)>()).is_some()
+        self.index.get(Self::key::<Q, F>()).is_some()
+    }
+
+    /// The key of shape `(Q, F)`: its `'static` stand-in, together with the
+    /// type of its cache. A slot is found only under its own cache's type, so
+    /// the slot under a key holds exactly that type, whatever `Q::Key` is.
+    #[inline(always)]
+    fn key<Q: QueryData, F: QueryFilter + 'static>() -> TypeId {
+        TypeId::of::<(Q::Key, F, CacheOf<Q, F>)>()
     }
 
     /// The state of shape `(Q, F)`, made on first use.
@@ -145,7 +163,7 @@ impl QueryCaches {
         &mut self,
         world: WorldId,
     ) -> &mut QueryState<Q, F> {
-        let key = TypeId::of::<(Q::Key, F)>();
+        let key = Self::key::<Q, F>();
         let slot = match self.index.get(key) {
             Some(slot) => slot,
             None => {
@@ -156,10 +174,11 @@ impl QueryCaches {
                 slot
             }
         };
-        let cache = self.slots[slot as usize]
-            .downcast_mut::<CacheOf<Q, F>>()
-            .expect("keyed by query shape");
-        QueryState::from_cache_mut(cache)
+        let cache: *mut (dyn Any + Send + Sync) = &mut *self.slots[slot as usize];
+        // SAFETY: the slot under `key` was made as a `CacheOf<Q, F>`, a type
+        // `key` names (see `QueryCaches::key`), so the box holds one; the
+        // cast keeps the box's address and the `&mut self` borrow.
+        QueryState::from_cache_mut(unsafe { &mut *cache.cast::<CacheOf<Q, F>>() })
     }
 }
 
@@ -324,17 +343,20 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     }
 
     /// The fetched columns of every matched archetype that has rows, in
-    /// match order. They are fetched again only when the world's archetype
-    /// layout changed since the last call; otherwise this costs one compare.
+    /// match order, with the change stamps of every row they cover (empty
+    /// unless `F::DENSE`; see [`FetchPlan`]). They are fetched again only
+    /// when the world's archetype layout changed since the last call;
+    /// otherwise this costs one compare.
     #[inline]
-    pub(crate) fn fetched(&mut self, world: &WorldCore) -> &[Fetched<(Q::Fetch, F::Fetch)>] {
+    pub(crate) fn planned(&mut self, world: &WorldCore) -> (&[FetchedOf<Q, F>], &WriteStamps) {
         self.update(world);
         let archetypes = world.archetypes();
         let stamp = archetypes.layout_stamp();
-        let cache = &mut self.cache;
-        if cache.plan.stamp != Some(stamp) {
-            cache.plan.entries.clear();
-            for &(id, (state, filter)) in &cache.matched {
+        let plan = &mut self.cache.plan;
+        if plan.stamp != Some(stamp) {
+            plan.entries.clear();
+            plan.stamps.clear();
+            for &(id, (state, filter)) in &self.cache.matched {
                 let arch = archetypes.get(id);
                 if arch.is_empty() {
                     continue;
@@ -342,15 +364,21 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 // SAFETY: the states were matched on `arch` (cache
                 // invariant); fetching only computes addresses.
                 let fetch = unsafe { (Q::fetch(arch, state), F::fetch(arch, filter)) };
-                cache.plan.entries.push(Fetched {
+                if F::DENSE {
+                    Q::written_ticks(fetch.0, &mut |ticks| {
+                        // SAFETY: the archetype's rows `0..len` are live.
+                        unsafe { plan.stamps.push_rows(ticks, arch.len()) }
+                    });
+                }
+                plan.entries.push(Fetched {
                     fetch,
                     len: arch.len(),
                     chunk_rows: arch.chunk_rows(),
                 });
             }
-            cache.plan.stamp = Some(stamp);
+            plan.stamp = Some(stamp);
         }
-        &cache.plan.entries
+        (&plan.entries, &plan.stamps)
     }
 
     /// The slot of archetype index `archetype` in `matched`, if it matches.

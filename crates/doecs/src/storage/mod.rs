@@ -39,7 +39,7 @@ pub mod ticks;
 pub use archetype::{Archetype, ColumnIndex};
 pub use archetypes::{Archetypes, LayoutStamp};
 pub use layout::{ChunkShape, DEFAULT_CHUNK_BYTES};
-pub use ticks::{ChunkTicks, TickPtrs};
+pub use ticks::{ChunkTicks, TickPtrs, WriteStamps};
 
 /// An archetype's index in its world's [`Archetypes`]. Id 0 is the empty archetype.
 ///

@@ -213,6 +213,78 @@ impl TickPtrs {
     }
 }
 
+/// The change stamps a dense write of whole archetypes stores, gathered
+/// once: the `changed` tick of every chunk holding rows, and the row-stamp
+/// run of every column that keeps them. A query's plan keeps one beside its
+/// fetches (see `query::state::FetchPlan`), so a loop over many small
+/// archetypes stamps them all in one tight pass instead of working out each
+/// archetype's chunks between its rows.
+///
+/// # Invariants
+/// Each entry was taken from a [`TickPtrs`] of a column with `len` live rows
+/// by [`WriteStamps::push_rows`]: `chunks` addresses the ticks of chunks
+/// `0..=(len - 1) >> shift`, `rows` the `changed` stamps of rows `0..len`.
+/// They stay valid exactly as long as the pointers they came from: until the
+/// archetype is changed (see [`super::LayoutStamp`]).
+#[derive(Debug, Default)]
+pub struct WriteStamps {
+    chunks: Vec<NonNull<ChunkTicks>>,
+    rows: Vec<(NonNull<u64>, usize)>,
+}
+
+// SAFETY: addresses, not access: `stamp_changed`'s caller must hold write
+// access to the columns, under the aliasing rule, on whichever thread.
+unsafe impl Send for WriteStamps {}
+// SAFETY: as above; `&WriteStamps` stores nothing by itself.
+unsafe impl Sync for WriteStamps {}
+
+impl WriteStamps {
+    /// Forgets every entry.
+    pub(crate) fn clear(&mut self) {
+        self.chunks.clear();
+        self.rows.clear();
+    }
+
+    /// Adds the stamps of rows `0..len` of the column `ticks` points into.
+    ///
+    /// # Safety
+    /// Rows `0..len` of that column must be live.
+    pub(crate) unsafe fn push_rows(&mut self, ticks: TickPtrs, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let last = ticks.chunk_of(len - 1);
+        // SAFETY: chunks `0..=last` hold live rows (caller), so their ticks
+        // exist and each offset stays inside the tick array.
+        self.chunks
+            .extend((0..=last).map(|c| unsafe { ticks.chunks.add(c) }));
+        if let Some((_, changed)) = ticks.rows {
+            self.rows.push((changed, len));
+        }
+    }
+
+    /// Records that every row gathered here was written at `tick`: the same
+    /// stores as [`TickPtrs::stamp_changed`] over each column's rows.
+    ///
+    /// # Safety
+    /// Every column gathered must still have the rows it had when gathered
+    /// (none of their archetypes changed since), and the caller must hold
+    /// write access to all of them (see the aliasing rule).
+    #[inline]
+    pub(crate) unsafe fn stamp_changed(&self, tick: Tick) {
+        for chunk in &self.chunks {
+            // SAFETY: the chunk held live rows when gathered and still does
+            // (caller); chunk ticks are atomics, stored through `&`.
+            unsafe { chunk.as_ref() }.stamp_changed(tick);
+        }
+        for &(changed, len) in &self.rows {
+            // SAFETY: rows `0..len` are live, within the stamps' capacity,
+            // and ours to write (caller).
+            unsafe { std::slice::from_raw_parts_mut(changed.as_ptr(), len) }.fill(tick.get());
+        }
+    }
+}
+
 /// All change ticks of one column. See the module docs.
 #[derive(Debug)]
 pub(crate) struct ColumnTicks {
@@ -436,6 +508,61 @@ impl ColumnTicks {
                 ca >= a && cc >= c,
                 "row {r}: chunk ticks ({ca}, {cc}) below the row's ({a}, {c})"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A column of `capacity` rows in chunks of 4 (`shift` 2), with row
+    /// stamps if `rows`, every stamp initialised to 0.
+    fn column(capacity: usize, rows: bool) -> ColumnTicks {
+        let mut ticks = ColumnTicks::new();
+        // SAFETY: a fresh column's row stamps (none) have capacity 0.
+        unsafe { ticks.resize(0, capacity, capacity.div_ceil(4)) };
+        if rows {
+            ticks.enable_rows(capacity, capacity, 2);
+        }
+        ticks
+    }
+
+    /// Gathered stamps store exactly what stamping each column's rows
+    /// directly stores: the chunks and rows of `0..len`, nothing past them.
+    #[test]
+    fn gathered_stamps_match_direct_stamps() {
+        for (len, rows) in [(1, false), (4, false), (5, true), (11, true), (0, true)] {
+            let (gathered, direct) = (column(16, rows), column(16, rows));
+            let mut stamps = WriteStamps::default();
+            // SAFETY: rows `0..len` count as live here: the tick arrays
+            // cover all 16 rows, every stamp initialised.
+            unsafe {
+                stamps.push_rows(gathered.ptrs(2), len);
+                stamps.stamp_changed(Tick::new(7));
+                direct.ptrs(2).stamp_changed(0, len, Tick::new(7));
+            }
+            for chunk in 0..4 {
+                let want = if chunk * 4 < len { 7 } else { 0 };
+                assert_eq!(gathered.chunk(chunk).changed(), Tick::new(want));
+                assert_eq!(gathered.chunk(chunk).raw(), direct.chunk(chunk).raw());
+            }
+            if rows {
+                for row in 0..len {
+                    // SAFETY: within the row stamps' capacity.
+                    let (g, d) =
+                        unsafe { (gathered.row_or_chunk(row, 2), direct.row_or_chunk(row, 2)) };
+                    assert_eq!(g, (0, 7), "row {row}");
+                    assert_eq!(g, d, "row {row}");
+                }
+            }
+            let mut gathered = gathered;
+            let mut direct = direct;
+            // SAFETY: both have capacity 16.
+            unsafe {
+                gathered.free(16);
+                direct.free(16);
+            }
         }
     }
 }
