@@ -21,7 +21,11 @@ use std::ptr::NonNull;
 /// `access` must record every component `fetch` reads (as a read) or hands out
 /// mutably (as a write). `fetch`, `item` and `slice` must only touch the columns
 /// found by `match_archetype` for that archetype, and `slice(fetch, start,
-/// len)` must cover exactly rows `start..start + len`.
+/// len)` must cover exactly rows `start..start + len`. `for_each_row`, where
+/// overridden, must hand out exactly the items `item` gives for rows
+/// `0..len`, in row order, each once. (`written_ticks` should name the
+/// ticks of every column handed out mutably; one that misses a column is
+/// not unsound, but change filters then miss its writes.)
 pub unsafe trait QueryData {
     /// One entity's item.
     type Item<'w>;
@@ -86,8 +90,8 @@ pub unsafe trait QueryData {
     /// Hands `out` the change ticks of each column the query writes, in
     /// `fetch`'s archetype (none for data that only reads). Every form of
     /// change stamping goes through it: [`QueryData::mark_written`] for a
-    /// run of rows, and a query plan's gathered
-    /// [`WriteStamps`](crate::storage::WriteStamps) for whole archetypes.
+    /// run of rows, and the stamps a query's plan gathers once for its
+    /// whole archetypes.
     #[inline(always)]
     fn written_ticks(fetch: Self::Fetch, out: &mut impl FnMut(TickPtrs)) {
         let _ = (fetch, out);

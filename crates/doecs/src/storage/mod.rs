@@ -39,7 +39,8 @@ pub mod ticks;
 pub use archetype::{Archetype, ColumnIndex};
 pub use archetypes::{Archetypes, LayoutStamp};
 pub use layout::{ChunkShape, DEFAULT_CHUNK_BYTES};
-pub use ticks::{ChunkTicks, TickPtrs, WriteStamps};
+pub(crate) use ticks::WriteStamps;
+pub use ticks::{ChunkTicks, TickPtrs};
 
 /// An archetype's index in its world's [`Archetypes`]. Id 0 is the empty archetype.
 ///

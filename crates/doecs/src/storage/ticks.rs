@@ -222,12 +222,12 @@ impl TickPtrs {
 ///
 /// # Invariants
 /// Each entry was taken from a [`TickPtrs`] of a column with `len` live rows
-/// by [`WriteStamps::push_rows`]: `chunks` addresses the ticks of chunks
+/// by `WriteStamps::push_rows`: `chunks` addresses the ticks of chunks
 /// `0..=(len - 1) >> shift`, `rows` the `changed` stamps of rows `0..len`.
 /// They stay valid exactly as long as the pointers they came from: until the
 /// archetype is changed (see [`super::LayoutStamp`]).
 #[derive(Debug, Default)]
-pub struct WriteStamps {
+pub(crate) struct WriteStamps {
     chunks: Vec<NonNull<ChunkTicks>>,
     rows: Vec<(NonNull<u64>, usize)>,
 }
