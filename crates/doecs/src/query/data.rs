@@ -332,8 +332,9 @@ unsafe impl ReadOnlyQueryData for Entity {}
 
 /// A tuple's `for_each_row`: a one-element tuple walks its element's rows
 /// (a slice iterator for a plain column, the tightest loop the compiler
-/// makes); a wider one indexes every column by row, which the compiler
-/// vectorizes across the columns just as well.
+/// makes); a wider one (or `()`) is the trait's row-by-row loop over the
+/// tuple's `item`, which the compiler vectorizes across the columns just as
+/// well.
 macro_rules! tuple_rows {
     ($fetch:ident, $len:ident, $f:ident; $only:ident $only_index:tt) => {
         // SAFETY: forwarded contract of `for_each_row`.
@@ -342,7 +343,7 @@ macro_rules! tuple_rows {
     ($fetch:ident, $len:ident, $f:ident; $($name:ident $index:tt),*) => {
         for row in 0..$len {
             // SAFETY: forwarded contract of `for_each_row`, row by row.
-            $f(($(unsafe { $name::item($fetch.$index, row) },)*));
+            $f(unsafe { Self::item($fetch, row) });
         }
     };
 }

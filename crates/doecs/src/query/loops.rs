@@ -167,8 +167,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             chunk_rows,
         } in plan
         {
-            // SAFETY: the plan is current for `world` (`planned`), so the
-            // fetches address live rows `0..len`; each is handed out once;
+            // SAFETY: the plan is current for `world` (`stamped_plan`), so
+            // the fetches address live rows `0..len`; each is handed out once;
             // the caller holds the access.
             unsafe {
                 passing_runs::<F>(chunk_rows, filter, window, 0, len, |start, end| {

@@ -533,7 +533,7 @@ mod tests {
     #[test]
     fn gathered_stamps_match_direct_stamps() {
         for (len, rows) in [(1, false), (4, false), (5, true), (11, true), (0, true)] {
-            let (gathered, direct) = (column(16, rows), column(16, rows));
+            let (mut gathered, mut direct) = (column(16, rows), column(16, rows));
             let mut stamps = WriteStamps::default();
             // SAFETY: rows `0..len` count as live here: the tick arrays
             // cover all 16 rows, every stamp initialised.
@@ -556,8 +556,6 @@ mod tests {
                     assert_eq!(g, d, "row {row}");
                 }
             }
-            let mut gathered = gathered;
-            let mut direct = direct;
             // SAFETY: both have capacity 16.
             unsafe {
                 gathered.free(16);
