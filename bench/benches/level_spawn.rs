@@ -145,8 +145,11 @@ fn level_spawn(c: &mut Criterion) {
     // included, written by hand into buffers allocated and touched
     // beforehand: entity slots, the plain columns with their entity
     // column, the transform manager's columns (local, world computed from
-    // the parent's, entity, four links, two flag bytes, the entity map) and
-    // one `ChildOf` row per child with the per-index list heads.
+    // the parent's, entity, the four links of real child lists, two flag
+    // bytes, the entity map) and one `ChildOf` row per child with the
+    // per-index list heads, siblings written as linked runs. No checks:
+    // doecs also validates the blob (the parent order, no NaN) and the
+    // entities, which this floor leaves out.
     let parents: Vec<Option<u32>> = view
         .parent_index()
         .iter()
@@ -172,8 +175,8 @@ fn level_spawn(c: &mut Criterion) {
 #[derive(Clone, Copy, Default)]
 #[allow(dead_code)]
 struct HandRow {
-    source: u64,
-    target: u64,
+    source: [u32; 2],
+    target: [u32; 2],
     next_out: u32,
     prev_in: u32,
     next_in: u32,
@@ -192,6 +195,7 @@ struct HandLayout {
     map: Vec<u32>,
     rows: Vec<HandRow>,
     heads: Vec<[u32; 2]>,
+    last_child: Vec<u32>,
 }
 
 impl HandLayout {
@@ -218,6 +222,7 @@ impl HandLayout {
             map: touched(n),
             rows: touched(n),
             heads: touched(n),
+            last_child: touched(n),
         }
     }
 
@@ -230,28 +235,46 @@ impl HandLayout {
         for column in plain {
             self.plain.extend_from_slice(column);
         }
+        // `ChildOf` rows, one run of consecutive siblings at a time: the
+        // run's rows are written already linked into a circular list, then
+        // spliced onto the parent's list (ids are rows + 1).
         self.heads.resize(n, [0, 0]);
-        for (k, parent) in parents.iter().enumerate() {
-            let Some(p) = *parent else { continue };
-            let id = self.rows.len() as u32 + 1;
-            let first = self.heads[p as usize][1];
-            let (prev_in, next_in) = if first == 0 {
-                self.heads[p as usize][1] = id;
-                (id, id)
-            } else {
-                let last = self.rows[first as usize - 1].prev_in;
-                self.rows[last as usize - 1].next_in = id;
-                self.rows[first as usize - 1].prev_in = id;
-                (last, first)
+        let mut k = 0;
+        while k < n {
+            let Some(p) = parents[k] else {
+                k += 1;
+                continue;
             };
-            self.rows.push(HandRow {
-                source: k as u64,
-                target: p as u64,
-                next_out: 0,
-                prev_in,
-                next_in,
-            });
-            self.heads[k][0] = id;
+            let end = k
+                + 1
+                + parents[k + 1..]
+                    .iter()
+                    .take_while(|&&q| q == Some(p))
+                    .count();
+            let start = self.rows.len() as u32 + 1;
+            let last = start + (end - k) as u32 - 1;
+            self.rows
+                .extend((k..end).zip(start..).map(|(c, id)| HandRow {
+                    source: [c as u32, 0],
+                    target: [p, 0],
+                    next_out: 0,
+                    prev_in: if id == start { last } else { id - 1 },
+                    next_in: if id == last { start } else { id + 1 },
+                }));
+            for (c, id) in (k..end).zip(start..) {
+                self.heads[c][0] = id;
+            }
+            let first = self.heads[p as usize][1];
+            if first == 0 {
+                self.heads[p as usize][1] = start;
+            } else {
+                let old_last = self.rows[first as usize - 1].prev_in;
+                self.rows[start as usize - 1].prev_in = old_last;
+                self.rows[last as usize - 1].next_in = first;
+                self.rows[old_last as usize - 1].next_in = start;
+                self.rows[first as usize - 1].prev_in = last;
+            }
+            k = end;
         }
         let local = &mut self.local.spare_capacity_mut()[..n];
         let world = &mut self.world.spare_capacity_mut()[..n];
@@ -259,18 +282,34 @@ impl HandLayout {
         let links = &mut self.links.spare_capacity_mut()[..n];
         let flags = &mut self.flags.spare_capacity_mut()[..n];
         let map = &mut self.map.spare_capacity_mut()[..n];
+        // Each child is appended to its parent's list as it is written
+        // (links: parent, first child, next and previous sibling).
+        let last_child = &mut self.last_child;
+        last_child.clear();
+        last_child.resize(n, u32::MAX);
         for k in 0..n {
             let l = locals[k];
-            let (parent, w) = match parents[k] {
-                // SAFETY: `p < k` (a level lists parents first), so slot `p`
-                // of `world` was written in an earlier iteration.
-                Some(p) => (p, unsafe { world[p as usize].assume_init_read() } * l),
-                None => (u32::MAX, l),
+            let (parent, prev, w) = match parents[k] {
+                Some(p) => {
+                    let prev = std::mem::replace(&mut last_child[p as usize], k as u32);
+                    // SAFETY: `p < k` and `prev < k` (a level lists parents
+                    // first), so slots `p` and `prev` were written in an
+                    // earlier iteration.
+                    unsafe {
+                        if prev == u32::MAX {
+                            links[p as usize].assume_init_mut()[1] = k as u32;
+                        } else {
+                            links[prev as usize].assume_init_mut()[2] = k as u32;
+                        }
+                        (p, prev, world[p as usize].assume_init_read() * l)
+                    }
+                }
+                None => (u32::MAX, u32::MAX, l),
             };
             local[k].write(l);
             world[k].write(w);
             entity[k].write(k as u64);
-            links[k].write([parent, u32::MAX, u32::MAX, u32::MAX]);
+            links[k].write([parent, u32::MAX, u32::MAX, prev]);
             flags[k].write([0, 0]);
             map[k].write(k as u32);
         }

@@ -406,14 +406,27 @@ impl TransformManager {
             };
         }
         let b = base as usize;
-        // Each slot is written once, links to children and siblings left
-        // empty for the pass below; a parent's world transform is final
-        // before its children's (`p < k`).
-        self.store.write_slots(b, n, |k, worlds| {
+        // Each slot is written once, in batch order: a parent's world
+        // transform is final before its children's (`p < k`), and each
+        // child is appended to its parent's list as it is written (the
+        // parent's first child or its last child's next sibling, both in
+        // slots already written), so the lists end up in batch order.
+        let mut last_child = vec![Link::NONE; n];
+        self.store.write_slots(b, n, |k, mut slots| {
             let local = locals[k];
-            let (parent, world) = match parents[k] {
-                Some(p) => (Link::some(base + p), worlds.get(b + p as usize) * local),
-                None => (Link::NONE, local),
+            let slot = Link::some(base + k as u32);
+            let (parent, world, prev_sibling) = match parents[k] {
+                Some(p) => {
+                    let (p, parent_slot) = (p as usize, b + p as usize);
+                    let prev = std::mem::replace(&mut last_child[p], slot);
+                    match prev.get() {
+                        Some(prev) => slots.set_next_sibling(prev as usize, slot),
+                        None => slots.set_first_child(parent_slot, slot),
+                    }
+                    let world = slots.world(parent_slot) * local;
+                    (Link::some(parent_slot as u32), world, prev)
+                }
+                None => (Link::NONE, local, Link::NONE),
             };
             SlotValues {
                 local,
@@ -422,31 +435,11 @@ impl TransformManager {
                 parent,
                 first_child: Link::NONE,
                 next_sibling: Link::NONE,
-                prev_sibling: Link::NONE,
+                prev_sibling,
                 flags: 0,
                 idle: 0,
             }
         });
-        let c = self.store.cols_mut();
-        let end = b + n;
-        let first_child = &mut c.first_child[b..end];
-        let next_sibling = &mut c.next_sibling[b..end];
-        let prev_sibling = &mut c.prev_sibling[b..end];
-        // Child lists, built back to front so each ends up in batch order.
-        for k in (0..n).rev() {
-            next_sibling[k] = match parents[k] {
-                Some(p) => {
-                    let p = p as usize;
-                    let next = first_child[p];
-                    if let Some(f) = next.get() {
-                        prev_sibling[f as usize - b] = Link::some(base + k as u32);
-                    }
-                    first_child[p] = Link::some(base + k as u32);
-                    next
-                }
-                None => Link::NONE,
-            };
-        }
         self.len = base + n as u32;
         if !self.deferred {
             self.first_dirty = self.len;
@@ -577,14 +570,14 @@ impl TransformManager {
         for (rank, &k) in order.iter().enumerate() {
             slot[k as usize] = base + rank as u32;
         }
-        self.store.write_slots(base as usize, n, |rank, worlds| {
+        self.store.write_slots(base as usize, n, |rank, slots| {
             let k = order[rank] as usize;
             let local = locals[k];
             let (parent, world) = match parents[k] {
                 // Parents come earlier in `order`, so their world is final.
                 Some(p) => {
                     let ps = slot[p as usize];
-                    (Link::some(ps), worlds.get(ps as usize) * local)
+                    (Link::some(ps), slots.world(ps as usize) * local)
                 }
                 None => (Link::NONE, local),
             };

@@ -311,25 +311,64 @@ impl ColPtrs {
     }
 }
 
-/// Read access, during [`Storage::write_slots`], to the world transforms of
-/// the slots before the one being written (all initialized).
-pub(crate) struct WrittenWorlds {
+/// Access, during [`Storage::write_slots`], to the slots before the one
+/// being written (all initialized): their world transforms, read, and the
+/// two links that a later slot can change, `first_child` and
+/// `next_sibling` (a batch links each new child onto its parent's list as
+/// it writes the child).
+///
+/// # Aliasing rule
+/// `write_slots` holds the storage mutably and hands out no reference into
+/// it: the fill reaches the written slots only through this value's raw
+/// column pointers, and the loop writes only the slot after them.
+pub(crate) struct WrittenSlots {
     world: *const Affine3A,
+    first_child: *mut Link,
+    next_sibling: *mut Link,
     end: usize,
 }
 
-impl WrittenWorlds {
+impl WrittenSlots {
+    /// Panics unless slot `i` is before the slot being written.
+    #[inline]
+    fn check(&self, i: usize) {
+        assert!(i < self.end, "slot {i} is not written yet");
+    }
+
     /// The world transform of slot `i`.
     ///
     /// # Panics
     /// If slot `i` is not before the slot being written.
     #[inline]
-    pub(crate) fn get(&self, i: usize) -> Affine3A {
-        assert!(i < self.end, "slot {i} is not written yet");
+    pub(crate) fn world(&self, i: usize) -> Affine3A {
+        self.check(i);
         // SAFETY: slots below `end` are initialized (kept, or written
-        // earlier in this call) and inside the column; nothing writes them
-        // while `fill` runs.
+        // earlier in this call) and inside the column; nothing else
+        // reaches them while `fill` runs (aliasing rule above).
         unsafe { self.world.add(i).read() }
+    }
+
+    /// Sets the first child of slot `i`.
+    ///
+    /// # Panics
+    /// If slot `i` is not before the slot being written.
+    #[inline]
+    pub(crate) fn set_first_child(&mut self, i: usize, child: Link) {
+        self.check(i);
+        // SAFETY: as `world`; a `Link` is plain data, so the write needs
+        // no drop of the old value.
+        unsafe { self.first_child.add(i).write(child) }
+    }
+
+    /// Sets the next sibling of slot `i`.
+    ///
+    /// # Panics
+    /// If slot `i` is not before the slot being written.
+    #[inline]
+    pub(crate) fn set_next_sibling(&mut self, i: usize, sibling: Link) {
+        self.check(i);
+        // SAFETY: as `set_first_child`.
+        unsafe { self.next_sibling.add(i).write(sibling) }
     }
 }
 
@@ -372,8 +411,8 @@ impl Storage {
         }
     }
 
-    /// Writes slots `base..base + n`: slot `base + k` gets `fill(k, worlds)`,
-    /// where `worlds` reads the world transforms of the slots before it. If
+    /// Writes slots `base..base + n`: slot `base + k` gets `fill(k, slots)`,
+    /// where `slots` reaches the slots before it ([`WrittenSlots`]). If
     /// the capacity is short of `base + n + 1`, the buffer grows first,
     /// keeping the first `base + 1` slots, and the new slots are written in
     /// place: a slot about to be written is never zeroed first (a level of
@@ -382,7 +421,7 @@ impl Storage {
         &mut self,
         base: usize,
         n: usize,
-        mut fill: impl FnMut(usize, WrittenWorlds) -> SlotValues,
+        mut fill: impl FnMut(usize, WrittenSlots) -> SlotValues,
     ) {
         let end = base + n;
         assert!(base < self.cap, "slot {base} beyond capacity {}", self.cap);
@@ -413,11 +452,13 @@ impl Storage {
             end: if grown { end } else { 0 },
         };
         for k in 0..n {
-            let worlds = WrittenWorlds {
+            let slots = WrittenSlots {
                 world: cols.world,
+                first_child: cols.first_child,
+                next_sibling: cols.next_sibling,
                 end: base + k,
             };
-            let v = fill(k, worlds);
+            let v = fill(k, slots);
             // SAFETY: `base + k < end < cap`, and `&mut self` excludes any
             // other access while this call runs.
             unsafe { cols.write(base + k, v) };
@@ -547,10 +588,12 @@ mod tests {
     fn write_slots_grows_in_place_keeps_earlier_slots_and_zeroes_the_tail() {
         let mut s = Storage::with_capacity(2);
         s.cols_mut().entity[0] = 99;
-        s.write_slots(1, 5, |k, worlds| {
+        s.write_slots(1, 5, |k, mut slots| {
             if k > 0 {
-                // The slot before is written and readable.
-                assert_eq!(worlds.get(k).translation.x, (k - 1) as f32);
+                // The slot before is written and readable, and its links
+                // can be set.
+                assert_eq!(slots.world(k).translation.x, (k - 1) as f32);
+                slots.set_next_sibling(k, Link::some(1 + k as u32));
             }
             slot(k as f32, k as u64 + 10)
         });
@@ -561,6 +604,13 @@ mod tests {
             assert_eq!(c.entity[1 + k], k as u64 + 10);
             assert_eq!(c.world[1 + k].translation.x, k as f32);
             assert_eq!(c.flags[1 + k], 3);
+        }
+        for i in 1..5 {
+            assert_eq!(
+                c.next_sibling[i],
+                Link::some(i as u32 + 1),
+                "set by a later fill"
+            );
         }
         for i in 6..s.capacity() {
             assert_eq!((c.entity[i], c.flags[i]), (0, 0), "tail zeroed");
@@ -595,8 +645,8 @@ mod tests {
     #[should_panic(expected = "not written yet")]
     fn a_fill_cannot_read_its_own_slot() {
         let mut s = Storage::with_capacity(1);
-        s.write_slots(0, 2, |k, worlds| {
-            worlds.get(k);
+        s.write_slots(0, 2, |k, slots| {
+            slots.world(k);
             slot(0.0, 0)
         });
     }

@@ -171,13 +171,14 @@ impl World {
                 isa.insert_first(e, node, IsA);
             }
         }
-        // Fresh entities: no parent yet, and the prefab's tree makes no cycle.
-        let pairs = parent_slots
+        // Fresh entities: no parent yet, and the prefab's tree makes no
+        // cycle. Instance `i` of node `k` is `all[k * n + i]`; its parent is
+        // instance `i` of the node's parent.
+        let parents: Vec<Option<u32>> = parent_slots
             .iter()
-            .enumerate()
-            .filter_map(|(k, slot)| Some((made[k], made[(*slot)?])))
-            .flat_map(|(kids, parents)| kids.iter().copied().zip(parents.iter().copied()));
-        self.insert_fresh_child_of(pairs, all.len() - n, max_index);
+            .flat_map(|slot| (0..n).map(move |i| slot.map(|s| (s * n + i) as u32)))
+            .collect();
+        self.insert_fresh_child_of(&all, &parents, max_index);
         Ok(all[..n].to_vec())
     }
 }

@@ -34,6 +34,14 @@ impl RowId {
         let stored = u32::try_from(index + 1).expect("fewer than 2^32 - 1 pairs per relation");
         RowId(NonZeroU32::new(stored).expect("index + 1 is non-zero"))
     }
+    /// [`RowId::new`] with no check, for `index < u32::MAX - 1` that the
+    /// caller checked (a batch checks its last index once). A larger index
+    /// would saturate to a wrong id: the debug assert fires in tests.
+    #[inline]
+    fn below_limit(index: usize) -> RowId {
+        debug_assert!(index < u32::MAX as usize - 1);
+        RowId(NonZeroU32::MIN.saturating_add(index as u32))
+    }
     #[inline]
     fn index(self) -> usize {
         self.0.get() as usize - 1
@@ -327,75 +335,74 @@ impl<R: Relation> RelationTable<R> {
         self.push_row(source, target, value, None);
     }
 
-    /// [`insert_first`](Self::insert_first) for each of `pairs`, in order:
-    /// sources with no pair of `R` yet (a fresh batch). Siblings usually
-    /// come together (a level, a prefab subtree), so a run of pairs with
-    /// the same target is pushed as consecutive rows already linked to one
-    /// another, and spliced onto the target's list once, at its end: no
-    /// lookup or back-link per pair. Same rows and lists as calling
+    /// [`insert_first`](Self::insert_first) for a batch: for each `k` with
+    /// `parents[k] == Some(p)`, in order, the pair `(children[k],
+    /// children[p])` with `R::default()`. The sources must have no pair of
+    /// `R` yet (a fresh batch) and the pairs must make no cycle; both
+    /// callers check. Siblings usually come together (a level, a prefab
+    /// subtree), so each run of consecutive children with the same parent
+    /// is written as consecutive rows already linked into a circular list
+    /// of their own, and spliced onto the target's list once, at its end:
+    /// no lookup or back-link per pair. Same rows and lists as calling
     /// `insert_first` for each pair.
-    pub(crate) fn insert_first_many(&mut self, pairs: impl Iterator<Item = (Entity, Entity)>)
+    pub(crate) fn insert_fresh_batch(&mut self, children: &[Entity], parents: &[Option<u32>])
     where
         R: Default,
     {
+        debug_assert_eq!(children.len(), parents.len());
+        // Checked once here, so every id below is made without a check.
+        assert!(
+            self.rows.len() + children.len() < u32::MAX as usize,
+            "fewer than 2^32 - 1 pairs per relation"
+        );
         self.stamp.edits += 1;
-        // The current run: its target and its first row.
-        let mut run: Option<(Entity, RowId)> = None;
-        for (source, target) in pairs {
-            debug_assert!(
-                self.out_head(source).is_none(),
-                "the source has no pair yet"
-            );
-            let id = RowId::new(self.rows.len());
-            let start = match run {
-                Some((t, start)) if t == target => start,
-                _ => {
-                    if let Some((t, start)) = run {
-                        self.close_run(t, start);
-                    }
-                    run = Some((target, id));
-                    id
+        let mut k = 0;
+        while k < children.len() {
+            let Some(p) = parents[k] else {
+                k += 1;
+                continue;
+            };
+            let same = parents[k + 1..].iter().take_while(|&&q| q == Some(p));
+            let run = &children[k..k + 1 + same.count()];
+            let target = children[p as usize];
+            let start = self.rows.len();
+            let last = start + run.len() - 1;
+            self.rows.extend(run.iter().enumerate().map(|(i, &source)| {
+                let at = start + i;
+                Row {
+                    source,
+                    target,
+                    next_out: None,
+                    prev_in: RowId::below_limit(if at == start { last } else { at - 1 }),
+                    next_in: RowId::below_limit(if at == last { start } else { at + 1 }),
+                    value: R::default(),
                 }
-            };
-            // Linked to the run's rows before and after it; the run's two
-            // ends are set when it closes.
-            let prev_in = if id == start {
-                id
-            } else {
-                RowId::new(id.index() - 1)
-            };
-            self.rows.push(Row {
-                source,
-                target,
-                next_out: None,
-                prev_in,
-                next_in: RowId::new(id.index() + 1),
-                value: R::default(),
-            });
-            self.heads_mut(source.index()).out = Some(id);
-        }
-        if let Some((t, start)) = run {
-            self.close_run(t, start);
+            }));
+            for (at, &source) in (start..).zip(run) {
+                debug_assert!(
+                    self.out_head(source).is_none(),
+                    "the source has no pair yet"
+                );
+                self.heads_mut(source.index()).out = Some(RowId::below_limit(at));
+            }
+            self.splice_run(target, start, last);
+            k += run.len();
         }
     }
 
-    /// Splices rows `start..` (a run pushed by
-    /// [`insert_first_many`](Self::insert_first_many), each linked to the
-    /// next) onto the end of `target`'s circular list.
-    fn close_run(&mut self, target: Entity, start: RowId) {
-        let last = RowId::new(self.rows.len() - 1);
+    /// Splices rows `start..=last` (a run written by
+    /// [`insert_fresh_batch`](Self::insert_fresh_batch), a circular list of
+    /// its own) onto the end of `target`'s circular list.
+    fn splice_run(&mut self, target: Entity, start: usize, last: usize) {
+        let (start_id, last_id) = (RowId::below_limit(start), RowId::below_limit(last));
         match self.in_head(target) {
-            None => {
-                self.rows[start.index()].prev_in = last;
-                self.rows[last.index()].next_in = start;
-                self.heads_mut(target.index()).incoming = Some(start);
-            }
+            None => self.heads_mut(target.index()).incoming = Some(start_id),
             Some(first) => {
                 let old_last = self.rows[first.index()].prev_in;
-                self.rows[start.index()].prev_in = old_last;
-                self.rows[last.index()].next_in = first;
-                self.rows[old_last.index()].next_in = start;
-                self.rows[first.index()].prev_in = last;
+                self.rows[start].prev_in = old_last;
+                self.rows[last].next_in = first;
+                self.rows[old_last.index()].next_in = start_id;
+                self.rows[first.index()].prev_in = last_id;
             }
         }
     }
@@ -409,7 +416,7 @@ impl<R: Relation> RelationTable<R> {
     /// Whether rows `first_row..` hold, in order, the pair `(children[k],
     /// children[p])` of each `parents[k] == Some(p)`, and every `children[k]`
     /// with `parents[k] == None` has no pair: the check that a batch's
-    /// pairs are still as [`insert_first_many`](Self::insert_first_many) put
+    /// pairs are still as [`insert_fresh_batch`](Self::insert_fresh_batch) put
     /// them, when this table's stamp was `then`. With `R::EXCLUSIVE`, a
     /// match means each child's only pair is the one named. O(1) when the
     /// stamp is unchanged; otherwise one pass down consecutive rows, no

@@ -214,30 +214,45 @@ impl WorldCore {
                 parents: parents.len(),
             });
         }
+        use crate::relation::table::ErasedRelation;
         let table = self.relations.table::<ChildOf>();
-        // Parents before children (as level blobs and prefab subtrees are
-        // laid out) cannot form a cycle, and children in increasing index
-        // order (a fresh batch) cannot repeat: one compare each, in the
-        // same pass; only batches that are neither pay for the full checks.
-        let mut in_order = true;
-        let mut increasing = true;
-        let mut max_index = 0;
-        for (k, (&child, &parent)) in children.iter().zip(parents).enumerate() {
-            if self.entities.locate(child).is_none() {
-                return Err(RelationError::NoSuchEntity(child));
-            }
-            if table.is_some_and(|t| t.has_pairs(child)) {
-                return Err(RelationError::HasParent(child));
-            }
-            increasing &= k == 0 || child.index() > max_index;
-            max_index = max_index.max(child.index());
-            if let Some(p) = parent {
-                if p as usize >= children.len() {
-                    return Err(RelationError::BatchParentOutOfRange { item: k, parent: p });
-                }
-                in_order &= (p as usize) < k;
+        // One simple pass per check, each a tight loop (a refused batch
+        // reports the first child that fails the first failing check).
+        if let Some(&dead) = children
+            .iter()
+            .find(|&&c| self.entities.locate(c).is_none())
+        {
+            return Err(RelationError::NoSuchEntity(dead));
+        }
+        if let Some(t) = table.filter(|t| t.len() > 0) {
+            if let Some(&c) = children.iter().find(|&&c| t.has_pairs(c)) {
+                return Err(RelationError::HasParent(c));
             }
         }
+        // Parents before children (as level blobs and prefab subtrees are
+        // laid out) cannot form a cycle, and are in range; children in
+        // increasing index order (a fresh batch) cannot repeat. Only
+        // batches that are neither pay for the full checks.
+        let in_order = parents
+            .iter()
+            .enumerate()
+            .fold(true, |ok, (k, p)| ok & p.is_none_or(|p| (p as usize) < k));
+        if !in_order {
+            if let Some((k, &Some(p))) = parents
+                .iter()
+                .enumerate()
+                .find(|(_, p)| p.is_some_and(|p| p as usize >= children.len()))
+            {
+                return Err(RelationError::BatchParentOutOfRange { item: k, parent: p });
+            }
+        }
+        let increasing = children
+            .windows(2)
+            .fold(true, |ok, w| ok & (w[0].index() < w[1].index()));
+        let max_index = match children.last() {
+            Some(last) if increasing => last.index(),
+            _ => children.iter().map(|c| c.index()).max().unwrap_or(0),
+        };
         if !increasing {
             let mut seen = vec![0u64; max_index as usize / 64 + 1];
             for &child in children {
@@ -251,15 +266,8 @@ impl WorldCore {
         if !in_order {
             Self::check_batch_acyclic(children, parents)?;
         }
-        let pairs = children
-            .iter()
-            .zip(parents)
-            .filter_map(|(&c, p)| Some((c, children[(*p)? as usize])));
-        let first_row = {
-            use crate::relation::table::ErasedRelation;
-            table.map_or(0, |t| t.len())
-        };
-        let stamp = self.insert_fresh_child_of(pairs, children.len(), max_index);
+        let first_row = table.map_or(0, |t| t.len());
+        let stamp = self.insert_fresh_child_of(children, parents, max_index);
         Ok((first_row, stamp))
     }
 
@@ -297,25 +305,29 @@ impl WorldCore {
         Ok(())
     }
 
-    /// Adds `(ChildOf, parent)` to each child, in order, for children known
-    /// to have no parent and pairs known to make no cycle (a fresh batch),
-    /// and tells the managers. `count` bounds the pairs and `max_index` the
+    /// Adds `(ChildOf, children[p])` to each `children[k]` with
+    /// `parents[k] == Some(p)`, in order, for children known to have no
+    /// parent and batch indices known to be in range and make no cycle (a
+    /// fresh batch), and tells the managers. `max_index` bounds the
     /// children's indices, to reserve once. Returns the `ChildOf` table's
     /// stamp with the pairs in (managers are only told, so they cannot
     /// change it).
     pub(crate) fn insert_fresh_child_of(
         &mut self,
-        pairs: impl Iterator<Item = (Entity, Entity)> + Clone,
-        count: usize,
+        children: &[Entity],
+        parents: &[Option<u32>],
         max_index: u32,
     ) -> TableStamp {
         let table = self.relations.table_mut::<ChildOf>();
-        table.reserve(count, max_index);
-        table.insert_first_many(pairs.clone());
+        table.reserve(children.len(), max_index);
+        table.insert_fresh_batch(children, parents);
         let stamp = table.stamp();
         if !self.managers.is_empty() {
-            for (child, parent) in pairs {
-                self.managers.notify_parent_changed(child, Some(parent));
+            for (&child, parent) in children.iter().zip(parents) {
+                if let Some(p) = *parent {
+                    let parent = children[p as usize];
+                    self.managers.notify_parent_changed(child, Some(parent));
+                }
             }
         }
         stamp
