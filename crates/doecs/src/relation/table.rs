@@ -289,30 +289,22 @@ impl<R: Relation> RelationTable<R> {
     /// on the target's circular list.
     fn push_row(&mut self, source: Entity, target: Entity, value: R, after: Option<RowId>) {
         self.stamp.edits += 1;
-        let first = self.in_head(target);
-        let id = RowId::new(self.rows.len());
-        let (prev_in, next_in) = match first {
-            Some(first) => (self.rows[first.index()].prev_in, first),
-            None => (id, id),
-        };
+        let at = self.rows.len();
+        let id = RowId::new(at);
+        // A circular list of one, spliced onto the target's list below.
         self.rows.push(Row {
             source,
             target,
             next_out: None,
-            prev_in,
-            next_in,
+            prev_in: id,
+            next_in: id,
             value,
         });
         match after {
             Some(r) => self.rows[r.index()].next_out = Some(id),
             None => self.heads_mut(source.index()).out = Some(id),
         }
-        if next_in == id {
-            self.heads_mut(target.index()).incoming = Some(id);
-        } else {
-            self.rows[prev_in.index()].next_in = id;
-            self.rows[next_in.index()].prev_in = id;
-        }
+        self.splice_run(target, at, at);
     }
 
     /// Makes room for `rows` more pairs among entity indices up to
@@ -390,9 +382,10 @@ impl<R: Relation> RelationTable<R> {
         }
     }
 
-    /// Splices rows `start..=last` (a run written by
-    /// [`insert_fresh_batch`](Self::insert_fresh_batch), a circular list of
-    /// its own) onto the end of `target`'s circular list.
+    /// Splices rows `start..=last`, already a circular list of their own
+    /// (one new row, or a run written by
+    /// [`insert_fresh_batch`](Self::insert_fresh_batch)), onto the end of
+    /// `target`'s circular list.
     fn splice_run(&mut self, target: Entity, start: usize, last: usize) {
         let (start_id, last_id) = (RowId::below_limit(start), RowId::below_limit(last));
         match self.in_head(target) {
