@@ -52,8 +52,9 @@
 //! [`Problem::Rejected`]: crate::Problem::Rejected
 
 use crate::error::SpawnError;
+use crate::spawner::Spawned;
 use crate::view::BlockView;
-use doecs::{ComponentDescriptor, ComponentId, Components, Entity, World};
+use doecs::{ComponentDescriptor, ComponentId, Components, Entity, ParentsFirst, World};
 use doecs_registry::{Registration, RegistryError};
 use serde_json::Value;
 use std::alloc::Layout;
@@ -273,14 +274,18 @@ pub(crate) struct PlainColumn<'b, 'a> {
 }
 
 /// Spawns every entity of the blob with its plain components, each directly
-/// into its final archetype, and returns the entity lookup (blob index →
-/// entity).
+/// into its final archetype, parented as `parents` says (`None`: no
+/// hierarchy), and returns them in blob order. Called inside one world
+/// operation ([`World::as_one_operation`]), so no hook command runs
+/// between the spawn and the parenting.
 pub(crate) fn spawn_plain(
     world: &mut World,
     num_entities: usize,
     columns: &[PlainColumn<'_, '_>],
-) -> Vec<Entity> {
+    parents: Option<ParentsFirst>,
+) -> Spawned {
     debug_assert!(columns.len() <= 64);
+    debug_assert!(parents.as_ref().is_none_or(|p| p.len() == num_entities));
     let dense = columns
         .iter()
         .all(|c| c.block.num_instances() == num_entities);
@@ -288,13 +293,43 @@ pub(crate) fn spawn_plain(
         // One group: every entity has every column. Copy from the blob as is.
         let ids: Vec<ComponentId> = columns.iter().map(|c| c.id).collect();
         let sources: Vec<*const u8> = columns.iter().map(|c| c.block.data.as_ptr()).collect();
-        // SAFETY: each block was validated to hold `num_entities` values of the
-        // column's size (the spawner checked `instance_size == layout.size()`),
-        // every bit pattern is a valid value (PlainBytes / plain-bytes dynamic
-        // component), and the world takes copies: the blob is not given up.
-        return unsafe { world.spawn_columns_raw(&ids, num_entities, &sources) }
-            .expect("plain ids are registered and distinct (checked before spawning)");
+        const CHECKED: &str = "plain ids are registered and distinct (checked before spawning)";
+        // Each block was validated to hold `num_entities` values of the
+        // column's size (the spawner checked `instance_size ==
+        // layout.size()`), every bit pattern is a valid value (PlainBytes /
+        // plain-bytes dynamic component), and the world takes copies: the
+        // blob is not given up.
+        return match parents {
+            Some(parents) => Spawned::Parented(
+                // SAFETY: the sources as above; `parents` has `num_entities`
+                // items.
+                unsafe { world.spawn_columns_raw_parented(&ids, &sources, parents) }
+                    .expect(CHECKED),
+            ),
+            None => Spawned::Roots(
+                // SAFETY: the sources as above.
+                unsafe { world.spawn_columns_raw(&ids, num_entities, &sources) }.expect(CHECKED),
+            ),
+        };
     }
+    let entities = spawn_plain_groups(world, num_entities, columns);
+    match parents {
+        Some(parents) => Spawned::Parented(
+            world
+                .parent_batch(entities, parents.into_vec())
+                .expect("fresh entities, parents before children, and no hook command ran"),
+        ),
+        None => Spawned::Roots(entities),
+    }
+}
+
+/// [`spawn_plain`] for a blob whose entities differ in their plain
+/// components: one column spawn per group of entities with the same set.
+fn spawn_plain_groups(
+    world: &mut World,
+    num_entities: usize,
+    columns: &[PlainColumn<'_, '_>],
+) -> Vec<Entity> {
     // Group entities by their set of plain columns.
     let mut masks = vec![0u64; num_entities];
     for (j, c) in columns.iter().enumerate() {

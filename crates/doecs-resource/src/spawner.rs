@@ -26,7 +26,7 @@ use crate::format::{LeU32s, NO_PARENT};
 use crate::plain::{read_le, spawn_plain, PlainBytes, PlainColumn, PlainType};
 use crate::view::{BlobView, BlockView};
 use crate::BuiltinComponent;
-use doecs::{name_hash, ComponentId, Entity, ParentedBatch, World};
+use doecs::{name_hash, ComponentId, Entity, ParentedBatch, ParentsFirst, World};
 use doecs_registry::ComponentRegistry;
 use std::alloc::Layout;
 use std::any::TypeId;
@@ -496,40 +496,40 @@ impl Spawner {
                 block,
             });
         }
-        let entity_lookup = spawn_plain(world, view.num_entities(), &columns);
         // The hierarchy is `ChildOf`, the world's one scene graph; custom
         // spawners (transforms) follow it.
         let parent_index = view.parent_index();
-        let spawned = if parent_index.iter().any(|p| p != NO_PARENT) {
-            let parents: Vec<Option<u32>> = parent_index
+        let parents = parent_index.iter().any(|p| p != NO_PARENT).then(|| {
+            let parents = parent_index
                 .iter()
                 .map(|p| (p != NO_PARENT).then_some(p))
                 .collect();
-            Spawned::Parented(
-                world
-                    .parent_batch(entity_lookup, parents)
-                    .expect("fresh entities, parents before children (checked on load)"),
-            )
-        } else {
-            Spawned::Roots(entity_lookup)
-        };
+            ParentsFirst::new(parents).expect("a blob lists parents first (checked on load)")
+        });
         let mut instances: usize = plain.iter().map(|(_, b)| b.num_instances()).sum();
-        for p in &planned {
-            if let Planned::Custom(spawner, block) = p {
-                spawner.spawn(
-                    world,
-                    &SpawnBatch {
-                        entity_lookup: spawned.entities(),
-                        entity_index: block.entity_index,
-                        data: block.data,
-                        instance_size: block.instance_size,
-                        parent_index: view.parent_index(),
-                        parented: spawned.parented(),
-                    },
-                );
-                instances += block.num_instances();
+        // One world operation: the commands hooks record while the level
+        // arrives wait until every entity is parented and has its custom
+        // components.
+        let spawned = world.as_one_operation(|world| {
+            let spawned = spawn_plain(world, view.num_entities(), &columns, parents);
+            for p in &planned {
+                if let Planned::Custom(spawner, block) = p {
+                    spawner.spawn(
+                        world,
+                        &SpawnBatch {
+                            entity_lookup: spawned.entities(),
+                            entity_index: block.entity_index,
+                            data: block.data,
+                            instance_size: block.instance_size,
+                            parent_index,
+                            parented: spawned.parented(),
+                        },
+                    );
+                    instances += block.num_instances();
+                }
             }
-        }
+            spawned
+        });
         Ok(SpawnResult {
             entities: spawned.into_entities(),
             skipped,
@@ -540,7 +540,7 @@ impl Spawner {
 
 /// The entities a spawn created, in blob order: parented in one batch when
 /// the blob has a hierarchy.
-enum Spawned {
+pub(crate) enum Spawned {
     Roots(Vec<Entity>),
     Parented(ParentedBatch),
 }

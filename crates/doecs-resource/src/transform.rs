@@ -20,7 +20,7 @@
 use crate::compiler::f32s;
 use crate::spawner::{ComponentSpawner, SpawnBatch};
 use crate::view::BlockView;
-use doecs::World;
+use doecs::{Entity, World};
 use doecs_transform::WorldTransforms;
 use glam::{Affine3A, Quat, Vec3};
 use serde_json::Value;
@@ -173,9 +173,27 @@ impl ComponentSpawner for TransformSpawner {
         // when every entity has a transform.
         let created = match batch.parented {
             Some(parented) if n == num_entities => world.add_transforms_to_batch(parented, locals),
-            _ => world.add_transforms(entities, locals),
+            _ => world.add_transforms(entities, locals).map(drop),
         };
-        created.expect("fresh live entities, one instance each: the batch cannot refuse");
+        if created.is_err() {
+            // Only another custom spawner of this blob, running earlier,
+            // can have despawned one of the fresh entities or given it a
+            // transform (hook commands wait for the end of the spawn). The
+            // others still get theirs.
+            let have = |e: Entity| {
+                world
+                    .manager::<doecs_transform::TransformManager>()
+                    .is_some_and(|tm| tm.lookup(e).is_some())
+            };
+            let (entities, locals): (Vec<Entity>, Vec<Affine3A>) = entities
+                .iter()
+                .zip(locals)
+                .filter(|&(&e, _)| world.alive(e) && !have(e))
+                .unzip();
+            world
+                .add_transforms(&entities, &locals)
+                .expect("live entities without transforms, each once");
+        }
     }
 }
 

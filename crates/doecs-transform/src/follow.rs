@@ -26,6 +26,7 @@
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::TransformManager;
+use crate::propagate::BatchSlots;
 use doecs::{Entity, Hierarchy, ParentedBatch};
 use glam::Affine3A;
 
@@ -103,7 +104,9 @@ impl TransformManager {
                 }
             })
             .collect();
-        self.create_linked(hierarchy, entities, locals, &parents, outside)
+        let slots = self.create_linked(hierarchy, entities, locals, &parents, outside)?;
+        // Linking moves no row: the batch's slots are current.
+        Ok(slots.instances(entities))
     }
 
     /// [`create_many_in`](Self::create_many_in) for a batch parented in one
@@ -117,13 +120,15 @@ impl TransformManager {
         hierarchy: Hierarchy<'_>,
         batch: &ParentedBatch,
         locals: &[Affine3A],
-    ) -> Result<Vec<Instance>, TransformError> {
+    ) -> Result<(), TransformError> {
         match hierarchy.batch_parents(batch) {
             // Confirmed: every parent is in the batch, none outside.
-            Some(parents) => {
-                self.create_linked(hierarchy, batch.children(), locals, parents, Vec::new())
-            }
-            None => self.create_many_in(hierarchy, batch.children(), locals),
+            Some(parents) => self
+                .create_linked(hierarchy, batch.children(), locals, parents, Vec::new())
+                .map(drop),
+            None => self
+                .create_many_in(hierarchy, batch.children(), locals)
+                .map(drop),
         }
     }
 
@@ -138,15 +143,13 @@ impl TransformManager {
         locals: &[Affine3A],
         parents: &[Option<u32>],
         outside: Vec<(usize, Entity)>,
-    ) -> Result<Vec<Instance>, TransformError> {
-        let handles = self.create_batch(entities, locals, parents)?;
+    ) -> Result<BatchSlots, TransformError> {
+        let slots = self.create_batch(entities, locals, parents)?;
         for (k, parent) in outside {
-            let c = self.resolve(handles[k]).expect("created above");
-            self.link_to_entity(c, Some(parent));
+            self.link_to_entity(slots.slot(k), Some(parent));
         }
         self.adopt_children(hierarchy, entities);
-        // Linking moves no row: the batch's handles are current.
-        Ok(handles)
+        Ok(slots)
     }
 
     /// Links slot `c` under the instance of `parent`, or makes it a root

@@ -14,7 +14,7 @@ use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::{TransformManager, MOVED, NO_INSTANCE};
 use crate::storage::SlotValues;
-use doecs::Entity;
+use doecs::{Entity, ParentsFirst};
 use glam::Affine3A;
 
 const TARGET: u8 = 1;
@@ -372,13 +372,9 @@ impl TransformManager {
         max_index: usize,
         locals: &[Affine3A],
         parents: &[Option<u32>],
-    ) -> Result<Option<Vec<Instance>>, TransformError> {
+    ) -> Result<Option<BatchSlots>, TransformError> {
         let n = entities.len();
-        let in_order = parents
-            .iter()
-            .zip(0u32..)
-            .fold(true, |ok, (p, k)| ok & p.is_none_or(|p| p < k));
-        if !in_order {
+        if !ParentsFirst::holds(parents) {
             return Ok(None);
         }
         let base = self.len;
@@ -444,12 +440,7 @@ impl TransformManager {
         if !self.deferred {
             self.first_dirty = self.len;
         }
-        Ok(Some(
-            (base..)
-                .zip(entities)
-                .map(|(index, &entity)| Instance { index, entity })
-                .collect(),
-        ))
+        Ok(Some(BatchSlots::InOrder { base }))
     }
 
     /// Creates a batch of instances for the level spawner. `parents[k]` is the
@@ -468,16 +459,18 @@ impl TransformManager {
         parents: &[Option<u32>],
     ) -> Result<Vec<Instance>, TransformError> {
         self.refuse_if_following()?;
-        self.create_batch(entities, locals, parents)
+        let slots = self.create_batch(entities, locals, parents)?;
+        Ok(slots.instances(entities))
     }
 
-    /// The core of `create_many` and `create_many_in`.
+    /// The core of `create_many` and `create_many_in`: returns where the
+    /// items landed.
     pub(crate) fn create_batch(
         &mut self,
         entities: &[Entity],
         locals: &[Affine3A],
         parents: &[Option<u32>],
-    ) -> Result<Vec<Instance>, TransformError> {
+    ) -> Result<BatchSlots, TransformError> {
         let n = entities.len();
         if locals.len() != n || parents.len() != n {
             return Err(TransformError::LengthMismatch {
@@ -494,8 +487,8 @@ impl TransformManager {
             .map(|e| e.index() as usize)
             .max()
             .unwrap_or(0);
-        if let Some(handles) = self.create_many_in_order(entities, max_index, locals, parents)? {
-            return Ok(handles);
+        if let Some(slots) = self.create_many_in_order(entities, max_index, locals, parents)? {
+            return Ok(slots);
         }
         // Validate: range, duplicates, existing instances. Duplicates are
         // found with a bitset over entity indices (the map grows to cover
@@ -612,11 +605,38 @@ impl TransformManager {
         if !self.deferred {
             self.first_dirty = self.len;
         }
-        Ok(entities
-            .iter()
-            .zip(&slot)
-            .map(|(&entity, &index)| Instance { index, entity })
-            .collect())
+        Ok(BatchSlots::Placed(slot))
+    }
+}
+
+/// Where the items of a created batch landed.
+pub(crate) enum BatchSlots {
+    /// Item `k` in slot `base + k` (a batch that lists parents first).
+    InOrder {
+        /// The first item's slot.
+        base: u32,
+    },
+    /// Item `k` in slot `slots[k]`.
+    Placed(Vec<u32>),
+}
+
+impl BatchSlots {
+    /// The slot of item `k`.
+    pub(crate) fn slot(&self, k: usize) -> u32 {
+        match self {
+            BatchSlots::InOrder { base } => base + k as u32,
+            BatchSlots::Placed(slots) => slots[k],
+        }
+    }
+
+    /// The handles of the batch's `entities`, in batch order.
+    pub(crate) fn instances(&self, entities: &[Entity]) -> Vec<Instance> {
+        (0..entities.len())
+            .map(|k| Instance {
+                index: self.slot(k),
+                entity: entities[k],
+            })
+            .collect()
     }
 }
 

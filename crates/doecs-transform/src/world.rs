@@ -64,12 +64,14 @@ pub trait WorldTransforms: sealed::WorldAccess {
     /// manager reads the batch's parent indices instead of looking each
     /// entity up, once the world confirms them (see
     /// [`TransformManager::create_many_in_batch`]). What level spawning
-    /// uses. All or nothing; errors as `add_transforms`.
+    /// uses. All or nothing; errors as `add_transforms`. Returns no
+    /// handles (a level spawn needs none): [`TransformManager::lookup`]
+    /// finds each.
     fn add_transforms_to_batch(
         &mut self,
         batch: &ParentedBatch,
         locals: &[Affine3A],
-    ) -> Result<Vec<Instance>, TransformError> {
+    ) -> Result<(), TransformError> {
         self.refuse_dead(batch.children())?;
         let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
         tm.create_many_in_batch(hierarchy, batch, locals)

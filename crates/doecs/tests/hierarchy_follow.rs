@@ -204,3 +204,118 @@ fn a_parented_batch_is_confirmed_only_while_its_pairs_hold() {
     assert_eq!(world.relations().len(), 0);
     world.check_invariants();
 }
+
+/// `spawn_columns_raw_parented` spawns and parents in one operation: the
+/// pairs are in place, in batch order, the batch is confirmed and lists its
+/// parents first, managers hear of each pair, and a hook's command waits
+/// until the entities are parented.
+#[test]
+fn a_parented_column_spawn_is_one_operation() {
+    use doecs::{ComponentHooks, ParentsFirst};
+    let mut world = World::new();
+    let earlier = world.spawn((0u32,));
+    world.add_manager(Follower::default(), DestroyNotice::Callback);
+    // Each new u32 records, when its hook's command runs, its entity's parent.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    world.set_hooks::<u32>(ComponentHooks::new().on_add(move |ctx| {
+        let log = log.clone();
+        let entity = ctx.entity;
+        ctx.commands.push_closure(move |world: &mut World| {
+            log.lock().unwrap().push((entity, world.parent(entity)));
+            Ok(())
+        });
+    }));
+    seen.lock().unwrap().clear();
+    let values: [u32; 5] = [10, 11, 12, 13, 14];
+    let id = world.component_id::<u32>();
+    let parents = ParentsFirst::new(vec![None, Some(0), Some(0), None, Some(3)]).unwrap();
+    // SAFETY: five valid u32 values, which are `Copy`: the world may keep
+    // copies of them.
+    let batch = unsafe {
+        world.spawn_columns_raw_parented(&[id], &[values.as_ptr().cast()], parents.clone())
+    }
+    .unwrap();
+    let es = batch.children().to_vec();
+    assert_eq!(es.len(), 5);
+    assert!(batch.parents_first());
+    assert_eq!(
+        world.hierarchy().batch_parents(&batch),
+        Some(parents.as_slice())
+    );
+    for (k, &e) in es.iter().enumerate() {
+        assert_eq!(world.get::<u32>(e), Ok(&values[k]));
+    }
+    assert_eq!(
+        world.children(es[0]).collect::<Vec<_>>(),
+        vec![es[1], es[2]]
+    );
+    assert_eq!(world.parent(es[4]), Some(es[3]));
+    assert_eq!(world.parent(earlier), None);
+    let expected = [(es[1], es[0]), (es[2], es[0]), (es[4], es[3])];
+    let f = world.manager::<Follower>().unwrap();
+    assert_eq!(
+        f.changes,
+        expected.map(|(c, p)| (c, Some(p))).to_vec(),
+        "one notice per pair, in batch order"
+    );
+    // Every hook command ran after the parents were set.
+    let parent_of = |k: usize| parents.as_slice()[k].map(|p| es[p as usize]);
+    let want: Vec<_> = (0..5).map(|k| (es[k], parent_of(k))).collect();
+    assert_eq!(*seen.lock().unwrap(), want);
+    world.check_invariants();
+    // Parents that do not come first are refused before anything exists.
+    assert_eq!(
+        ParentsFirst::new(vec![None, Some(1)]),
+        Err(RelationError::ParentNotBefore { item: 1, parent: 1 })
+    );
+    // Unknown components are refused with the world unchanged.
+    let before = world.entities().len();
+    let bogus = doecs::ComponentId::from_index(9999);
+    // SAFETY: the call is refused before any source is read.
+    let refused =
+        unsafe { world.spawn_columns_raw_parented(&[bogus], &[values.as_ptr().cast()], parents) };
+    assert!(refused.is_err());
+    assert_eq!(world.entities().len(), before);
+    assert_eq!(world.relations().len(), 3);
+    world.check_invariants();
+}
+
+/// Hook commands recorded inside `as_one_operation` wait for its end; a
+/// panic inside leaves them queued for the next operation.
+#[test]
+fn one_operation_holds_hook_commands_until_it_ends() {
+    use doecs::ComponentHooks;
+    let mut world = World::new();
+    world.set_hooks::<u32>(ComponentHooks::new().on_add(|ctx| {
+        ctx.commands.despawn(ctx.entity);
+    }));
+    let (a, b, alive_inside) = world.as_one_operation(|world| {
+        let a = world.spawn((1u32,));
+        let b = world.spawn((2u32,));
+        world.set_parent(b, a).unwrap();
+        (a, b, world.alive(a) && world.alive(b))
+    });
+    assert!(alive_inside);
+    assert!(!world.alive(a) && !world.alive(b));
+    // Nested: the inner operation's commands wait for the outer one.
+    let (inner, alive_after_inner) = world.as_one_operation(|world| {
+        let inner = world.as_one_operation(|world| world.spawn((3u32,)));
+        (inner, world.alive(inner))
+    });
+    assert!(alive_after_inner && !world.alive(inner));
+    // A panic inside: the commands stay queued and the next operation
+    // applies them.
+    let c = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.as_one_operation(|world| {
+            let c = world.spawn((4u32,));
+            std::panic::panic_any(c)
+        })
+    }))
+    .unwrap_err();
+    let c = *c.downcast::<Entity>().unwrap();
+    assert!(world.alive(c), "its despawn is still queued");
+    world.spawn(());
+    assert!(!world.alive(c));
+    world.check_invariants();
+}

@@ -25,7 +25,7 @@
 //! [`ComponentManager::follow_hierarchy`]: crate::ComponentManager::follow_hierarchy
 
 use super::table::{RelationTable, Sources, TableStamp};
-use super::ChildOf;
+use super::{ChildOf, RelationError};
 use crate::entity::Entity;
 
 /// The `ChildOf` pairs of a world, read-only: each entity's parent and
@@ -104,6 +104,9 @@ impl<'w> Hierarchy<'w> {
 pub struct ParentedBatch {
     children: Vec<Entity>,
     parents: Vec<Option<u32>>,
+    /// Whether `parents` lists every parent before its children
+    /// ([`ParentsFirst::holds`]), found while the batch was checked.
+    parents_first: bool,
     /// The row of the batch's first pair in the `ChildOf` table.
     first_row: usize,
     /// The `ChildOf` table's stamp right after the batch's pairs went in.
@@ -114,15 +117,25 @@ impl ParentedBatch {
     pub(crate) fn new(
         children: Vec<Entity>,
         parents: Vec<Option<u32>>,
+        parents_first: bool,
         first_row: usize,
         stamp: TableStamp,
     ) -> Self {
+        debug_assert_eq!(parents_first, ParentsFirst::holds(&parents));
         ParentedBatch {
             children,
             parents,
+            parents_first,
             first_row,
             stamp,
         }
+    }
+
+    /// Whether every parent index is smaller than its child's
+    /// ([`ParentsFirst::holds`]), so a manager can lay the batch out in
+    /// batch order with each parent placed before its children.
+    pub fn parents_first(&self) -> bool {
+        self.parents_first
     }
 
     /// The batch's entities, in batch order.
@@ -139,5 +152,71 @@ impl ParentedBatch {
     /// The batch's entities, giving up the rest.
     pub fn into_children(self) -> Vec<Entity> {
         self.children
+    }
+}
+
+/// Batch parent indices that list every parent before its children:
+/// item `k`'s parent, when it has one, is an index `p < k` into the same
+/// batch. Level blobs and prefab subtrees are laid out this way. Such
+/// indices are in range and cannot form a cycle, so a batch parented with
+/// them needs no other check of its indices
+/// (`World::spawn_columns_raw_parented` takes them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParentsFirst(Vec<Option<u32>>);
+
+impl ParentsFirst {
+    /// Checks `parents` (one pass).
+    ///
+    /// # Errors
+    /// [`RelationError::ParentNotBefore`] for the first item whose parent
+    /// index is not smaller than its own.
+    ///
+    /// ```
+    /// use doecs::{ParentsFirst, RelationError};
+    /// assert!(ParentsFirst::new(vec![None, Some(0), Some(1)]).is_ok());
+    /// assert_eq!(
+    ///     ParentsFirst::new(vec![Some(1), None]),
+    ///     Err(RelationError::ParentNotBefore { item: 0, parent: 1 })
+    /// );
+    /// ```
+    pub fn new(parents: Vec<Option<u32>>) -> Result<Self, RelationError> {
+        if Self::holds(&parents) {
+            return Ok(ParentsFirst(parents));
+        }
+        let (item, parent) = parents
+            .iter()
+            .enumerate()
+            .find_map(|(k, p)| p.filter(|&p| p as usize >= k).map(|p| (k, p)))
+            .expect("the order does not hold, so some item breaks it");
+        Err(RelationError::ParentNotBefore { item, parent })
+    }
+
+    /// Whether every `Some(p)` at position `k` of `parents` has `p < k`:
+    /// one branch-free pass.
+    pub fn holds(parents: &[Option<u32>]) -> bool {
+        parents
+            .iter()
+            .zip(0u32..)
+            .fold(true, |ok, (p, k)| ok & p.is_none_or(|p| p < k))
+    }
+
+    /// The indices.
+    pub fn as_slice(&self) -> &[Option<u32>] {
+        &self.0
+    }
+
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The indices, giving up the proof.
+    pub fn into_vec(self) -> Vec<Option<u32>> {
+        self.0
     }
 }

@@ -33,7 +33,7 @@ pub mod prefab;
 mod query;
 pub(crate) mod table;
 
-pub use hierarchy::{Hierarchy, ParentedBatch};
+pub use hierarchy::{Hierarchy, ParentedBatch, ParentsFirst};
 pub use prefab::{IsA, Prefab};
 pub use query::{InheritQuery, PairQuery, UpQuery};
 pub use table::{Sources, Targets};
@@ -138,6 +138,15 @@ pub enum RelationError {
         /// The item's index in the batch.
         item: usize,
         /// The bad parent index.
+        parent: u32,
+    },
+    /// Parent indices that were to list every parent before its children
+    /// do not.
+    #[error("item {item} of the batch names parent {parent}, which does not come before it")]
+    ParentNotBefore {
+        /// The item's index in the batch.
+        item: usize,
+        /// Its parent index, not smaller than `item`.
         parent: u32,
     },
     /// A batch's slices differ in length.

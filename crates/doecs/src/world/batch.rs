@@ -3,8 +3,9 @@
 //! `spawn_batch` reserves room for the whole batch, then a [`RowPlacer`]
 //! writes rows with typed stores into the columns. `spawn_columns_raw` spawns
 //! many entities of one archetype from per-component arrays with one `memcpy`
-//! per column, which is how compiled levels load at close to memcpy speed. Both place rows through the
-//! same structural core as a single spawn.
+//! per column, which is how compiled levels load at close to memcpy speed;
+//! `spawn_columns_raw_parented` also parents them, in the same operation.
+//! All place rows through the same structural core as a single spawn.
 
 use super::structure::{typed_writer, RowPlacer};
 use super::World;
@@ -12,6 +13,7 @@ use crate::bundle::Bundle;
 use crate::component::ComponentId;
 use crate::entity::Entity;
 use crate::error::EntityError;
+use crate::relation::{ParentedBatch, ParentsFirst};
 
 impl World {
     /// Spawns one entity per item and returns the new entities in order.
@@ -127,6 +129,52 @@ impl World {
         count: usize,
         sources: &[*const u8],
     ) -> Result<Vec<Entity>, EntityError> {
+        // SAFETY: the caller's contract is this function's.
+        let out = unsafe { self.place_columns(ids, count, sources) }?;
+        self.flush_hooks();
+        Ok(out)
+    }
+
+    /// [`World::spawn_columns_raw`] with the new entities parented in the
+    /// same operation: entity `k` becomes `ChildOf` entity `p` of the batch
+    /// for each `parents[k] == Some(p)`, `count` being `parents.len()`.
+    /// The entities are fresh and the indices come first by their type, so
+    /// no check of [`WorldCore::parent_batch`] is needed; the commands that
+    /// hooks record while the components arrive are applied once the
+    /// parents are set too. What level spawning uses.
+    ///
+    /// # Errors
+    /// As [`World::spawn_columns_raw`]; the world is unchanged.
+    ///
+    /// # Safety
+    /// As [`World::spawn_columns_raw`] with `count == parents.len()`.
+    ///
+    /// [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
+    pub unsafe fn spawn_columns_raw_parented(
+        &mut self,
+        ids: &[ComponentId],
+        sources: &[*const u8],
+        parents: ParentsFirst,
+    ) -> Result<ParentedBatch, EntityError> {
+        // SAFETY: the caller's contract, with `count == parents.len()`.
+        let children = unsafe { self.place_columns(ids, parents.len(), sources) }?;
+        // Nothing ran since the spawn but hooks, which only record commands.
+        let batch = self.core.parent_fresh_batch(children, parents);
+        self.flush_hooks();
+        Ok(batch)
+    }
+
+    /// The core of both column spawns: places the rows, leaving the
+    /// hooks' commands queued.
+    ///
+    /// # Safety
+    /// As [`World::spawn_columns_raw`].
+    unsafe fn place_columns(
+        &mut self,
+        ids: &[ComponentId],
+        count: usize,
+        sources: &[*const u8],
+    ) -> Result<Vec<Entity>, EntityError> {
         assert_eq!(ids.len(), sources.len(), "one source per component");
         let bundle = self.core.bundles.of_ids(ids, &self.core.components)?;
         let sizes: Vec<usize> = ids
@@ -145,7 +193,6 @@ impl World {
                 }
             })
         };
-        self.flush_hooks();
         Ok(out)
     }
 

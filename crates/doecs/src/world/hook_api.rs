@@ -86,6 +86,40 @@ impl World {
         }
     }
 
+    /// Runs `operation` as one world operation: hooks fire inside it as
+    /// usual, but the commands they record wait until it returns, and are
+    /// applied then (as [`flush_hooks`](Self::flush_hooks) would). For a
+    /// change made of several world calls that must not be interleaved
+    /// with hook commands: a level spawn creates its entities, parents them
+    /// and gives them their manager instances before any hook's command
+    /// can despawn one. Inside a flush (a hook command's own operation),
+    /// the commands join that flush's next round instead. If `operation`
+    /// panics, the commands stay queued for the next operation's flush.
+    ///
+    /// ```
+    /// use doecs::{ComponentHooks, World};
+    /// let mut world = World::new();
+    /// world.set_hooks::<u32>(ComponentHooks::new().on_add(|ctx| ctx.commands.despawn(ctx.entity)));
+    /// let alive_inside = world.as_one_operation(|world| {
+    ///     let e = world.spawn((7u32,));
+    ///     (e, world.alive(e))
+    /// });
+    /// assert!(alive_inside.1, "the hook's despawn waited");
+    /// assert!(!world.alive(alive_inside.0), "and was applied after");
+    /// ```
+    pub fn as_one_operation<R>(&mut self, operation: impl FnOnce(&mut World) -> R) -> R {
+        let outer = std::mem::replace(&mut self.flushing_hooks, true);
+        let outcome = catch_unwind(AssertUnwindSafe(|| operation(self)));
+        self.flushing_hooks = outer;
+        match outcome {
+            Ok(result) => {
+                self.flush_hooks();
+                result
+            }
+            Err(payload) => resume_unwind(payload),
+        }
+    }
+
     /// The commands recorded by hooks that failed when applied (an entity
     /// already dead, say), oldest first; taking them empties the list.
     pub fn take_hook_failures(&mut self) -> Vec<CommandFailure> {

@@ -88,7 +88,8 @@ pub struct World {
     pub(crate) core: WorldCore,
     /// Matched-archetype caches of `query_mut` calls, keyed by query shape.
     pub(crate) query_caches: QueryCaches,
-    /// Whether hook commands are being applied (nested flushes wait).
+    /// Whether hook commands are being applied, or held by
+    /// `as_one_operation` (nested flushes wait).
     pub(crate) flushing_hooks: bool,
     /// Hook commands that failed when applied.
     pub(crate) hook_failures: Vec<crate::command::CommandFailure>,

@@ -7,7 +7,7 @@ use super::core::WorldCore;
 use crate::entity::Entity;
 use crate::relation::table::TableStamp;
 use crate::relation::{
-    ChildOf, Hierarchy, ParentedBatch, Relation, RelationError, Relations, Sources,
+    ChildOf, Hierarchy, ParentedBatch, ParentsFirst, Relation, RelationError, Relations, Sources,
 };
 use std::any::TypeId;
 use std::collections::HashSet;
@@ -196,18 +196,42 @@ impl WorldCore {
         children: Vec<Entity>,
         parents: Vec<Option<u32>>,
     ) -> Result<ParentedBatch, RelationError> {
-        let (first_row, stamp) = self.parent_batch_rows(&children, &parents)?;
-        Ok(ParentedBatch::new(children, parents, first_row, stamp))
+        let (first_row, stamp, parents_first) = self.parent_batch_rows(&children, &parents)?;
+        Ok(ParentedBatch::new(
+            children,
+            parents,
+            parents_first,
+            first_row,
+            stamp,
+        ))
+    }
+
+    /// Parents a batch of entities spawned in the operation that calls
+    /// this, before anything else could touch them: fresh entities are
+    /// alive, distinct and parentless, and `parents` are in range and
+    /// acyclic by their type, so nothing is checked.
+    pub(crate) fn parent_fresh_batch(
+        &mut self,
+        children: Vec<Entity>,
+        parents: ParentsFirst,
+    ) -> ParentedBatch {
+        debug_assert_eq!(children.len(), parents.len());
+        debug_assert!(children
+            .iter()
+            .all(|&c| self.entities.locate(c).is_some() && self.parent(c).is_none()));
+        let max_index = children.iter().fold(0, |m, c| m.max(c.index()));
+        let (first_row, stamp) = self.insert_batch_rows(&children, parents.as_slice(), max_index);
+        ParentedBatch::new(children, parents.into_vec(), true, first_row, stamp)
     }
 
     /// The one core of both batch forms: validates, adds the pairs, and
-    /// returns the `ChildOf` row of the batch's first pair and the table's
-    /// stamp right after.
+    /// returns the `ChildOf` row of the batch's first pair, the table's
+    /// stamp right after, and whether the parents came first.
     fn parent_batch_rows(
         &mut self,
         children: &[Entity],
         parents: &[Option<u32>],
-    ) -> Result<(usize, TableStamp), RelationError> {
+    ) -> Result<(usize, TableStamp, bool), RelationError> {
         if children.len() != parents.len() {
             return Err(RelationError::BatchLength {
                 children: children.len(),
@@ -233,10 +257,7 @@ impl WorldCore {
         // laid out) cannot form a cycle, and are in range; children in
         // increasing index order (a fresh batch) cannot repeat. Only
         // batches that are neither pay for the full checks.
-        let in_order = parents
-            .iter()
-            .enumerate()
-            .fold(true, |ok, (k, p)| ok & p.is_none_or(|p| (p as usize) < k));
+        let in_order = ParentsFirst::holds(parents);
         if !in_order {
             if let Some((k, &Some(p))) = parents
                 .iter()
@@ -266,9 +287,23 @@ impl WorldCore {
         if !in_order {
             Self::check_batch_acyclic(children, parents)?;
         }
-        let first_row = table.map_or(0, |t| t.len());
+        let (first_row, stamp) = self.insert_batch_rows(children, parents, max_index);
+        Ok((first_row, stamp, in_order))
+    }
+
+    /// Adds a checked batch's pairs ([`WorldCore::insert_fresh_child_of`])
+    /// and returns the `ChildOf` row of its first pair and the table's
+    /// stamp right after.
+    fn insert_batch_rows(
+        &mut self,
+        children: &[Entity],
+        parents: &[Option<u32>],
+        max_index: u32,
+    ) -> (usize, TableStamp) {
+        use crate::relation::table::ErasedRelation;
+        let first_row = self.relations.table::<ChildOf>().map_or(0, |t| t.len());
         let stamp = self.insert_fresh_child_of(children, parents, max_index);
-        Ok((first_row, stamp))
+        (first_row, stamp)
     }
 
     /// Refuses batch parent indices that form a cycle.
