@@ -72,7 +72,7 @@ pub trait WorldTransforms: sealed::WorldAccess {
         batch: &ParentedBatch,
         locals: &[Affine3A],
     ) -> Result<(), TransformError> {
-        self.refuse_dead(batch.children())?;
+        self.refuse_dead_in_batch(batch)?;
         let (tm, hierarchy) = manager_and_hierarchy(self.core_mut());
         tm.create_many_in_batch(hierarchy, batch, locals)
     }
@@ -95,7 +95,7 @@ fn manager_and_hierarchy(core: &mut WorldCore) -> (&mut TransformManager, doecs:
 
 mod sealed {
     use crate::error::TransformError;
-    use doecs::{Entity, SharedWorld, World, WorldCore};
+    use doecs::{Entity, ParentedBatch, SharedWorld, World, WorldCore};
 
     /// What [`super::WorldTransforms`] needs of a world: its core, and
     /// whether an entity is alive (in a universe, alive there whether or
@@ -111,11 +111,24 @@ mod sealed {
                 None => Ok(()),
             }
         }
+
+        /// [`refuse_dead`](Self::refuse_dead) for a parented batch.
+        fn refuse_dead_in_batch(&self, batch: &ParentedBatch) -> Result<(), TransformError> {
+            self.refuse_dead(batch.children())
+        }
     }
 
     impl WorldAccess for World {
         fn entity_alive(&self, entity: Entity) -> bool {
             self.alive(entity)
+        }
+        /// In a world, alive is located: a batch none of whose entities
+        /// left is confirmed at once ([`WorldCore::batch_located`]).
+        fn refuse_dead_in_batch(&self, batch: &ParentedBatch) -> Result<(), TransformError> {
+            if self.batch_located(batch) {
+                return Ok(());
+            }
+            self.refuse_dead(batch.children())
         }
         fn core_mut(&mut self) -> &mut WorldCore {
             self

@@ -40,6 +40,7 @@ pub use image::{EntityTableImage, ImageError};
 
 use crate::entity::{Entity, MIN_FREE_INDICES};
 use crate::location::Location;
+use crate::stamp::Stamp;
 use crate::storage::{ArchetypeId, Row};
 use std::collections::VecDeque;
 use std::fmt;
@@ -138,6 +139,11 @@ impl Slot {
 /// - `pending >= slots.len()`; indices in `slots.len()..pending` were handed
 ///   out by [`Entities::reserve`] and are reserved with generation 0 (they get
 ///   their slots at the next `&mut self` call).
+/// - `departures` is this table's own lineage (no other table has had it),
+///   and its count grows whenever a located entity stops being located
+///   under its id (its location cleared, its generation changed) or the
+///   whole table is overwritten: an unchanged stamp means every entity
+///   located then is located still.
 pub struct Entities {
     slots: Vec<Slot>,
     free: VecDeque<u32>,
@@ -147,6 +153,7 @@ pub struct Entities {
     reserved: usize,
     retired: usize,
     pending: AtomicU32,
+    departures: Stamp,
 }
 
 impl Default for Entities {
@@ -179,6 +186,13 @@ impl Entities {
         self.reserved = other.reserved;
         self.retired = other.retired;
         *self.pending.get_mut() = other.pending.load(std::sync::atomic::Ordering::Acquire);
+        self.departures = Stamp::fresh();
+    }
+
+    /// The table's stamp for departures (see the invariants): equal stamps
+    /// taken at two moments mean no located entity left in between.
+    pub(crate) fn departures(&self) -> Stamp {
+        self.departures
     }
 
     /// Frees every located entity (their generations move on): for
@@ -214,6 +228,7 @@ impl Entities {
             reserved: 0,
             retired: 0,
             pending: AtomicU32::new(0),
+            departures: Stamp::fresh(),
         }
     }
 
@@ -350,6 +365,9 @@ impl Entities {
         let slot = &mut self.slots[i];
         if slot.code < LOCATED {
             self.located += 1;
+        } else if slot.generation != entity.generation() {
+            // An index-only table placing a newer id over an older one.
+            self.departures.bump();
         }
         *slot = Slot::located(entity.generation(), location);
     }
@@ -376,6 +394,7 @@ impl Entities {
             if slot.generation == entity.generation() && slot.code >= LOCATED {
                 *slot = Slot::with(slot.generation, UNLOCATED);
                 self.located -= 1;
+                self.departures.bump();
             }
         }
     }
@@ -601,6 +620,7 @@ impl Entities {
             return None;
         }
         self.slots[entity.index() as usize].generation = generation;
+        self.departures.bump();
         Some(Entity::from_parts(entity.index(), generation))
     }
 

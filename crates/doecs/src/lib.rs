@@ -20,6 +20,7 @@ pub mod query;
 pub mod relation;
 pub mod resource;
 pub mod schedule;
+mod stamp;
 pub mod storage;
 pub mod system;
 pub mod tick;

@@ -319,3 +319,36 @@ fn one_operation_holds_hook_commands_until_it_ends() {
     assert!(!world.alive(c));
     world.check_invariants();
 }
+
+/// `batch_located` answers at once while no entity left the world since
+/// the batch was parented, and looks each entity up otherwise: a
+/// departure elsewhere leaves the batch located, one of its own does not,
+/// and a restore is checked entity by entity.
+#[test]
+fn a_batch_is_located_until_one_of_its_entities_leaves() {
+    let mut world = World::new();
+    let other = world.spawn(());
+    let es = world.spawn_empty_batch(3);
+    let batch = world
+        .parent_batch(es.clone(), vec![None, Some(0), Some(0)])
+        .unwrap();
+    assert!(world.batch_located(&batch));
+    // Another entity leaves: the stamp moved, the lookups confirm.
+    world.despawn(other).unwrap();
+    assert!(world.batch_located(&batch));
+    // Restored from a snapshot taken before the batch: its entities are gone.
+    let mut before = doecs::Snapshot::new();
+    let mut world2 = World::new();
+    world2.snapshot_into(&mut before).unwrap();
+    let es2 = world2.spawn_empty_batch(2);
+    let batch2 = world2.parent_batch(es2, vec![None, Some(0)]).unwrap();
+    assert!(world2.batch_located(&batch2));
+    world2.restore(&before).unwrap();
+    assert!(!world2.batch_located(&batch2));
+    // The batch's own entity leaves (a despawned root takes its children).
+    world.despawn(es[0]).unwrap();
+    assert!(!world.batch_located(&batch));
+    // In another world, where none of it is.
+    assert!(!World::new().batch_located(&batch));
+    world.check_invariants();
+}

@@ -27,6 +27,7 @@
 use super::table::{RelationTable, Sources, TableStamp};
 use super::{ChildOf, RelationError};
 use crate::entity::Entity;
+use crate::stamp::Stamp;
 
 /// The `ChildOf` pairs of a world, read-only: each entity's parent and
 /// children. Get one with `World::hierarchy` or, beside a manager,
@@ -111,6 +112,9 @@ pub struct ParentedBatch {
     first_row: usize,
     /// The `ChildOf` table's stamp right after the batch's pairs went in.
     stamp: TableStamp,
+    /// The entity table's departures stamp then, when every child was
+    /// located.
+    located: Stamp,
 }
 
 impl ParentedBatch {
@@ -120,6 +124,7 @@ impl ParentedBatch {
         parents_first: bool,
         first_row: usize,
         stamp: TableStamp,
+        located: Stamp,
     ) -> Self {
         debug_assert_eq!(parents_first, ParentsFirst::holds(&parents));
         ParentedBatch {
@@ -128,7 +133,13 @@ impl ParentedBatch {
             parents_first,
             first_row,
             stamp,
+            located,
         }
+    }
+
+    /// The entity table's departures stamp when the batch was parented.
+    pub(crate) fn located_stamp(&self) -> Stamp {
+        self.located
     }
 
     /// Whether every parent index is smaller than its child's

@@ -21,6 +21,7 @@
 
 use super::{Cleanup, Relation};
 use crate::entity::Entity;
+use crate::stamp::Stamp;
 use std::any::Any;
 use std::num::NonZeroU32;
 
@@ -91,24 +92,10 @@ pub(crate) struct RelationTable<R> {
 
 /// Which table, and how many times its rows changed: two reads of one
 /// table with equal stamps saw the same pairs in the same rows. A copy, a
-/// restore into a table or a new table gets a new lineage, so a stamp never
-/// matches a table it was not taken from.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub(crate) struct TableStamp {
-    lineage: u64,
-    edits: u64,
-}
-
-impl TableStamp {
-    /// A lineage no table has had.
-    fn fresh() -> TableStamp {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        TableStamp {
-            lineage: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            edits: 0,
-        }
-    }
-}
+/// restore into a table or a new table gets a new lineage
+/// ([`Stamp::fresh`]), so a stamp never matches a table it was not taken
+/// from.
+pub(crate) type TableStamp = Stamp;
 
 impl<R: Clone> Clone for RelationTable<R> {
     fn clone(&self) -> Self {
@@ -288,7 +275,7 @@ impl<R: Relation> RelationTable<R> {
     /// `after` on the source's list (or as its head when `None`), and last
     /// on the target's circular list.
     fn push_row(&mut self, source: Entity, target: Entity, value: R, after: Option<RowId>) {
-        self.stamp.edits += 1;
+        self.stamp.bump();
         let at = self.rows.len();
         let id = RowId::new(at);
         // A circular list of one, spliced onto the target's list below.
@@ -347,7 +334,7 @@ impl<R: Relation> RelationTable<R> {
             self.rows.len() + children.len() < u32::MAX as usize,
             "fewer than 2^32 - 1 pairs per relation"
         );
-        self.stamp.edits += 1;
+        self.stamp.bump();
         let mut k = 0;
         while k < children.len() {
             let Some(p) = parents[k] else {
@@ -524,7 +511,7 @@ impl<R: Relation> RelationTable<R> {
     /// Unlinks row `r` from both its lists, moves the last row into its
     /// place, and returns its value.
     fn remove_row(&mut self, r: RowId) -> R {
-        self.stamp.edits += 1;
+        self.stamp.bump();
         let (source, target, next_out, prev_in, next_in) = {
             let row = &self.rows[r.index()];
             (

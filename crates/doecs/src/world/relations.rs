@@ -203,7 +203,28 @@ impl WorldCore {
             parents_first,
             first_row,
             stamp,
+            self.entities.departures(),
         ))
+    }
+
+    /// Whether every entity of `batch` is still here: at once when no
+    /// entity left this world since the batch was parented (the entity
+    /// table's departures stamp is unchanged), else one lookup each.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// let es = world.spawn_empty_batch(3);
+    /// let batch = world.parent_batch(es.clone(), vec![None, Some(0), None]).unwrap();
+    /// assert!(world.batch_located(&batch));
+    /// world.despawn(es[2]).unwrap();
+    /// assert!(!world.batch_located(&batch));
+    /// ```
+    pub fn batch_located(&self, batch: &ParentedBatch) -> bool {
+        batch.located_stamp() == self.entities.departures()
+            || batch
+                .children()
+                .iter()
+                .all(|&c| self.entities.locate(c).is_some())
     }
 
     /// Parents a batch of entities spawned in the operation that calls
@@ -221,7 +242,15 @@ impl WorldCore {
             .all(|&c| self.entities.locate(c).is_some() && self.parent(c).is_none()));
         let max_index = children.iter().fold(0, |m, c| m.max(c.index()));
         let (first_row, stamp) = self.insert_batch_rows(&children, parents.as_slice(), max_index);
-        ParentedBatch::new(children, parents.into_vec(), true, first_row, stamp)
+        let located = self.entities.departures();
+        ParentedBatch::new(
+            children,
+            parents.into_vec(),
+            true,
+            first_row,
+            stamp,
+            located,
+        )
     }
 
     /// The one core of both batch forms: validates, adds the pairs, and
