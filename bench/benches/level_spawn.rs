@@ -144,12 +144,12 @@ fn level_spawn(c: &mut Criterion) {
     // The floor for what doecs keeps after a level spawn, hierarchy
     // included, written by hand into buffers allocated and touched
     // beforehand: entity slots, the plain columns with their entity
-    // column, the transform manager's columns (local, world computed from
-    // the parent's, entity, the four links of real child lists, two flag
-    // bytes, the entity map) and one `ChildOf` row per child with the
-    // per-index list heads, siblings written as linked runs. No checks:
-    // doecs also validates the blob (the parent order, no NaN) and the
-    // entities, which this floor leaves out.
+    // column, the transform manager's columns in its layout, one array
+    // per column (local, world computed from the parent's, entity, the
+    // four links of real child lists, two flag bytes) with its entity map,
+    // and one `ChildOf` row per child with the per-index list heads,
+    // siblings written as linked runs. No checks: doecs also validates the
+    // blob (the parent order, no NaN), which this floor leaves out.
     let parents: Vec<Option<u32>> = view
         .parent_index()
         .iter()
@@ -190,8 +190,12 @@ struct HandLayout {
     local: Vec<Affine3A>,
     world: Vec<Affine3A>,
     entity: Vec<u64>,
-    links: Vec<[u32; 4]>,
-    flags: Vec<[u8; 2]>,
+    parent: Vec<u32>,
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+    prev_sibling: Vec<u32>,
+    flags: Vec<u8>,
+    idle: Vec<u8>,
     map: Vec<u32>,
     rows: Vec<HandRow>,
     heads: Vec<[u32; 2]>,
@@ -217,8 +221,12 @@ impl HandLayout {
             local: touched(n),
             world: touched(n),
             entity: touched(n),
-            links: touched(n),
+            parent: touched(n),
+            first_child: touched(n),
+            next_sibling: touched(n),
+            prev_sibling: touched(n),
             flags: touched(n),
+            idle: touched(n),
             map: touched(n),
             rows: touched(n),
             heads: touched(n),
@@ -279,17 +287,20 @@ impl HandLayout {
         let local = &mut self.local.spare_capacity_mut()[..n];
         let world = &mut self.world.spare_capacity_mut()[..n];
         let entity = &mut self.entity.spare_capacity_mut()[..n];
-        let links = &mut self.links.spare_capacity_mut()[..n];
+        let parent = &mut self.parent.spare_capacity_mut()[..n];
+        let first_child = &mut self.first_child.spare_capacity_mut()[..n];
+        let next_sibling = &mut self.next_sibling.spare_capacity_mut()[..n];
+        let prev_sibling = &mut self.prev_sibling.spare_capacity_mut()[..n];
         let flags = &mut self.flags.spare_capacity_mut()[..n];
+        let idle = &mut self.idle.spare_capacity_mut()[..n];
         let map = &mut self.map.spare_capacity_mut()[..n];
-        // Each child is appended to its parent's list as it is written
-        // (links: parent, first child, next and previous sibling).
+        // Each child is appended to its parent's list as it is written.
         let last_child = &mut self.last_child;
         last_child.clear();
         last_child.resize(n, u32::MAX);
         for k in 0..n {
             let l = locals[k];
-            let (parent, prev, w) = match parents[k] {
+            let (p, prev, w) = match parents[k] {
                 Some(p) => {
                     let prev = std::mem::replace(&mut last_child[p as usize], k as u32);
                     // SAFETY: `p < k` and `prev < k` (a level lists parents
@@ -297,9 +308,9 @@ impl HandLayout {
                     // earlier iteration.
                     unsafe {
                         if prev == u32::MAX {
-                            links[p as usize].assume_init_mut()[1] = k as u32;
+                            first_child[p as usize].write(k as u32);
                         } else {
-                            links[prev as usize].assume_init_mut()[2] = k as u32;
+                            next_sibling[prev as usize].write(k as u32);
                         }
                         (p, prev, world[p as usize].assume_init_read() * l)
                     }
@@ -309,8 +320,12 @@ impl HandLayout {
             local[k].write(l);
             world[k].write(w);
             entity[k].write(k as u64);
-            links[k].write([parent, u32::MAX, u32::MAX, prev]);
-            flags[k].write([0, 0]);
+            parent[k].write(p);
+            first_child[k].write(u32::MAX);
+            next_sibling[k].write(u32::MAX);
+            prev_sibling[k].write(prev);
+            flags[k].write(0);
+            idle[k].write(0);
             map[k].write(k as u32);
         }
         // SAFETY: the loop above wrote slots 0..n of each column.
@@ -318,8 +333,12 @@ impl HandLayout {
             self.local.set_len(n);
             self.world.set_len(n);
             self.entity.set_len(n);
-            self.links.set_len(n);
+            self.parent.set_len(n);
+            self.first_child.set_len(n);
+            self.next_sibling.set_len(n);
+            self.prev_sibling.set_len(n);
             self.flags.set_len(n);
+            self.idle.set_len(n);
             self.map.set_len(n);
         }
     }
