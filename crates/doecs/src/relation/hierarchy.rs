@@ -105,9 +105,6 @@ impl<'w> Hierarchy<'w> {
 pub struct ParentedBatch {
     children: Vec<Entity>,
     parents: Vec<Option<u32>>,
-    /// Whether `parents` lists every parent before its children
-    /// ([`ParentsFirst::holds`]), found while the batch was checked.
-    parents_first: bool,
     /// The row of the batch's first pair in the `ChildOf` table.
     first_row: usize,
     /// The `ChildOf` table's stamp right after the batch's pairs went in.
@@ -121,16 +118,13 @@ impl ParentedBatch {
     pub(crate) fn new(
         children: Vec<Entity>,
         parents: Vec<Option<u32>>,
-        parents_first: bool,
         first_row: usize,
         stamp: TableStamp,
         located: Stamp,
     ) -> Self {
-        debug_assert_eq!(parents_first, ParentsFirst::holds(&parents));
         ParentedBatch {
             children,
             parents,
-            parents_first,
             first_row,
             stamp,
             located,
@@ -144,9 +138,9 @@ impl ParentedBatch {
 
     /// Whether every parent index is smaller than its child's
     /// ([`ParentsFirst::holds`]), so a manager can lay the batch out in
-    /// batch order with each parent placed before its children.
+    /// batch order with each parent placed before its children. One pass.
     pub fn parents_first(&self) -> bool {
-        self.parents_first
+        ParentsFirst::holds(&self.parents)
     }
 
     /// The batch's entities, in batch order.

@@ -196,14 +196,10 @@ impl WorldCore {
         children: Vec<Entity>,
         parents: Vec<Option<u32>>,
     ) -> Result<ParentedBatch, RelationError> {
-        let (first_row, stamp, parents_first) = self.parent_batch_rows(&children, &parents)?;
+        let (first_row, stamp) = self.parent_batch_rows(&children, &parents)?;
+        let located = self.entities.departures();
         Ok(ParentedBatch::new(
-            children,
-            parents,
-            parents_first,
-            first_row,
-            stamp,
-            self.entities.departures(),
+            children, parents, first_row, stamp, located,
         ))
     }
 
@@ -243,24 +239,17 @@ impl WorldCore {
         let max_index = children.iter().fold(0, |m, c| m.max(c.index()));
         let (first_row, stamp) = self.insert_batch_rows(&children, parents.as_slice(), max_index);
         let located = self.entities.departures();
-        ParentedBatch::new(
-            children,
-            parents.into_vec(),
-            true,
-            first_row,
-            stamp,
-            located,
-        )
+        ParentedBatch::new(children, parents.into_vec(), first_row, stamp, located)
     }
 
     /// The one core of both batch forms: validates, adds the pairs, and
-    /// returns the `ChildOf` row of the batch's first pair, the table's
-    /// stamp right after, and whether the parents came first.
+    /// returns the `ChildOf` row of the batch's first pair and the table's
+    /// stamp right after.
     fn parent_batch_rows(
         &mut self,
         children: &[Entity],
         parents: &[Option<u32>],
-    ) -> Result<(usize, TableStamp, bool), RelationError> {
+    ) -> Result<(usize, TableStamp), RelationError> {
         if children.len() != parents.len() {
             return Err(RelationError::BatchLength {
                 children: children.len(),
@@ -316,8 +305,7 @@ impl WorldCore {
         if !in_order {
             Self::check_batch_acyclic(children, parents)?;
         }
-        let (first_row, stamp) = self.insert_batch_rows(children, parents, max_index);
-        Ok((first_row, stamp, in_order))
+        Ok(self.insert_batch_rows(children, parents, max_index))
     }
 
     /// Adds a checked batch's pairs ([`WorldCore::insert_fresh_child_of`])
