@@ -16,6 +16,8 @@ use std::time::Duration;
 
 pub use glam::{Mat4, Vec3};
 
+pub mod level;
+
 /// Declares component types that every peer accepts: one struct, with the
 /// derives bevy_ecs, shipyard and flecs_ecs need (doecs and hecs take any
 /// `Send + Sync + 'static` type).

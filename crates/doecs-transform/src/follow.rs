@@ -104,7 +104,8 @@ impl TransformManager {
                 }
             })
             .collect();
-        let slots = self.create_linked(hierarchy, entities, locals, &parents, outside)?;
+        let slots = self.create_batch(entities, locals, &parents)?;
+        self.finish_linked(hierarchy, entities, &slots, outside);
         // Linking moves no row: the batch's slots are current.
         Ok(slots.instances(entities))
     }
@@ -112,44 +113,41 @@ impl TransformManager {
     /// [`create_many_in`](Self::create_many_in) for a batch parented in one
     /// call ([`doecs::WorldCore::parent_batch`]): when `hierarchy` confirms
     /// the batch's pairs ([`Hierarchy::batch_parents`]), its parent indices
-    /// are used as they are, with no lookup per entity; otherwise each
-    /// entity is looked up as `create_many_in` does. Same result, same
-    /// errors.
+    /// are used as they are, with no lookup per entity (and, when they list
+    /// parents first, with no check of their order); otherwise each entity
+    /// is looked up as `create_many_in` does. Same result, same errors.
     pub fn create_many_in_batch(
         &mut self,
         hierarchy: Hierarchy<'_>,
         batch: &ParentedBatch,
         locals: &[Affine3A],
     ) -> Result<(), TransformError> {
-        match hierarchy.batch_parents(batch) {
-            // Confirmed: every parent is in the batch, none outside.
-            Some(parents) => self
-                .create_linked(hierarchy, batch.children(), locals, parents, Vec::new())
-                .map(drop),
-            None => self
-                .create_many_in(hierarchy, batch.children(), locals)
-                .map(drop),
-        }
+        let entities = batch.children();
+        // Confirmed: every parent is in the batch, none outside.
+        let slots = match (hierarchy.batch_parents(batch), batch.parents_first()) {
+            (Some(_), Some(first)) => self.create_batch_in_order(batch, first, locals)?,
+            (Some(parents), None) => self.create_batch(entities, locals, parents)?,
+            (None, _) => return self.create_many_in(hierarchy, entities, locals).map(drop),
+        };
+        self.finish_linked(hierarchy, entities, &slots, Vec::new());
+        Ok(())
     }
 
-    /// The end both batch forms share: creates the batch linked under
-    /// `parents` (batch indices), links item `k` under each `(k, parent)`
-    /// of `outside` (a parent entity outside the batch), and adopts
-    /// children that already have instances.
-    fn create_linked(
+    /// The end both batch forms share, once the batch is created: links
+    /// item `k` under each `(k, parent)` of `outside` (a parent entity
+    /// outside the batch), and adopts children that already have
+    /// instances.
+    fn finish_linked(
         &mut self,
         hierarchy: Hierarchy<'_>,
         entities: &[Entity],
-        locals: &[Affine3A],
-        parents: &[Option<u32>],
+        slots: &BatchSlots,
         outside: Vec<(usize, Entity)>,
-    ) -> Result<BatchSlots, TransformError> {
-        let slots = self.create_batch(entities, locals, parents)?;
+    ) {
         for (k, parent) in outside {
             self.link_to_entity(slots.slot(k), Some(parent));
         }
         self.adopt_children(hierarchy, entities);
-        Ok(slots)
     }
 
     /// Links slot `c` under the instance of `parent`, or makes it a root

@@ -14,7 +14,7 @@ use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::{TransformManager, MOVED, NO_INSTANCE};
 use crate::storage::SlotValues;
-use doecs::{Entity, ParentsFirst};
+use doecs::{Entity, ParentedBatch, ParentsFirst};
 use glam::Affine3A;
 
 const TARGET: u8 = 1;
@@ -351,66 +351,56 @@ impl TransformManager {
         }
     }
 
-    /// Grows the entity map so index `max_index` has an entry.
-    fn map_covering(&mut self, max_index: usize) {
-        if self.map.len() <= max_index {
-            self.map.resize(max_index + 1, NO_INSTANCE);
+    /// Grows the entity map so it covers every index below `index_bound`.
+    fn map_covering(&mut self, index_bound: usize) {
+        if self.map.len() < index_bound {
+            self.map.resize(index_bound, NO_INSTANCE);
         }
     }
 
     /// The fast path of [`create_many`](Self::create_many) for a batch whose
     /// parents come before their children (`parents[k] < k`, which a level
-    /// blob guarantees) and whose entities have no instance, live or stale.
-    /// The batch keeps its order: item `k` lands in slot `len + k`, which is
-    /// parent-first already, so links are written in place with no sort, no
-    /// breadth-first walk and no temporary arrays. Returns `Ok(None)`, having
-    /// changed nothing observable, when the batch does not qualify; errors
-    /// are the ones the general path reports.
+    /// blob guarantees; the caller has checked or knows it) and whose
+    /// entities have no instance, live or stale. The batch keeps its order:
+    /// item `k` lands in slot `len + k`, which is parent-first already, so
+    /// links are written in place with no sort, no breadth-first walk and
+    /// no temporary arrays. Returns `Ok(None)`, having changed nothing
+    /// observable, when the batch does not qualify; errors are the ones the
+    /// general path reports.
     fn create_many_in_order(
         &mut self,
         entities: &[Entity],
-        max_index: usize,
+        index_bound: usize,
         locals: &[Affine3A],
         parents: &[Option<u32>],
     ) -> Result<Option<BatchSlots>, TransformError> {
+        debug_assert!(ParentsFirst::holds(parents));
         let n = entities.len();
-        if !ParentsFirst::holds(parents) {
-            return Ok(None);
-        }
+        // Slices of the batch's length, so indexing by `k` needs no check.
+        let (locals, parents) = (&locals[..n], &parents[..n]);
         let base = self.len;
-        self.map_covering(max_index);
-        // Claim each entity's map entry with its final slot. An entry that
-        // already holds a slot of this batch (>= base) is a duplicate; any
-        // other entry is an existing instance. Either way the claims made so
-        // far are undone before returning.
-        for (k, &e) in entities.iter().enumerate() {
-            let entry = &mut self.map[e.index() as usize];
-            let held = *entry;
-            if held == NO_INSTANCE {
-                *entry = base + k as u32;
-                continue;
-            }
-            for done in &entities[..k] {
-                self.map[done.index() as usize] = NO_INSTANCE;
-            }
-            return if held >= base {
-                Err(TransformError::DuplicateEntity(e))
-            } else if self.store.cols().entity[held as usize] == e.to_bits() {
-                Err(TransformError::AlreadyExists(e))
-            } else {
-                Ok(None) // a stale instance: the general path replaces it
-            };
-        }
+        self.map_covering(index_bound);
         let b = base as usize;
+        let map = &mut self.map[..];
         // Each slot is written once, in batch order: a parent's world
         // transform is final before its children's (`p < k`), and each
         // child is appended to its parent's list as it is written (the
         // parent's first child or its last child's next sibling, both in
-        // slots already written), so the lists end up in batch order.
+        // slots already written), so the lists end up in batch order. Each
+        // entity's map entry is claimed as its slot is written; the slots
+        // past `len` stay unused if an entry is taken already.
         let mut last_child = vec![Link::NONE; n];
-        self.store.write_slots(b, n, |k, mut slots| {
-            let local = locals[k];
+        let claim = |k: usize| {
+            let entry = &mut map[entities[k].index() as usize];
+            if *entry != NO_INSTANCE {
+                return Err((k, *entry));
+            }
+            *entry = base + k as u32;
+            Ok(())
+        };
+        let written = self.store.write_slots_while(b, n, claim, |k, mut slots| {
             let slot = Link::some(base + k as u32);
+            let local = locals[k];
             let (parent, world, prev_sibling) = match parents[k] {
                 Some(p) => {
                     let (p, parent_slot) = (p as usize, b + p as usize);
@@ -436,6 +426,22 @@ impl TransformManager {
                 idle: 0,
             }
         });
+        if let Err((k, held)) = written {
+            // An entry that already holds a slot of this batch (>= base) is
+            // a duplicate; any other entry is an existing instance. Either
+            // way the claims made so far are undone.
+            for done in &entities[..k] {
+                self.map[done.index() as usize] = NO_INSTANCE;
+            }
+            let e = entities[k];
+            return if held >= base {
+                Err(TransformError::DuplicateEntity(e))
+            } else if self.store.cols().entity[held as usize] == e.to_bits() {
+                Err(TransformError::AlreadyExists(e))
+            } else {
+                Ok(None) // a stale instance: the general path replaces it
+            };
+        }
         self.len = base + n as u32;
         if !self.deferred {
             self.first_dirty = self.len;
@@ -471,6 +477,47 @@ impl TransformManager {
         locals: &[Affine3A],
         parents: &[Option<u32>],
     ) -> Result<BatchSlots, TransformError> {
+        self.check_batch_lengths(entities, locals, parents)?;
+        let index_bound = entities
+            .iter()
+            .map(|e| e.index() as usize + 1)
+            .max()
+            .unwrap_or(0);
+        if ParentsFirst::holds(parents) {
+            if let Some(slots) =
+                self.create_many_in_order(entities, index_bound, locals, parents)?
+            {
+                return Ok(slots);
+            }
+        }
+        self.create_placed(entities, index_bound, locals, parents)
+    }
+
+    /// [`create_batch`](Self::create_batch) for a batch parented in one
+    /// call whose parents come first: the order and the bound on the
+    /// entities' indices are known, so neither is computed again.
+    pub(crate) fn create_batch_in_order(
+        &mut self,
+        batch: &ParentedBatch,
+        parents: &ParentsFirst,
+        locals: &[Affine3A],
+    ) -> Result<BatchSlots, TransformError> {
+        let (entities, parents) = (batch.children(), parents.as_slice());
+        self.check_batch_lengths(entities, locals, parents)?;
+        let index_bound = batch.index_bound();
+        match self.create_many_in_order(entities, index_bound, locals, parents)? {
+            Some(slots) => Ok(slots),
+            None => self.create_placed(entities, index_bound, locals, parents),
+        }
+    }
+
+    /// The length and capacity checks every batch form makes first.
+    fn check_batch_lengths(
+        &self,
+        entities: &[Entity],
+        locals: &[Affine3A],
+        parents: &[Option<u32>],
+    ) -> Result<(), TransformError> {
         let n = entities.len();
         if locals.len() != n || parents.len() != n {
             return Err(TransformError::LengthMismatch {
@@ -482,20 +529,26 @@ impl TransformManager {
         if self.len as usize + n + 2 >= u32::MAX as usize {
             return Err(TransformError::CapacityOverflow);
         }
-        let max_index = entities
-            .iter()
-            .map(|e| e.index() as usize)
-            .max()
-            .unwrap_or(0);
-        if let Some(slots) = self.create_many_in_order(entities, max_index, locals, parents)? {
-            return Ok(slots);
-        }
+        Ok(())
+    }
+
+    /// The general path of [`create_batch`](Self::create_batch): any
+    /// parent order, stale instances replaced. Items are laid out parents
+    /// first with siblings together.
+    fn create_placed(
+        &mut self,
+        entities: &[Entity],
+        index_bound: usize,
+        locals: &[Affine3A],
+        parents: &[Option<u32>],
+    ) -> Result<BatchSlots, TransformError> {
+        let n = entities.len();
         // Validate: range, duplicates, existing instances. Duplicates are
         // found with a bitset over entity indices (the map grows to cover
         // them anyway), so there is no hashing per entity.
         let mut seen = std::mem::take(&mut self.batch_seen);
         seen.clear();
-        seen.resize(max_index / 64 + 1, 0);
+        seen.resize(index_bound.div_ceil(64), 0);
         let check = (|| {
             for (k, &e) in entities.iter().enumerate() {
                 if let Some(p) = parents[k] {
@@ -550,7 +603,7 @@ impl TransformManager {
             return Err(TransformError::BatchCycle { item });
         }
         // Commit: stale instances of older generations go first.
-        self.map_covering(max_index);
+        self.map_covering(index_bound);
         for &e in entities {
             // Cannot fail: duplicates and live instances were refused above.
             let _ = self.prepare_slot_for(e);

@@ -431,15 +431,43 @@ impl Entities {
     /// Creates `count` entities and appends them to `out`. Reused indices come
     /// first (only those above the reuse threshold), then fresh ones.
     pub fn alloc_many(&mut self, count: usize, out: &mut Vec<Entity>) {
-        self.take_many(count, out, UNLOCATED);
+        self.take_many(count, out, |_, generation| {
+            Slot::with(generation, UNLOCATED)
+        });
         self.live += count;
+    }
+
+    /// [`alloc_many`](Self::alloc_many), each new entity located at once:
+    /// the `k`-th at row `first + k` of `archetype`, which the caller
+    /// fills before anything reads it. Each slot is written once.
+    pub(crate) fn alloc_many_located(
+        &mut self,
+        count: usize,
+        out: &mut Vec<Entity>,
+        archetype: ArchetypeId,
+        first: usize,
+    ) {
+        let at_row_zero = Slot::located(
+            0,
+            Location {
+                archetype,
+                row: Row(0),
+            },
+        );
+        self.take_many(count, out, |k, generation| Slot {
+            generation,
+            row: (first + k) as u32,
+            ..at_row_zero
+        });
+        self.live += count;
+        self.located += count;
     }
 
     /// Reserves `count` ids and appends them to `out`, taking exactly the
     /// indices [`Entities::alloc_many`] would. They are not alive until
     /// [`Entities::spawn_reserved`].
     pub fn reserve_many(&mut self, count: usize, out: &mut Vec<Entity>) {
-        self.take_many(count, out, RESERVED);
+        self.take_many(count, out, |_, generation| Slot::with(generation, RESERVED));
         self.reserved += count;
     }
 
@@ -461,9 +489,15 @@ impl Entities {
         index as u32
     }
 
-    /// Takes `count` indices as `alloc` would and marks their slots `code`
-    /// (keeping the generation to use); the caller counts them.
-    fn take_many(&mut self, count: usize, out: &mut Vec<Entity>, code: u32) {
+    /// Takes `count` indices as `alloc` would and sets the slot of the
+    /// `k`-th to `slot(k, generation)`, given the generation to use; the
+    /// caller counts them.
+    fn take_many(
+        &mut self,
+        count: usize,
+        out: &mut Vec<Entity>,
+        slot: impl Fn(usize, u32) -> Slot,
+    ) {
         self.sync_pending();
         out.reserve(count);
         // Each reuse must happen with at least `min_free_indices` (and at least
@@ -473,11 +507,11 @@ impl Entities {
             .len()
             .saturating_sub(self.min_free_indices.saturating_sub(1))
             .min(count);
-        for _ in 0..reusable {
+        for k in 0..reusable {
             let index = self.free.pop_front().expect("counted above");
-            let slot = &mut self.slots[index as usize];
-            slot.code = code;
-            out.push(Entity::from_parts(index, slot.generation));
+            let taken = &mut self.slots[index as usize];
+            *taken = slot(k, taken.generation);
+            out.push(Entity::from_parts(index, taken.generation));
         }
         let fresh = count - reusable;
         let start = self.slots.len();
@@ -485,7 +519,7 @@ impl Entities {
             .checked_add(fresh)
             .filter(|&end| end <= u32::MAX as usize)
             .expect("doecs: entity index space (2^32 slots) exhausted");
-        self.slots.resize(end, Slot::with(0, code));
+        self.slots.extend((reusable..count).map(|k| slot(k, 0)));
         *self.pending.get_mut() = end as u32;
         out.extend((start..end).map(|i| Entity::from_parts(i as u32, 0)));
     }

@@ -94,6 +94,16 @@ impl fmt::Display for Entity {
     }
 }
 
+/// Above every index of `entities` (0 when there are none): the length
+/// a map by entity index needs to cover them.
+pub(crate) fn index_bound(entities: &[Entity]) -> usize {
+    entities
+        .iter()
+        .map(|e| e.index() as usize + 1)
+        .max()
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

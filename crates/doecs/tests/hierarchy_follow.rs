@@ -134,6 +134,40 @@ fn a_refused_batch_of_parents_changes_nothing() {
     world.check_invariants();
 }
 
+/// A batch parented through the checked call keeps what the checks found:
+/// whether its parents come first (as proof) and a bound on its indices,
+/// whatever order its entities come in.
+#[test]
+fn a_checked_batch_keeps_its_order_and_index_bound() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..6).map(|_| world.spawn(())).collect();
+    let first = world
+        .parent_batch(es[..3].to_vec(), vec![None, Some(0), Some(1)])
+        .unwrap();
+    assert_eq!(
+        first.parents_first().map(doecs::ParentsFirst::as_slice),
+        Some(&[None, Some(0), Some(1)][..])
+    );
+    assert_eq!(first.index_bound(), es[2].index() as usize + 1);
+    // Children listed before their parent, and entities out of index order.
+    let later = vec![es[5], es[3], es[4]];
+    let unordered = world
+        .parent_batch(later.clone(), vec![None, Some(2), Some(0)])
+        .unwrap();
+    assert_eq!(unordered.parents_first(), None);
+    assert_eq!(unordered.parents(), &[None, Some(2), Some(0)][..]);
+    assert_eq!(unordered.index_bound(), es[5].index() as usize + 1);
+    assert_eq!(world.parent(es[3]), Some(es[4]));
+    assert_eq!(world.parent(es[4]), Some(es[5]));
+    // An empty batch.
+    let empty = world.parent_batch(Vec::new(), Vec::new()).unwrap();
+    assert_eq!(
+        (empty.index_bound(), empty.parents_first().is_some()),
+        (0, true)
+    );
+    world.check_invariants();
+}
+
 /// `batch_parents` confirms a parented batch only while every one of its
 /// pairs is still there, in place, and its roots still have no parent.
 #[test]
@@ -238,7 +272,9 @@ fn a_parented_column_spawn_is_one_operation() {
     .unwrap();
     let es = batch.children().to_vec();
     assert_eq!(es.len(), 5);
-    assert!(batch.parents_first());
+    assert_eq!(batch.parents_first(), Some(&parents));
+    let bound = es.iter().map(|e| e.index() as usize + 1).max().unwrap();
+    assert_eq!(batch.index_bound(), bound);
     assert_eq!(
         world.hierarchy().batch_parents(&batch),
         Some(parents.as_slice())

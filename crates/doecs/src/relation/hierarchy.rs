@@ -83,11 +83,11 @@ impl<'w> Hierarchy<'w> {
                 batch.stamp,
                 batch.first_row,
                 &batch.children,
-                &batch.parents,
+                batch.parents(),
             ),
-            None => batch.parents.iter().all(Option::is_none),
+            None => batch.parents().iter().all(Option::is_none),
         };
-        holds.then_some(&batch.parents)
+        holds.then_some(batch.parents())
     }
 
     /// Whether no entity has a parent.
@@ -104,7 +104,9 @@ impl<'w> Hierarchy<'w> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParentedBatch {
     children: Vec<Entity>,
-    parents: Vec<Option<u32>>,
+    parents: BatchParents,
+    /// Above every child's index (0 for an empty batch).
+    index_bound: usize,
     /// The row of the batch's first pair in the `ChildOf` table.
     first_row: usize,
     /// The `ChildOf` table's stamp right after the batch's pairs went in.
@@ -114,17 +116,40 @@ pub struct ParentedBatch {
     located: Stamp,
 }
 
+/// A batch's parent indices, kept with their proof when they list
+/// parents first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum BatchParents {
+    /// Checked (or known, for a fresh batch) to list parents first.
+    First(ParentsFirst),
+    /// In range and acyclic, in any order.
+    Unordered(Vec<Option<u32>>),
+}
+
+impl BatchParents {
+    fn as_slice(&self) -> &[Option<u32>] {
+        match self {
+            BatchParents::First(first) => first.as_slice(),
+            BatchParents::Unordered(parents) => parents,
+        }
+    }
+}
+
 impl ParentedBatch {
     pub(crate) fn new(
         children: Vec<Entity>,
-        parents: Vec<Option<u32>>,
+        parents: BatchParents,
+        index_bound: usize,
         first_row: usize,
         stamp: TableStamp,
         located: Stamp,
     ) -> Self {
+        debug_assert_eq!(children.len(), parents.as_slice().len());
+        debug_assert!(children.iter().all(|c| (c.index() as usize) < index_bound));
         ParentedBatch {
             children,
             parents,
+            index_bound,
             first_row,
             stamp,
             located,
@@ -136,11 +161,15 @@ impl ParentedBatch {
         self.located
     }
 
-    /// Whether every parent index is smaller than its child's
-    /// ([`ParentsFirst::holds`]), so a manager can lay the batch out in
-    /// batch order with each parent placed before its children. One pass.
-    pub fn parents_first(&self) -> bool {
-        ParentsFirst::holds(&self.parents)
+    /// The parents as [`ParentsFirst`] when every parent index is smaller
+    /// than its child's, so a manager can lay the batch out in batch order
+    /// with each parent placed before its children. Known when the batch
+    /// was parented: nothing is checked here.
+    pub fn parents_first(&self) -> Option<&ParentsFirst> {
+        match &self.parents {
+            BatchParents::First(first) => Some(first),
+            BatchParents::Unordered(_) => None,
+        }
     }
 
     /// The batch's entities, in batch order.
@@ -151,7 +180,14 @@ impl ParentedBatch {
     /// Each child's parent, as an index into [`children`](Self::children),
     /// as given when the batch was parented.
     pub fn parents(&self) -> &[Option<u32>] {
-        &self.parents
+        self.parents.as_slice()
+    }
+
+    /// A bound on the children's entity indices: each is below it (0 for
+    /// an empty batch). A manager with a map by entity index grows it
+    /// once to this size.
+    pub fn index_bound(&self) -> usize {
+        self.index_bound
     }
 
     /// The batch's entities, giving up the rest.
@@ -194,6 +230,13 @@ impl ParentsFirst {
             .find_map(|(k, p)| p.filter(|&p| p as usize >= k).map(|p| (k, p)))
             .expect("the order does not hold, so some item breaks it");
         Err(RelationError::ParentNotBefore { item, parent })
+    }
+
+    /// Wraps indices the caller has checked (or built) to list parents
+    /// first.
+    pub(crate) fn trusted(parents: Vec<Option<u32>>) -> Self {
+        debug_assert!(Self::holds(&parents));
+        ParentsFirst(parents)
     }
 
     /// Whether every `Some(p)` at position `k` of `parents` has `p < k`:

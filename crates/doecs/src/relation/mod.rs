@@ -33,6 +33,7 @@ pub mod prefab;
 mod query;
 pub(crate) mod table;
 
+pub(crate) use hierarchy::BatchParents;
 pub use hierarchy::{Hierarchy, ParentedBatch, ParentsFirst};
 pub use prefab::{IsA, Prefab};
 pub use query::{InheritQuery, PairQuery, UpQuery};

@@ -162,9 +162,9 @@ impl World {
         // instances of node `k`.
         let all = self.spawn_empty_batch(n * nodes.len());
         let made: Vec<&[Entity]> = all.chunks(n).collect();
-        let max_index = all.iter().map(|e| e.index()).max().unwrap_or(0);
+        let index_bound = crate::entity::index_bound(&all);
         let isa = self.relations.table_mut::<IsA>();
-        isa.reserve(all.len(), max_index);
+        isa.reserve(all.len(), index_bound);
         for (instances, &node) in made.iter().zip(&nodes) {
             for &e in *instances {
                 // A fresh entity: no pair to replace, no cycle to make.
@@ -178,7 +178,7 @@ impl World {
             .iter()
             .flat_map(|slot| (0..n).map(move |i| slot.map(|s| (s * n + i) as u32)))
             .collect();
-        self.insert_fresh_child_of(&all, &parents, max_index);
+        self.insert_fresh_child_of(&all, &parents, index_bound);
         Ok(all[..n].to_vec())
     }
 }

@@ -294,12 +294,12 @@ impl<R: Relation> RelationTable<R> {
         self.splice_run(target, at, at);
     }
 
-    /// Makes room for `rows` more pairs among entity indices up to
-    /// `max_index`, so a batch of inserts does not regrow.
-    pub(crate) fn reserve(&mut self, rows: usize, max_index: u32) {
+    /// Makes room for `rows` more pairs among entity indices below
+    /// `index_bound`, so a batch of inserts does not regrow.
+    pub(crate) fn reserve(&mut self, rows: usize, index_bound: usize) {
         self.rows.reserve(rows);
-        if self.heads.len() <= max_index as usize {
-            self.heads.resize(max_index as usize + 1, Heads::default());
+        if self.heads.len() < index_bound {
+            self.heads.resize(index_bound, Heads::default());
         }
     }
 

@@ -102,14 +102,12 @@ impl World {
 
     /// Spawns `count` entities with no components and returns them.
     pub fn spawn_empty_batch(&mut self, count: usize) -> Vec<Entity> {
-        let mut out = Vec::with_capacity(count);
-        self.core.entities.alloc_many(count, &mut out);
         let id = self
             .core
             .bundle_id::<()>()
             .expect("the empty bundle is valid");
-        // SAFETY: the entities are new; the empty bundle has no fields to fill.
-        unsafe { self.core.place_rows(&out, id, |_, _| {}) };
+        // SAFETY: the empty bundle has no fields to fill.
+        let out = unsafe { self.core.place_new_rows(count, id, |_, _| {}) };
         self.flush_hooks();
         out
     }
@@ -181,13 +179,11 @@ impl World {
             .iter()
             .map(|&id| self.core.components.info(id).layout().size())
             .collect();
-        let mut out = Vec::with_capacity(count);
-        self.core.entities.alloc_many(count, &mut out);
-        // SAFETY: the entities are new. Each column gets one copy of the
-        // `count` values of its source (caller's contract) into the new rows
-        // `first..first + count`, which lie inside its capacity.
-        unsafe {
-            self.core.place_rows(&out, bundle, |bases, first| {
+        // SAFETY: each column gets one copy of the `count` values of its
+        // source (caller's contract) into the new rows `first..first +
+        // count`, which lie inside its capacity.
+        let out = unsafe {
+            self.core.place_new_rows(count, bundle, |bases, first| {
                 for ((&base, &size), &src) in bases.iter().zip(&sizes).zip(sources) {
                     std::ptr::copy_nonoverlapping(src, base.add(first * size), count * size)
                 }

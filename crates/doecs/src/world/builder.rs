@@ -223,12 +223,10 @@ impl World {
         let clones: Vec<Vec<Box<dyn ClonePart>>> = (0..count)
             .map(|_| template.parts.iter().map(|p| p.clone_box()).collect())
             .collect();
-        let mut out = Vec::with_capacity(count);
-        self.core.entities.alloc_many(count, &mut out);
-        // SAFETY: the entities are new; every row gets a clone of every part
-        // in its field's column (bases follow the parts' order).
-        unsafe {
-            self.core.place_rows(&out, bundle, |bases, first| {
+        // SAFETY: every row gets a clone of every part in its field's
+        // column (bases follow the parts' order).
+        let out = unsafe {
+            self.core.place_new_rows(count, bundle, |bases, first| {
                 for (k, row) in clones.into_iter().enumerate() {
                     for ((part, &base), &size) in row.into_iter().zip(bases).zip(&sizes) {
                         let part: Box<dyn Part> = part;

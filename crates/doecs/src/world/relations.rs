@@ -7,7 +7,8 @@ use super::core::WorldCore;
 use crate::entity::Entity;
 use crate::relation::table::TableStamp;
 use crate::relation::{
-    ChildOf, Hierarchy, ParentedBatch, ParentsFirst, Relation, RelationError, Relations, Sources,
+    BatchParents, ChildOf, Hierarchy, ParentedBatch, ParentsFirst, Relation, RelationError,
+    Relations, Sources,
 };
 use std::any::TypeId;
 use std::collections::HashSet;
@@ -196,10 +197,20 @@ impl WorldCore {
         children: Vec<Entity>,
         parents: Vec<Option<u32>>,
     ) -> Result<ParentedBatch, RelationError> {
-        let (first_row, stamp) = self.parent_batch_rows(&children, &parents)?;
+        let rows = self.parent_batch_rows(&children, &parents)?;
+        let parents = if rows.parents_first {
+            BatchParents::First(ParentsFirst::trusted(parents))
+        } else {
+            BatchParents::Unordered(parents)
+        };
         let located = self.entities.departures();
         Ok(ParentedBatch::new(
-            children, parents, first_row, stamp, located,
+            children,
+            parents,
+            rows.index_bound,
+            rows.first_row,
+            rows.stamp,
+            located,
         ))
     }
 
@@ -236,20 +247,31 @@ impl WorldCore {
         debug_assert!(children
             .iter()
             .all(|&c| self.entities.locate(c).is_some() && self.parent(c).is_none()));
-        let max_index = children.iter().fold(0, |m, c| m.max(c.index()));
-        let (first_row, stamp) = self.insert_batch_rows(&children, parents.as_slice(), max_index);
+        // Every index is below the slot count: exact when the batch ends
+        // with the last slot (fresh slots come last, in increasing order).
+        let slots = self.entities.slot_count();
+        let index_bound = match children.last() {
+            Some(last) if last.index() as usize + 1 == slots => slots,
+            _ => crate::entity::index_bound(&children),
+        };
+        let (first_row, stamp) = self.insert_batch_rows(&children, parents.as_slice(), index_bound);
         let located = self.entities.departures();
-        ParentedBatch::new(children, parents.into_vec(), first_row, stamp, located)
+        ParentedBatch::new(
+            children,
+            BatchParents::First(parents),
+            index_bound,
+            first_row,
+            stamp,
+            located,
+        )
     }
 
-    /// The one core of both batch forms: validates, adds the pairs, and
-    /// returns the `ChildOf` row of the batch's first pair and the table's
-    /// stamp right after.
+    /// The one core of both batch forms: validates and adds the pairs.
     fn parent_batch_rows(
         &mut self,
         children: &[Entity],
         parents: &[Option<u32>],
-    ) -> Result<(usize, TableStamp), RelationError> {
+    ) -> Result<BatchRows, RelationError> {
         if children.len() != parents.len() {
             return Err(RelationError::BatchLength {
                 children: children.len(),
@@ -288,12 +310,12 @@ impl WorldCore {
         let increasing = children
             .windows(2)
             .fold(true, |ok, w| ok & (w[0].index() < w[1].index()));
-        let max_index = match children.last() {
-            Some(last) if increasing => last.index(),
-            _ => children.iter().map(|c| c.index()).max().unwrap_or(0),
+        let index_bound = match children.last() {
+            Some(last) if increasing => last.index() as usize + 1,
+            _ => crate::entity::index_bound(children),
         };
         if !increasing {
-            let mut seen = vec![0u64; max_index as usize / 64 + 1];
+            let mut seen = vec![0u64; index_bound.div_ceil(64)];
             for &child in children {
                 let (word, bit) = (child.index() as usize / 64, 1u64 << (child.index() % 64));
                 if seen[word] & bit != 0 {
@@ -305,7 +327,13 @@ impl WorldCore {
         if !in_order {
             Self::check_batch_acyclic(children, parents)?;
         }
-        Ok(self.insert_batch_rows(children, parents, max_index))
+        let (first_row, stamp) = self.insert_batch_rows(children, parents, index_bound);
+        Ok(BatchRows {
+            first_row,
+            stamp,
+            parents_first: in_order,
+            index_bound,
+        })
     }
 
     /// Adds a checked batch's pairs ([`WorldCore::insert_fresh_child_of`])
@@ -315,11 +343,11 @@ impl WorldCore {
         &mut self,
         children: &[Entity],
         parents: &[Option<u32>],
-        max_index: u32,
+        index_bound: usize,
     ) -> (usize, TableStamp) {
         use crate::relation::table::ErasedRelation;
         let first_row = self.relations.table::<ChildOf>().map_or(0, |t| t.len());
-        let stamp = self.insert_fresh_child_of(children, parents, max_index);
+        let stamp = self.insert_fresh_child_of(children, parents, index_bound);
         (first_row, stamp)
     }
 
@@ -360,7 +388,7 @@ impl WorldCore {
     /// Adds `(ChildOf, children[p])` to each `children[k]` with
     /// `parents[k] == Some(p)`, in order, for children known to have no
     /// parent and batch indices known to be in range and make no cycle (a
-    /// fresh batch), and tells the managers. `max_index` bounds the
+    /// fresh batch), and tells the managers. `index_bound` bounds the
     /// children's indices, to reserve once. Returns the `ChildOf` table's
     /// stamp with the pairs in (managers are only told, so they cannot
     /// change it).
@@ -368,10 +396,10 @@ impl WorldCore {
         &mut self,
         children: &[Entity],
         parents: &[Option<u32>],
-        max_index: u32,
+        index_bound: usize,
     ) -> TableStamp {
         let table = self.relations.table_mut::<ChildOf>();
-        table.reserve(children.len(), max_index);
+        table.reserve(children.len(), index_bound);
         table.insert_fresh_batch(children, parents);
         let stamp = table.stamp();
         if !self.managers.is_empty() {
@@ -477,4 +505,16 @@ impl WorldCore {
         }
         false
     }
+}
+
+/// What [`WorldCore::parent_batch_rows`] learned and did: the `ChildOf`
+/// row of the batch's first pair, the table's stamp right after, and what
+/// the checks found of the batch.
+struct BatchRows {
+    first_row: usize,
+    stamp: TableStamp,
+    /// The parent indices list parents first.
+    parents_first: bool,
+    /// Above every child's index.
+    index_bound: usize,
 }

@@ -245,6 +245,55 @@ impl WorldCore {
                 },
             );
         }
+        // SAFETY: forwarded contract; the rows were just pushed.
+        unsafe { self.fill_new_rows(entities, &placer, first, fill) }
+    }
+
+    /// Spawns `count` new entities with rows of bundle `bundle`'s own
+    /// archetype, as [`place_rows`](Self::place_rows) places them: each
+    /// entity's slot is written once, already located.
+    ///
+    /// # Safety
+    /// `fill` must initialise every field slot of every new row, without
+    /// panicking.
+    pub(crate) unsafe fn place_new_rows(
+        &mut self,
+        count: usize,
+        bundle: BundleId,
+        fill: impl FnOnce(&[*mut u8], usize),
+    ) -> Vec<Entity> {
+        let placer = RowPlacer::new(self, bundle);
+        let target = placer.target;
+        let first = self.archetypes.get(target).len();
+        let mut entities = Vec::with_capacity(count);
+        self.entities
+            .alloc_many_located(count, &mut entities, target, first);
+        let arch = self.archetypes.get_mut(target);
+        // SAFETY: the columns of these rows are filled by `fill` below, before
+        // anything else can observe the archetype.
+        let pushed = unsafe { arch.push_many_uninit(&entities) }.index();
+        debug_assert_eq!(pushed, first, "located where they were pushed");
+        // SAFETY: forwarded contract; the rows were just pushed.
+        unsafe { self.fill_new_rows(&entities, &placer, first, fill) };
+        entities
+    }
+
+    /// The end [`place_rows`](Self::place_rows) and
+    /// [`place_new_rows`](Self::place_new_rows) share: fills rows
+    /// `first..first + entities.len()` of the placer's archetype, stamps
+    /// them added and fires the hooks of their components.
+    ///
+    /// # Safety
+    /// The rows were just pushed for `entities` (located there), and
+    /// `fill` must initialise every field slot of each, without panicking.
+    unsafe fn fill_new_rows(
+        &mut self,
+        entities: &[Entity],
+        placer: &RowPlacer,
+        first: usize,
+        fill: impl FnOnce(&[*mut u8], usize),
+    ) {
+        let target = placer.target;
         let mut bases = Bases::new();
         let fields = &self.archetypes.insert_edge_at(placer.edge).fields;
         let arch = self.archetypes.get(target);

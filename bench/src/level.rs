@@ -1,0 +1,310 @@
+//! level_spawn's level and its hand-written floor, shared by the criterion
+//! bench (`benches/level_spawn.rs`) and the instruction counts
+//! (`benches/instructions.rs`): a level of `n` entities (roots with 9
+//! children each; a local transform, `Position` and `Velocity` per entity)
+//! as doecs-resource's compiled blob and as plain arrays, and the floor
+//! for what doecs keeps after spawning it, hierarchy included, written by
+//! hand with no checks.
+
+use crate::{LocalTransform, Position, Vec3, Velocity};
+use doecs_resource::transform::{encode_transform, TRANSFORM_SIZE};
+use doecs_resource::{standard_spawner, AlignedBytes, BlobBuilder, BlobView, Spawner, NO_PARENT};
+use glam::Affine3A;
+
+/// The level's blob and the same data as arrays.
+pub struct Level {
+    /// The compiled blob, aligned so transforms are read in place.
+    pub blob: AlignedBytes,
+    /// Each entity's local transform.
+    pub locals: Vec<LocalTransform>,
+    /// Each entity's `Position`.
+    pub pos: Vec<Position>,
+    /// Each entity's `Velocity`.
+    pub vel: Vec<Velocity>,
+}
+
+impl Level {
+    /// A level of `n` entities (a multiple of 10): every tenth is a root,
+    /// the nine after it its children.
+    pub fn new(n: usize) -> Self {
+        let parents: Vec<u32> = (0..n as u32)
+            .map(|i| if i % 10 == 0 { NO_PARENT } else { i - i % 10 })
+            .collect();
+        let locals: Vec<LocalTransform> = (0..n)
+            .map(|i| LocalTransform(Affine3A::from_translation(Vec3::new(i as f32, 1.0, 0.0))))
+            .collect();
+        let pos: Vec<Position> = (0..n)
+            .map(|i| Position(Vec3::new(i as f32, 0.0, 1.0)))
+            .collect();
+        let vel: Vec<Velocity> = (0..n)
+            .map(|i| Velocity(Vec3::new(0.0, i as f32, 2.0)))
+            .collect();
+        let le = |v: &Vec3| v.to_array().into_iter().flat_map(f32::to_le_bytes);
+        let mut b = BlobBuilder::new(parents);
+        b.push_dense(
+            doecs::name_hash("transform"),
+            TRANSFORM_SIZE as u32,
+            locals.iter().flat_map(|l| encode_transform(&l.0)).collect(),
+        );
+        b.push_dense(
+            doecs::name_hash("position"),
+            12,
+            pos.iter().flat_map(|p| le(&p.0)).collect(),
+        );
+        b.push_dense(
+            doecs::name_hash("velocity"),
+            12,
+            vel.iter().flat_map(|v| le(&v.0)).collect(),
+        );
+        Level {
+            blob: AlignedBytes::from_slice(&b.to_bytes()),
+            locals,
+            pos,
+            vel,
+        }
+    }
+
+    /// The spawner doecs uses for this level: transforms, `Position`,
+    /// `Velocity`.
+    pub fn spawner() -> Spawner {
+        let mut spawner = standard_spawner();
+        spawner.register_plain::<Position>("position").unwrap();
+        spawner.register_plain::<Velocity>("velocity").unwrap();
+        spawner
+    }
+
+    /// What the hand-written floor reads: the blob's plain columns (all
+    /// but the transforms), the local transforms and the parent of each
+    /// entity (an index into the level).
+    pub fn floor_input(&self) -> FloorInput<'_> {
+        let view = BlobView::parse(&self.blob).unwrap();
+        FloorInput {
+            plain: view.blocks()[1..].iter().map(|b| b.data).collect(),
+            locals: self.locals.iter().map(|l| l.0).collect(),
+            parents: view
+                .parent_index()
+                .iter()
+                .map(|p| (p != NO_PARENT).then_some(p))
+                .collect(),
+        }
+    }
+
+    /// The blob's component bytes, all blocks: what the memcpy baseline
+    /// copies.
+    pub fn component_bytes(&self) -> Vec<&[u8]> {
+        let view = BlobView::parse(&self.blob).unwrap();
+        view.blocks().iter().map(|b| b.data).collect()
+    }
+}
+
+/// The input of [`HandLayout::fill`].
+pub struct FloorInput<'a> {
+    /// The plain columns' bytes.
+    pub plain: Vec<&'a [u8]>,
+    /// Local transforms.
+    pub locals: Vec<Affine3A>,
+    /// Each entity's parent, an earlier index.
+    pub parents: Vec<Option<u32>>,
+}
+
+impl FloorInput<'_> {
+    /// The bytes of the plain columns.
+    pub fn plain_bytes(&self) -> usize {
+        self.plain.iter().map(|c| c.len()).sum()
+    }
+}
+
+/// One `ChildOf` row as doecs stores it: source, target, next pair of the
+/// source, previous and next pair of the target (ids + 1, 0 for none).
+#[derive(Clone, Copy, Default)]
+#[allow(dead_code)]
+struct HandRow {
+    source: [u32; 2],
+    target: [u32; 2],
+    next_out: u32,
+    prev_in: u32,
+    next_in: u32,
+}
+
+/// The buffers of the hand-written floor (see its bench above).
+pub struct HandLayout {
+    slots: Vec<[u32; 3]>,
+    chunk_entities: Vec<u64>,
+    plain: Vec<u8>,
+    local: Vec<Affine3A>,
+    world: Vec<Affine3A>,
+    entity: Vec<u64>,
+    parent: Vec<u32>,
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+    prev_sibling: Vec<u32>,
+    flags: Vec<u8>,
+    idle: Vec<u8>,
+    map: Vec<u32>,
+    rows: Vec<HandRow>,
+    heads: Vec<[u32; 2]>,
+    last_child: Vec<u32>,
+}
+
+impl HandLayout {
+    /// Buffers with room for `n` entities and `bytes` of plain columns,
+    /// their pages touched here, outside the timing: the floor measures
+    /// the writes, not the kernel's first-touch page faults (which depend
+    /// on the allocator's state between iterations, not on the layout).
+    pub fn with_capacity(n: usize, bytes: usize) -> Self {
+        fn touched<T: Clone + Default>(n: usize) -> Vec<T> {
+            let mut v = Vec::with_capacity(n);
+            v.resize(n, T::default());
+            v.clear();
+            v
+        }
+        HandLayout {
+            slots: touched(n),
+            chunk_entities: touched(n),
+            plain: touched(bytes),
+            local: touched(n),
+            world: touched(n),
+            entity: touched(n),
+            parent: touched(n),
+            first_child: touched(n),
+            next_sibling: touched(n),
+            prev_sibling: touched(n),
+            flags: touched(n),
+            idle: touched(n),
+            map: touched(n),
+            rows: touched(n),
+            heads: touched(n),
+            last_child: touched(n),
+        }
+    }
+
+    /// Writes the level into the buffers, as doecs lays it out.
+    pub fn fill(&mut self, input: &FloorInput<'_>) {
+        self.fill_entities_and_plain(&input.plain, input.locals.len());
+        self.fill_child_of(&input.parents);
+        self.fill_transforms(&input.locals, &input.parents);
+    }
+
+    /// Entity slots, the plain columns and their entity column. Its own
+    /// function (as are the two phases after it) so a profile shows each.
+    #[inline(never)]
+    fn fill_entities_and_plain(&mut self, plain: &[&[u8]], n: usize) {
+        for k in 0..n as u32 {
+            self.slots.push([0, 1, k]);
+            self.chunk_entities.push(k as u64);
+        }
+        for column in plain {
+            self.plain.extend_from_slice(column);
+        }
+    }
+
+    /// `ChildOf` rows with the per-index list heads.
+    #[inline(never)]
+    fn fill_child_of(&mut self, parents: &[Option<u32>]) {
+        let n = parents.len();
+        // `ChildOf` rows, one run of consecutive siblings at a time: the
+        // run's rows are written already linked into a circular list, then
+        // spliced onto the parent's list (ids are rows + 1).
+        self.heads.resize(n, [0, 0]);
+        let mut k = 0;
+        while k < n {
+            let Some(p) = parents[k] else {
+                k += 1;
+                continue;
+            };
+            let end = k
+                + 1
+                + parents[k + 1..]
+                    .iter()
+                    .take_while(|&&q| q == Some(p))
+                    .count();
+            let start = self.rows.len() as u32 + 1;
+            let last = start + (end - k) as u32 - 1;
+            self.rows
+                .extend((k..end).zip(start..).map(|(c, id)| HandRow {
+                    source: [c as u32, 0],
+                    target: [p, 0],
+                    next_out: 0,
+                    prev_in: if id == start { last } else { id - 1 },
+                    next_in: if id == last { start } else { id + 1 },
+                }));
+            for (c, id) in (k..end).zip(start..) {
+                self.heads[c][0] = id;
+            }
+            let first = self.heads[p as usize][1];
+            if first == 0 {
+                self.heads[p as usize][1] = start;
+            } else {
+                let old_last = self.rows[first as usize - 1].prev_in;
+                self.rows[start as usize - 1].prev_in = old_last;
+                self.rows[last as usize - 1].next_in = first;
+                self.rows[old_last as usize - 1].next_in = start;
+                self.rows[first as usize - 1].prev_in = last;
+            }
+            k = end;
+        }
+    }
+
+    /// The transform manager's columns and entity map.
+    #[inline(never)]
+    fn fill_transforms(&mut self, locals: &[Affine3A], parents: &[Option<u32>]) {
+        let n = locals.len();
+        let local = &mut self.local.spare_capacity_mut()[..n];
+        let world = &mut self.world.spare_capacity_mut()[..n];
+        let entity = &mut self.entity.spare_capacity_mut()[..n];
+        let parent = &mut self.parent.spare_capacity_mut()[..n];
+        let first_child = &mut self.first_child.spare_capacity_mut()[..n];
+        let next_sibling = &mut self.next_sibling.spare_capacity_mut()[..n];
+        let prev_sibling = &mut self.prev_sibling.spare_capacity_mut()[..n];
+        let flags = &mut self.flags.spare_capacity_mut()[..n];
+        let idle = &mut self.idle.spare_capacity_mut()[..n];
+        let map = &mut self.map.spare_capacity_mut()[..n];
+        // Each child is appended to its parent's list as it is written.
+        let last_child = &mut self.last_child;
+        last_child.clear();
+        last_child.resize(n, u32::MAX);
+        for k in 0..n {
+            let l = locals[k];
+            let (p, prev, w) = match parents[k] {
+                Some(p) => {
+                    let prev = std::mem::replace(&mut last_child[p as usize], k as u32);
+                    // SAFETY: `p < k` and `prev < k` (a level lists parents
+                    // first), so slots `p` and `prev` were written in an
+                    // earlier iteration.
+                    unsafe {
+                        if prev == u32::MAX {
+                            first_child[p as usize].write(k as u32);
+                        } else {
+                            next_sibling[prev as usize].write(k as u32);
+                        }
+                        (p, prev, world[p as usize].assume_init_read() * l)
+                    }
+                }
+                None => (u32::MAX, u32::MAX, l),
+            };
+            local[k].write(l);
+            world[k].write(w);
+            entity[k].write(k as u64);
+            parent[k].write(p);
+            first_child[k].write(u32::MAX);
+            next_sibling[k].write(u32::MAX);
+            prev_sibling[k].write(prev);
+            flags[k].write(0);
+            idle[k].write(0);
+            map[k].write(k as u32);
+        }
+        // SAFETY: the loop above wrote slots 0..n of each column.
+        unsafe {
+            self.local.set_len(n);
+            self.world.set_len(n);
+            self.entity.set_len(n);
+            self.parent.set_len(n);
+            self.first_child.set_len(n);
+            self.next_sibling.set_len(n);
+            self.prev_sibling.set_len(n);
+            self.flags.set_len(n);
+            self.idle.set_len(n);
+            self.map.set_len(n);
+        }
+    }
+}
