@@ -25,7 +25,7 @@
 # output (and the previous run's, as *.old, for its +/- column) under
 # target/iai/doecs-bench/instructions/<workload>/<function>.<library>/; the
 # summary is built from the summary.json files this run wrote there. The
-# whole suite (41 benchmarks) takes about half a minute of valgrind time
+# whole suite (44 benchmarks) takes about half a minute of valgrind time
 # after the build.
 #
 # Counts repeat exactly for the same binary run from the same checkout path

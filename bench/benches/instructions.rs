@@ -35,6 +35,7 @@
 use bevy_ecs::prelude::{Mut, Query as BevyQuery, Schedule as BevySchedule};
 use bevy_ecs::query::QueryState as BevyQueryState;
 use bevy_ecs::schedule::SingleThreadedExecutor;
+use doecs_bench::level::{FloorInput, HandLayout, Level};
 use doecs_bench::*;
 use flecs_ecs::prelude::{
     ComponentId, EntityViewGet, IdOperations, Query as FlecsQuery, QueryAPI, SystemAPI,
@@ -1165,11 +1166,94 @@ library_benchmark_group!(
         schedule_soa
 );
 
+// ---------------------------------------------------------------------------
+// level_spawn: spawn the N-entity level (roots with 9 children each; a
+// local transform, `Position` and `Velocity` each) from its compiled blob,
+// hierarchy included, against the hand-written floor over the same layout
+// and the memcpy of the blob's component bytes (benches/level_spawn.rs).
+// The setup spawns once into another world first (the allocator's pools);
+// the measured function spawns into a fresh world and returns it.
+
+struct LevelRun {
+    level: Level,
+    spawner: doecs_resource::Spawner,
+    world: doecs::World,
+}
+
+fn level_spawn_doecs_setup() -> LevelRun {
+    let level = Level::new(N);
+    let spawner = Level::spawner();
+    let options = doecs_resource::SpawnOptions::default();
+    let mut warm = doecs::World::new();
+    spawner.spawn(&mut warm, &level.blob, options).unwrap();
+    LevelRun {
+        level,
+        spawner,
+        world: doecs::World::new(),
+    }
+}
+
+#[library_benchmark]
+#[bench::doecs(setup = level_spawn_doecs_setup)]
+fn level_spawn_doecs(mut run: LevelRun) -> LevelRun {
+    let options = doecs_resource::SpawnOptions::default();
+    let out = run
+        .spawner
+        .spawn(&mut run.world, black_box(&run.level.blob), options)
+        .unwrap();
+    assert_eq!(out.entities.len(), N);
+    run
+}
+
+/// The level, kept for the whole run (each benchmark runs in its own
+/// process), so the floor's input can borrow it.
+fn leaked_level() -> &'static Level {
+    Box::leak(Box::new(Level::new(N)))
+}
+
+/// The floor's input, and its buffers allocated and touched beforehand
+/// (as in criterion's setup).
+fn level_spawn_floor_setup() -> (FloorInput<'static>, HandLayout) {
+    let input = leaked_level().floor_input();
+    let mut warm = HandLayout::with_capacity(N, input.plain_bytes());
+    warm.fill(&input);
+    let out = HandLayout::with_capacity(N, input.plain_bytes());
+    (input, out)
+}
+
+#[library_benchmark]
+#[bench::hand_layout_with_hierarchy(setup = level_spawn_floor_setup)]
+fn level_spawn_floor((input, mut out): (FloorInput<'static>, HandLayout)) -> HandLayout {
+    out.fill(black_box(&input));
+    out
+}
+
+fn level_spawn_soa_setup() -> (Vec<&'static [u8]>, Vec<u8>) {
+    let columns = leaked_level().component_bytes();
+    let total = columns.iter().map(|c| c.len()).sum();
+    (columns, Vec::with_capacity(total))
+}
+
+#[library_benchmark]
+#[bench::soa_baseline(setup = level_spawn_soa_setup)]
+fn level_spawn_soa((columns, mut dst): (Vec<&'static [u8]>, Vec<u8>)) -> Vec<u8> {
+    for c in &columns {
+        dst.extend_from_slice(black_box(c));
+    }
+    dst
+}
+
+library_benchmark_group!(
+    name = level_spawn;
+    benchmarks = level_spawn_doecs, level_spawn_floor, level_spawn_soa
+);
+
 main!(
     library_benchmark_groups = simple_iter,
     get_random,
     add_remove,
     simple_insert,
     frag_iter,
-    schedule
+    schedule,
+    level_spawn
 );

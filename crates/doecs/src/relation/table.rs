@@ -324,11 +324,18 @@ impl<R: Relation> RelationTable<R> {
     /// of their own, and spliced onto the target's list once, at its end:
     /// no lookup or back-link per pair. Same rows and lists as calling
     /// `insert_first` for each pair.
-    pub(crate) fn insert_fresh_batch(&mut self, children: &[Entity], parents: &[Option<u32>])
-    where
+    /// `index_bound` bounds the children's indices (each is below it): the
+    /// heads are grown to it once.
+    pub(crate) fn insert_fresh_batch(
+        &mut self,
+        children: &[Entity],
+        parents: &[Option<u32>],
+        index_bound: usize,
+    ) where
         R: Default,
     {
         debug_assert_eq!(children.len(), parents.len());
+        self.reserve(children.len(), index_bound);
         // Checked once here, so every id below is made without a check.
         assert!(
             self.rows.len() + children.len() < u32::MAX as usize,
@@ -362,7 +369,9 @@ impl<R: Relation> RelationTable<R> {
                     self.out_head(source).is_none(),
                     "the source has no pair yet"
                 );
-                self.heads_mut(source.index()).out = Some(RowId::below_limit(at));
+                // Below `index_bound`: the heads cover it (a wrong bound
+                // panics here).
+                self.heads[source.index() as usize].out = Some(RowId::below_limit(at));
             }
             self.splice_run(target, start, last);
             k += run.len();

@@ -399,8 +399,7 @@ impl WorldCore {
         index_bound: usize,
     ) -> TableStamp {
         let table = self.relations.table_mut::<ChildOf>();
-        table.reserve(children.len(), index_bound);
-        table.insert_fresh_batch(children, parents);
+        table.insert_fresh_batch(children, parents, index_bound);
         let stamp = table.stamp();
         if !self.managers.is_empty() {
             for (&child, parent) in children.iter().zip(parents) {
