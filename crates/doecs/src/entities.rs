@@ -29,6 +29,9 @@
 //! through an atomic cursor, for command buffers recorded outside a schedule;
 //! ids reserved that way on several threads at once depend on timing.
 //!
+//! A batch spawn takes its ids already located at the rows it is about to
+//! fill (`alloc_many_located`), so each new slot is written once.
+//!
 //! **Who uses what.** A [`World`](crate::World) allocates from its core's
 //! table, which also indexes its rows. A [`Universe`](crate::Universe)
 //! allocates from a table of its own (no rows), and each of its worlds keeps a

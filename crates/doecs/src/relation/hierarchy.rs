@@ -20,6 +20,13 @@
 //! pairs changed since is simply not confirmed, and the manager looks the
 //! entities up instead.
 //!
+//! The batch also keeps what was known or checked when it was parented:
+//! its parents as a [`ParentsFirst`] proof when each parent comes before
+//! its children ([`ParentedBatch::parents_first`]), and a bound on its
+//! entity indices ([`ParentedBatch::index_bound`]). A manager laying the
+//! batch out in batch order uses them instead of checking the order or
+//! scanning for the largest index again.
+//!
 //! [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
 //! [`ComponentManager::on_parent_changed`]: crate::ComponentManager::on_parent_changed
 //! [`ComponentManager::follow_hierarchy`]: crate::ComponentManager::follow_hierarchy
