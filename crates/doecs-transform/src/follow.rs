@@ -125,7 +125,9 @@ impl TransformManager {
         let entities = batch.children();
         // Confirmed: every parent is in the batch, none outside.
         let slots = match (hierarchy.batch_parents(batch), batch.parents_first()) {
-            (Some(_), Some(first)) => self.create_batch_in_order(batch, first, locals)?,
+            (Some(_), Some(first)) => {
+                self.create_batch_in_order(entities, batch.index_bound(), locals, first)?
+            }
             (Some(parents), None) => self.create_batch(entities, locals, parents)?,
             (None, _) => return self.create_many_in(hierarchy, entities, locals).map(drop),
         };

@@ -14,7 +14,7 @@ use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::{TransformManager, MOVED, NO_INSTANCE};
 use crate::storage::SlotValues;
-use doecs::{Entity, ParentedBatch, ParentsFirst};
+use doecs::{Entity, ParentsFirst};
 use glam::Affine3A;
 
 const TARGET: u8 = 1;
@@ -493,18 +493,19 @@ impl TransformManager {
         self.create_placed(entities, index_bound, locals, parents)
     }
 
-    /// [`create_batch`](Self::create_batch) for a batch parented in one
-    /// call whose parents come first: the order and the bound on the
-    /// entities' indices are known, so neither is computed again.
+    /// [`create_batch`](Self::create_batch) for parents known to come
+    /// first and a known bound on the entities' indices (each below
+    /// `index_bound`, as a [`ParentedBatch`](doecs::ParentedBatch) keeps
+    /// them): neither is computed again.
     pub(crate) fn create_batch_in_order(
         &mut self,
-        batch: &ParentedBatch,
-        parents: &ParentsFirst,
+        entities: &[Entity],
+        index_bound: usize,
         locals: &[Affine3A],
+        parents: &ParentsFirst,
     ) -> Result<BatchSlots, TransformError> {
-        let (entities, parents) = (batch.children(), parents.as_slice());
+        let parents = parents.as_slice();
         self.check_batch_lengths(entities, locals, parents)?;
-        let index_bound = batch.index_bound();
         match self.create_many_in_order(entities, index_bound, locals, parents)? {
             Some(slots) => Ok(slots),
             None => self.create_placed(entities, index_bound, locals, parents),

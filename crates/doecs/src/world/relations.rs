@@ -203,15 +203,24 @@ impl WorldCore {
         } else {
             BatchParents::Unordered(parents)
         };
-        let located = self.entities.departures();
-        Ok(ParentedBatch::new(
+        Ok(self.parented_batch(children, parents, rows))
+    }
+
+    /// The handle of a batch whose pairs just went in at `rows`.
+    fn parented_batch(
+        &self,
+        children: Vec<Entity>,
+        parents: BatchParents,
+        rows: BatchRows,
+    ) -> ParentedBatch {
+        ParentedBatch::new(
             children,
             parents,
             rows.index_bound,
             rows.first_row,
             rows.stamp,
-            located,
-        ))
+            self.entities.departures(),
+        )
     }
 
     /// Whether every entity of `batch` is still here: at once when no
@@ -254,16 +263,8 @@ impl WorldCore {
             Some(last) if last.index() as usize + 1 == slots => slots,
             _ => crate::entity::index_bound(&children),
         };
-        let (first_row, stamp) = self.insert_batch_rows(&children, parents.as_slice(), index_bound);
-        let located = self.entities.departures();
-        ParentedBatch::new(
-            children,
-            BatchParents::First(parents),
-            index_bound,
-            first_row,
-            stamp,
-            located,
-        )
+        let rows = self.insert_batch_rows(&children, parents.as_slice(), true, index_bound);
+        self.parented_batch(children, BatchParents::First(parents), rows)
     }
 
     /// The one core of both batch forms: validates and adds the pairs.
@@ -327,28 +328,27 @@ impl WorldCore {
         if !in_order {
             Self::check_batch_acyclic(children, parents)?;
         }
-        let (first_row, stamp) = self.insert_batch_rows(children, parents, index_bound);
-        Ok(BatchRows {
-            first_row,
-            stamp,
-            parents_first: in_order,
-            index_bound,
-        })
+        Ok(self.insert_batch_rows(children, parents, in_order, index_bound))
     }
 
     /// Adds a checked batch's pairs ([`WorldCore::insert_fresh_child_of`])
-    /// and returns the `ChildOf` row of its first pair and the table's
-    /// stamp right after.
+    /// and says where they went, with what the checks found.
     fn insert_batch_rows(
         &mut self,
         children: &[Entity],
         parents: &[Option<u32>],
+        parents_first: bool,
         index_bound: usize,
-    ) -> (usize, TableStamp) {
+    ) -> BatchRows {
         use crate::relation::table::ErasedRelation;
         let first_row = self.relations.table::<ChildOf>().map_or(0, |t| t.len());
         let stamp = self.insert_fresh_child_of(children, parents, index_bound);
-        (first_row, stamp)
+        BatchRows {
+            first_row,
+            stamp,
+            parents_first,
+            index_bound,
+        }
     }
 
     /// Refuses batch parent indices that form a cycle.
