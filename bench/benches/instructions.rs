@@ -1170,7 +1170,9 @@ library_benchmark_group!(
 // level_spawn: spawn the N-entity level (roots with 9 children each; a
 // local transform, `Position` and `Velocity` each) from its compiled blob,
 // hierarchy included, against the hand-written floor over the same layout
-// and the memcpy of the blob's component bytes (benches/level_spawn.rs).
+// (with and without the checks of the blob's words a loader of untrusted
+// bytes makes first) and the memcpy of the blob's component bytes
+// (benches/level_spawn.rs).
 // The setup spawns once into another world first (the allocator's pools);
 // the measured function spawns into a fresh world and returns it.
 
@@ -1243,9 +1245,16 @@ fn level_spawn_soa((columns, mut dst): (Vec<&'static [u8]>, Vec<u8>)) -> Vec<u8>
     dst
 }
 
+#[library_benchmark]
+#[bench::hand_layout_checked(setup = level_spawn_floor_setup)]
+fn level_spawn_floor_checked((input, mut out): (FloorInput<'static>, HandLayout)) -> HandLayout {
+    assert!(out.fill_checked(black_box(&input)));
+    out
+}
+
 library_benchmark_group!(
     name = level_spawn;
-    benchmarks = level_spawn_doecs, level_spawn_floor, level_spawn_soa
+    benchmarks = level_spawn_doecs, level_spawn_floor, level_spawn_floor_checked, level_spawn_soa
 );
 
 main!(

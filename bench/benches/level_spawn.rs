@@ -109,13 +109,27 @@ fn level_spawn(c: &mut Criterion) {
     // four links of real child lists, two flag bytes) with its entity map,
     // and one `ChildOf` row per child with the per-index list heads,
     // siblings written as linked runs. No checks: doecs also validates the
-    // blob (the parent order, no NaN), which this floor leaves out.
+    // blob (the parent order, no NaN), which this floor leaves out and the
+    // next one makes.
     let input = level.floor_input();
     g.bench_function("hand_layout_with_hierarchy", |b| {
         b.iter_batched(
             || HandLayout::with_capacity(n, input.plain_bytes()),
             |mut out| {
                 out.fill(black_box(&input));
+                out
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    // The same floor after the checks a loader of untrusted bytes makes
+    // before it writes anything, hand-written over the blob's words: the
+    // parent order, each block's entity index, no NaN or infinity.
+    g.bench_function("hand_layout_checked", |b| {
+        b.iter_batched(
+            || HandLayout::with_capacity(n, input.plain_bytes()),
+            |mut out| {
+                assert!(out.fill_checked(black_box(&input)));
                 out
             },
             BatchSize::PerIteration,

@@ -79,6 +79,14 @@ impl Level {
     pub fn floor_input(&self) -> FloorInput<'_> {
         let view = BlobView::parse(&self.blob).unwrap();
         FloorInput {
+            checks: BlobSections {
+                parent_index: view.parent_index().as_bytes(),
+                blocks: view
+                    .blocks()
+                    .iter()
+                    .map(|b| (b.entity_index.as_bytes(), b.data))
+                    .collect(),
+            },
             plain: view.blocks()[1..].iter().map(|b| b.data).collect(),
             locals: self.locals.iter().map(|l| l.0).collect(),
             parents: view
@@ -99,6 +107,9 @@ impl Level {
 
 /// The input of [`HandLayout::fill`].
 pub struct FloorInput<'a> {
+    /// The blob's sections that a loader of untrusted bytes must check
+    /// before it writes anything ([`BlobSections::check`]).
+    pub checks: BlobSections<'a>,
     /// The plain columns' bytes.
     pub plain: Vec<&'a [u8]>,
     /// Local transforms.
@@ -111,6 +122,72 @@ impl FloorInput<'_> {
     /// The bytes of the plain columns.
     pub fn plain_bytes(&self) -> usize {
         self.plain.iter().map(|c| c.len()).sum()
+    }
+}
+
+/// The parts of a level blob that its checks read, located (the header's
+/// counts and offsets are O(1) to check, so they are left out): the parent
+/// index, and each block's entity index and instance data, all little-endian
+/// `u32` and `f32` words.
+pub struct BlobSections<'a> {
+    /// `parent_index[num_entities]`.
+    pub parent_index: &'a [u8],
+    /// Each block's `entity_index` and its instance data.
+    pub blocks: Vec<(&'a [u8], &'a [u8])>,
+}
+
+impl BlobSections<'_> {
+    /// The checks a loader of untrusted bytes makes before it writes
+    /// anything, written by hand as or-reductions over the words: every
+    /// parent comes before its child, every block's entity index is
+    /// strictly increasing and in range, and no instance word is a NaN or
+    /// an infinity. Compiled with AVX2 when the CPU has it, as doecs's are.
+    #[inline(never)]
+    pub fn check(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { self.check_avx2() };
+        }
+        self.check_words()
+    }
+
+    /// [`check_words`](Self::check_words) compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn check_avx2(&self) -> bool {
+        self.check_words()
+    }
+
+    #[inline(always)]
+    fn check_words(&self) -> bool {
+        let n = (self.parent_index.len() / 4) as u32;
+        let (mut bad, mut carries) = (0u32, 0u32);
+        // A parent comes before its child: `p + 1 <= i` (the root marker
+        // wraps to 0).
+        let mut i = 0u32;
+        for w in self.parent_index.as_chunks::<4>().0 {
+            bad |= u32::from(u32::from_le_bytes(*w).wrapping_add(1) > i);
+            i = i.wrapping_add(1);
+        }
+        for (entity_index, data) in &self.blocks {
+            let (index, _) = entity_index.as_chunks::<4>();
+            if let (Some(rest), Some(last)) = (index.get(1..), index.last()) {
+                for (x, y) in index.iter().zip(rest) {
+                    bad |= u32::from(u32::from_le_bytes(*y) <= u32::from_le_bytes(*x));
+                }
+                bad |= u32::from(u32::from_le_bytes(*last) >= n);
+            }
+            // All exponent bits set (NaN or infinite) is the one case where
+            // adding one unit of exponent carries into bit 31.
+            for w in data.as_chunks::<4>().0 {
+                carries |= (u32::from_le_bytes(*w) & 0x7f80_0000) + 0x0080_0000;
+            }
+        }
+        bad == 0 && carries & 0x8000_0000 == 0
     }
 }
 
@@ -176,6 +253,18 @@ impl HandLayout {
             heads: touched(n),
             last_child: touched(n),
         }
+    }
+
+    /// [`fill`](Self::fill) after the checks a loader of untrusted bytes
+    /// makes ([`BlobSections::check`]): the floor for a loader that refuses
+    /// bad blobs, as doecs does. Returns whether the blob passed (and was
+    /// written).
+    pub fn fill_checked(&mut self, input: &FloorInput<'_>) -> bool {
+        let ok = input.checks.check();
+        if ok {
+            self.fill(input);
+        }
+        ok
     }
 
     /// Writes the level into the buffers, as doecs lays it out.

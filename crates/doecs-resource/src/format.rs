@@ -135,30 +135,42 @@ impl<'a> LeU32s<'a> {
     }
 }
 
-/// Whether any little-endian `f32` in `bytes` (a multiple of 4 long; a tail
-/// is ignored) is NaN or infinite, i.e. has all exponent bits set.
-///
-/// This is the loader's one pass over instance data, and most of its cost,
-/// so on x86_64 it runs with AVX2 (8 lanes an instruction) when the CPU has
-/// it, and with the baseline's SSE2 otherwise; both compile the same code.
-pub(crate) fn any_non_finite_f32(bytes: &[u8]) -> bool {
+/// Runs `scan`, one of the loader's passes over the blob, compiled with
+/// AVX2 (8 lanes an instruction) when the CPU has it, and with the
+/// baseline's SSE2 otherwise: the passes are written as or-reductions the
+/// compiler vectorises, and AVX2 halves their instructions. Validation is
+/// most of a level spawn's reading, so each pass goes through here.
+#[inline(always)]
+fn vectorised<R>(scan: impl FnOnce() -> R) -> R {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above), the only
-        // requirement of `any_non_finite_f32_avx2`.
-        return unsafe { any_non_finite_f32_avx2(bytes) };
+        // requirement of `with_avx2`.
+        return unsafe { with_avx2(scan) };
     }
-    any_non_finite_f32_lanes(bytes)
+    scan()
 }
 
-/// [`any_non_finite_f32_lanes`] compiled for AVX2.
+/// Calls `scan` inside a function compiled for AVX2, so the scan's loop,
+/// inlined here, is too.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[target_feature(enable = "avx2")]
-unsafe fn any_non_finite_f32_avx2(bytes: &[u8]) -> bool {
-    any_non_finite_f32_lanes(bytes)
+unsafe fn with_avx2<R>(scan: impl FnOnce() -> R) -> R {
+    scan()
+}
+
+/// Whether any little-endian `f32` in `bytes` (a multiple of 4 long; a tail
+/// is ignored) is NaN or infinite, i.e. has all exponent bits set.
+///
+/// This is the loader's one pass over instance data, and most of its cost.
+pub(crate) fn any_non_finite_f32(bytes: &[u8]) -> bool {
+    vectorised(
+        #[inline(always)]
+        || any_non_finite_f32_lanes(bytes),
+    )
 }
 
 /// The scan itself. Adding one unit of exponent to a lane's exponent bits
@@ -183,6 +195,15 @@ fn any_non_finite_f32_lanes(bytes: &[u8]) -> bool {
 /// `p + 1` wraps the root marker to 0, so the test is `p + 1 > i`: one
 /// compare per lane, or-reduced without branches.
 pub(crate) fn any_parent_not_before(parent_index: LeU32s<'_>) -> bool {
+    vectorised(
+        #[inline(always)]
+        || any_parent_not_before_lanes(parent_index),
+    )
+}
+
+/// The pass of [`any_parent_not_before`].
+#[inline(always)]
+fn any_parent_not_before_lanes(parent_index: LeU32s<'_>) -> bool {
     let (words, _) = parent_index.as_bytes().as_chunks::<4>();
     let mut i = 0u32;
     let mut bad = 0u32;
@@ -196,6 +217,15 @@ pub(crate) fn any_parent_not_before(parent_index: LeU32s<'_>) -> bool {
 /// Whether `values` is strictly increasing, as one branch-free pass over
 /// neighbouring pairs.
 pub(crate) fn strictly_increasing(values: LeU32s<'_>) -> bool {
+    vectorised(
+        #[inline(always)]
+        || strictly_increasing_lanes(values),
+    )
+}
+
+/// The pass of [`strictly_increasing`].
+#[inline(always)]
+fn strictly_increasing_lanes(values: LeU32s<'_>) -> bool {
     let (words, _) = values.as_bytes().as_chunks::<4>();
     let Some(rest) = words.get(1..) else {
         return true;

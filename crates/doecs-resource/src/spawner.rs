@@ -504,7 +504,9 @@ impl Spawner {
                 .iter()
                 .map(|p| (p != NO_PARENT).then_some(p))
                 .collect();
-            ParentsFirst::new(parents).expect("a blob lists parents first (checked on load)")
+            // SAFETY: `BlobView::parse` refused any parent index that is
+            // not below its entity's, and a view is only made by it.
+            unsafe { ParentsFirst::new_unchecked(parents) }
         });
         let mut instances: usize = plain.iter().map(|(_, b)| b.num_instances()).sum();
         // One world operation: the commands hooks record while the level

@@ -367,7 +367,12 @@ impl TransformManager {
     /// no temporary arrays. Returns `Ok(None)`, having changed nothing
     /// observable, when the batch does not qualify; errors are the ones the
     /// general path reports.
-    fn create_many_in_order(
+    ///
+    /// # Safety
+    /// `parents` lists parents first: every `Some(p)` at position `k` has
+    /// `p < k` (what [`ParentsFirst`] proves). The writes read and link
+    /// the parent's slot unchecked on that promise.
+    unsafe fn create_many_in_order(
         &mut self,
         entities: &[Entity],
         index_bound: usize,
@@ -404,12 +409,21 @@ impl TransformManager {
             let (parent, world, prev_sibling) = match parents[k] {
                 Some(p) => {
                     let (p, parent_slot) = (p as usize, b + p as usize);
-                    let prev = std::mem::replace(&mut last_child[p], slot);
-                    match prev.get() {
-                        Some(prev) => slots.set_next_sibling(prev as usize, slot),
-                        None => slots.set_first_child(parent_slot, slot),
-                    }
-                    let world = slots.world(parent_slot) * local;
+                    // SAFETY: `p < k < n` (the caller's parents-first
+                    // promise), and `last_child` is `n` long.
+                    let last = unsafe { last_child.get_unchecked_mut(p) };
+                    let prev = std::mem::replace(last, slot);
+                    // SAFETY: the parent's slot `b + p` is before this
+                    // one, `b + k` (`p < k`, the caller's promise), and
+                    // `prev` is the slot of an earlier item of the batch
+                    // (only written items are recorded in `last_child`).
+                    let world = unsafe {
+                        match prev.get() {
+                            Some(prev) => slots.set_next_sibling_unchecked(prev as usize, slot),
+                            None => slots.set_first_child_unchecked(parent_slot, slot),
+                        }
+                        slots.world_unchecked(parent_slot) * local
+                    };
                     (Link::some(parent_slot as u32), world, prev)
                 }
                 None => (Link::NONE, local, Link::NONE),
@@ -484,9 +498,10 @@ impl TransformManager {
             .max()
             .unwrap_or(0);
         if ParentsFirst::holds(parents) {
-            if let Some(slots) =
-                self.create_many_in_order(entities, index_bound, locals, parents)?
-            {
+            // SAFETY: `parents` lists parents first (checked just above).
+            let in_order =
+                unsafe { self.create_many_in_order(entities, index_bound, locals, parents)? };
+            if let Some(slots) = in_order {
                 return Ok(slots);
             }
         }
@@ -506,7 +521,10 @@ impl TransformManager {
     ) -> Result<BatchSlots, TransformError> {
         let parents = parents.as_slice();
         self.check_batch_lengths(entities, locals, parents)?;
-        match self.create_many_in_order(entities, index_bound, locals, parents)? {
+        // SAFETY: `parents` lists parents first, as `ParentsFirst` proves.
+        let in_order =
+            unsafe { self.create_many_in_order(entities, index_bound, locals, parents)? };
+        match in_order {
             Some(slots) => Ok(slots),
             None => self.create_placed(entities, index_bound, locals, parents),
         }

@@ -348,26 +348,40 @@ impl WrittenSlots {
         unsafe { self.world.add(i).read() }
     }
 
-    /// Sets the first child of slot `i`.
+    /// [`world`](Self::world) without the check.
     ///
-    /// # Panics
-    /// If slot `i` is not before the slot being written.
+    /// # Safety
+    /// Slot `i` is before the slot being written.
     #[inline]
-    pub(crate) fn set_first_child(&mut self, i: usize, child: Link) {
-        self.check(i);
-        // SAFETY: as `world`; a `Link` is plain data, so the write needs
-        // no drop of the old value.
+    pub(crate) unsafe fn world_unchecked(&self, i: usize) -> Affine3A {
+        debug_assert!(i < self.end, "slot {i} is not written yet");
+        // SAFETY: `i < end` (caller), so as in `world`.
+        unsafe { self.world.add(i).read() }
+    }
+
+    /// Sets the first child of slot `i`, unchecked (a batch writer knows
+    /// which slots it wrote).
+    ///
+    /// # Safety
+    /// Slot `i` is before the slot being written.
+    #[inline]
+    pub(crate) unsafe fn set_first_child_unchecked(&mut self, i: usize, child: Link) {
+        debug_assert!(i < self.end, "slot {i} is not written yet");
+        // SAFETY: `i < end` (caller), so the slot is initialized and inside
+        // the column, and nothing else reaches it while `fill` runs
+        // (aliasing rule above); a `Link` is plain data, so the write
+        // needs no drop of the old value.
         unsafe { self.first_child.add(i).write(child) }
     }
 
-    /// Sets the next sibling of slot `i`.
+    /// Sets the next sibling of slot `i`, unchecked.
     ///
-    /// # Panics
-    /// If slot `i` is not before the slot being written.
+    /// # Safety
+    /// Slot `i` is before the slot being written.
     #[inline]
-    pub(crate) fn set_next_sibling(&mut self, i: usize, sibling: Link) {
-        self.check(i);
-        // SAFETY: as `set_first_child`.
+    pub(crate) unsafe fn set_next_sibling_unchecked(&mut self, i: usize, sibling: Link) {
+        debug_assert!(i < self.end, "slot {i} is not written yet");
+        // SAFETY: as `set_first_child_unchecked`.
         unsafe { self.next_sibling.add(i).write(sibling) }
     }
 }
@@ -613,7 +627,9 @@ mod tests {
                 // The slot before is written and readable, and its links
                 // can be set.
                 assert_eq!(slots.world(k).translation.x, (k - 1) as f32);
-                slots.set_next_sibling(k, Link::some(1 + k as u32));
+                // SAFETY: slot `k` is before slot `1 + k`, the one being
+                // written.
+                unsafe { slots.set_next_sibling_unchecked(k, Link::some(1 + k as u32)) };
             }
             slot(k as f32, k as u64 + 10)
         });

@@ -209,6 +209,11 @@ impl ParentedBatch {
 /// indices are in range and cannot form a cycle, so a batch parented with
 /// them needs no other check of its indices
 /// (`World::spawn_columns_raw_parented` takes them).
+///
+/// The order is a safety invariant: code that builds a batch from a
+/// `ParentsFirst` may read a parent's slot, written earlier, without a
+/// check. [`new`](Self::new) checks it; [`new_unchecked`](Self::new_unchecked)
+/// takes the caller's word.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ParentsFirst(Vec<Option<u32>>);
 
@@ -243,6 +248,24 @@ impl ParentsFirst {
     /// first.
     pub(crate) fn trusted(parents: Vec<Option<u32>>) -> Self {
         debug_assert!(Self::holds(&parents));
+        ParentsFirst(parents)
+    }
+
+    /// Wraps `parents` without the pass [`new`](Self::new) makes: for
+    /// indices already checked elsewhere (a level blob's parent index is
+    /// checked when the blob is read).
+    ///
+    /// # Safety
+    /// Every `Some(p)` at position `k` of `parents` has `p < k`. Batch
+    /// writers rely on it to read parents' slots unchecked.
+    ///
+    /// ```
+    /// // SAFETY: item 1's parent, 0, comes before it.
+    /// let parents = unsafe { doecs::ParentsFirst::new_unchecked(vec![None, Some(0)]) };
+    /// assert_eq!(parents.as_slice(), &[None, Some(0)]);
+    /// ```
+    pub unsafe fn new_unchecked(parents: Vec<Option<u32>>) -> Self {
+        debug_assert!(Self::holds(&parents), "parents must come first");
         ParentsFirst(parents)
     }
 
