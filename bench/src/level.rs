@@ -397,3 +397,47 @@ impl HandLayout {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(v: &[u32]) -> Vec<u8> {
+        v.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// The checked floor checks for real: a level passes, and each kind of
+    /// bad word anywhere in it is refused (otherwise its figure would be
+    /// the unchecked floor's under another name).
+    #[test]
+    fn the_checked_floor_refuses_each_bad_word() {
+        let level = Level::new(30);
+        assert!(level.floor_input().checks.check(), "a good level passes");
+        let parents = words(&[NO_PARENT, 0, 0, NO_PARENT, 3]);
+        let index = words(&[0, 1, 2, 3, 4]);
+        let data = words(&[1.0f32.to_bits(), 0, 2.5f32.to_bits(), 7, 9]);
+        let sections = |parents: &[u8], index: &[u8], data: &[u8]| {
+            let s = BlobSections {
+                parent_index: parents,
+                blocks: vec![(index, data)],
+            };
+            s.check()
+        };
+        assert!(sections(&parents, &index, &data));
+        for (at, bad) in [(1, 1), (2, 5), (4, 4)] {
+            let mut p = parents.clone();
+            p[4 * at..4 * at + 4].copy_from_slice(&u32::to_le_bytes(bad));
+            assert!(!sections(&p, &index, &data), "parent {bad} of {at}");
+        }
+        for bad in [[0, 1, 1, 3, 4], [0, 2, 1, 3, 4], [0, 1, 2, 3, 5]] {
+            assert!(!sections(&parents, &words(&bad), &data), "index {bad:?}");
+        }
+        for at in 0..5 {
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                let mut d = data.clone();
+                d[4 * at..4 * at + 4].copy_from_slice(&bad.to_le_bytes());
+                assert!(!sections(&parents, &index, &d), "{bad} at {at}");
+            }
+        }
+    }
+}
