@@ -244,13 +244,6 @@ impl ParentsFirst {
         Err(RelationError::ParentNotBefore { item, parent })
     }
 
-    /// Wraps indices the caller has checked (or built) to list parents
-    /// first.
-    pub(crate) fn trusted(parents: Vec<Option<u32>>) -> Self {
-        debug_assert!(Self::holds(&parents));
-        ParentsFirst(parents)
-    }
-
     /// Wraps `parents` without the pass [`new`](Self::new) makes: for
     /// indices already checked elsewhere (a level blob's parent index is
     /// checked when the blob is read).

@@ -199,7 +199,9 @@ impl WorldCore {
     ) -> Result<ParentedBatch, RelationError> {
         let rows = self.parent_batch_rows(&children, &parents)?;
         let parents = if rows.parents_first {
-            BatchParents::First(ParentsFirst::trusted(parents))
+            // SAFETY: `parent_batch_rows` found `ParentsFirst::holds` true
+            // for these very indices (`rows.parents_first`).
+            BatchParents::First(unsafe { ParentsFirst::new_unchecked(parents) })
         } else {
             BatchParents::Unordered(parents)
         };
