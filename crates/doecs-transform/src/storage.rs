@@ -435,25 +435,8 @@ impl Storage {
         &mut self,
         base: usize,
         n: usize,
-        fill: impl FnMut(usize, WrittenSlots) -> SlotValues,
-    ) {
-        let admit_all = |_| Ok::<(), std::convert::Infallible>(());
-        let Ok(()) = self.write_slots_while(base, n, admit_all, fill);
-    }
-
-    /// [`write_slots`](Self::write_slots), asking `admit(k)` before
-    /// writing each slot `base + k`: its first error ends the writes and
-    /// is returned. Slots `base..base + k` are written then, and every
-    /// slot stays initialized; the caller treats the written ones as
-    /// unused. (A separate call, so the values `fill` returns go straight
-    /// into their slot and are never wrapped.)
-    pub(crate) fn write_slots_while<E>(
-        &mut self,
-        base: usize,
-        n: usize,
-        mut admit: impl FnMut(usize) -> Result<(), E>,
         mut fill: impl FnMut(usize, WrittenSlots) -> SlotValues,
-    ) -> Result<(), E> {
+    ) {
         let end = base + n;
         assert!(base < self.cap, "slot {base} beyond capacity {}", self.cap);
         let grown = end + 1 > self.cap;
@@ -476,8 +459,7 @@ impl Storage {
         }
         let cols = self.col_ptrs();
         // When the buffer grew, slots `base + 1..end` are uninitialized
-        // until written: the guard zeroes what a fill that panics or fails
-        // leaves.
+        // until written: the guard zeroes what a fill that panics leaves.
         let mut guard = UnwrittenGuard {
             cols,
             next: base + 1,
@@ -490,7 +472,6 @@ impl Storage {
                 next_sibling: cols.next_sibling,
                 end: base + k,
             };
-            admit(k)?;
             let v = fill(k, slots);
             // SAFETY: `base + k < end < cap`, and `&mut self` excludes any
             // other access while this call runs.
@@ -498,7 +479,6 @@ impl Storage {
             guard.next = base + k + 1;
         }
         std::mem::forget(guard);
-        Ok(())
     }
 }
 
