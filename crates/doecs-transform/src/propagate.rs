@@ -386,64 +386,16 @@ impl TransformManager {
         let base = self.len;
         self.map_covering(index_bound);
         let b = base as usize;
+        // Each parent's last child so far (allocated before the claims,
+        // which measured faster than after them).
+        let mut last_child = vec![Link::NONE; n];
         // Every entity's map entry is claimed first, in a tight pass of its
         // own: claiming each beside its slot's writes measured slower, as
-        // it leaves the write loop short of registers. The slots are
-        // written only when every entry was free.
-        let mut last_child = vec![Link::NONE; n];
-        let map = &mut self.map[..];
-        let claimed = claim_map_entries(map, entities, base);
-        // Each slot is written once, in batch order: a parent's world
-        // transform is final before its children's (`p < k`), and each
-        // child is appended to its parent's list as it is written (the
-        // parent's first child or its last child's next sibling, both in
-        // slots already written), so the lists end up in batch order.
-        if claimed.is_ok() {
-            self.store.write_slots(b, n, |k, mut slots| {
-                let slot = Link::some(base + k as u32);
-                let local = locals[k];
-                let (parent, world, prev_sibling) = match parents[k] {
-                    Some(p) => {
-                        let (p, parent_slot) = (p as usize, b + p as usize);
-                        // SAFETY: `p < k < n` (the caller's parents-first
-                        // promise), and `last_child` is `n` long.
-                        let last = unsafe { last_child.get_unchecked_mut(p) };
-                        let prev = std::mem::replace(last, slot);
-                        // SAFETY: the parent's slot `b + p` is before this
-                        // one, `b + k` (`p < k`, the caller's promise), and
-                        // `prev` is the slot of an earlier item of the batch
-                        // (only written items are recorded in `last_child`).
-                        let world = unsafe {
-                            match prev.get() {
-                                Some(prev) => slots.set_next_sibling_unchecked(prev as usize, slot),
-                                None => slots.set_first_child_unchecked(parent_slot, slot),
-                            }
-                            slots.world_unchecked(parent_slot) * local
-                        };
-                        (Link::some(parent_slot as u32), world, prev)
-                    }
-                    None => (Link::NONE, local, Link::NONE),
-                };
-                SlotValues {
-                    local,
-                    world,
-                    entity: entities[k].to_bits(),
-                    parent,
-                    first_child: Link::NONE,
-                    next_sibling: Link::NONE,
-                    prev_sibling,
-                    flags: 0,
-                    idle: 0,
-                }
-            });
-        }
-        if let Err((k, held)) = claimed {
+        // it leaves the write loop short of registers. A batch with an
+        // entry taken already changes nothing.
+        if let Err((k, held)) = claim_map_entries(&mut self.map, entities, base) {
             // An entry that already holds a slot of this batch (>= base) is
-            // a duplicate; any other entry is an existing instance. Either
-            // way the claims made so far are undone.
-            for done in &entities[..k] {
-                self.map[done.index() as usize] = NO_INSTANCE;
-            }
+            // a duplicate; any other entry is an existing instance.
             let e = entities[k];
             return if held >= base {
                 Err(TransformError::DuplicateEntity(e))
@@ -453,6 +405,48 @@ impl TransformManager {
                 Ok(None) // a stale instance: the general path replaces it
             };
         }
+        // Each slot is written once, in batch order: a parent's world
+        // transform is final before its children's (`p < k`), and each
+        // child is appended to its parent's list as it is written (the
+        // parent's first child or its last child's next sibling, both in
+        // slots already written), so the lists end up in batch order.
+        self.store.write_slots(b, n, |k, mut slots| {
+            let slot = Link::some(base + k as u32);
+            let local = locals[k];
+            let (parent, world, prev_sibling) = match parents[k] {
+                Some(p) => {
+                    let (p, parent_slot) = (p as usize, b + p as usize);
+                    // SAFETY: `p < k < n` (the caller's parents-first
+                    // promise), and `last_child` is `n` long.
+                    let last = unsafe { last_child.get_unchecked_mut(p) };
+                    let prev = std::mem::replace(last, slot);
+                    // SAFETY: the parent's slot `b + p` is before this
+                    // one, `b + k` (`p < k`, the caller's promise), and
+                    // `prev` is the slot of an earlier item of the batch
+                    // (only written items are recorded in `last_child`).
+                    let world = unsafe {
+                        match prev.get() {
+                            Some(prev) => slots.set_next_sibling_unchecked(prev as usize, slot),
+                            None => slots.set_first_child_unchecked(parent_slot, slot),
+                        }
+                        slots.world_unchecked(parent_slot) * local
+                    };
+                    (Link::some(parent_slot as u32), world, prev)
+                }
+                None => (Link::NONE, local, Link::NONE),
+            };
+            SlotValues {
+                local,
+                world,
+                entity: entities[k].to_bits(),
+                parent,
+                first_child: Link::NONE,
+                next_sibling: Link::NONE,
+                prev_sibling,
+                flags: 0,
+                idle: 0,
+            }
+        });
         self.len = base + n as u32;
         if !self.deferred {
             self.first_dirty = self.len;
@@ -710,15 +704,19 @@ impl BatchSlots {
 }
 
 /// Claims each entity's entry in `map` for its slot, `base + k` for item
-/// `k`, in batch order, until it meets an entry taken already: it returns
-/// that item and the entry's value, with the claims before it left in
-/// place. Panics if an entity's index is not below `map.len()` (the
-/// caller grows the map to cover the batch first).
+/// `k`, in batch order, until it meets an entry taken already: then it
+/// undoes the claims before it, leaving `map` as it was, and returns that
+/// item and the entry's value. Panics if an entity's index is not below
+/// `map.len()` (the caller grows the map to cover the batch first).
 fn claim_map_entries(map: &mut [u32], entities: &[Entity], base: u32) -> Result<(), (usize, u32)> {
     for (k, e) in entities.iter().enumerate() {
         let entry = &mut map[e.index() as usize];
         if *entry != NO_INSTANCE {
-            return Err((k, *entry));
+            let held = *entry;
+            for done in &entities[..k] {
+                map[done.index() as usize] = NO_INSTANCE;
+            }
+            return Err((k, held));
         }
         *entry = base + k as u32;
     }
