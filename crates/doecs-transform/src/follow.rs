@@ -26,7 +26,7 @@
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::TransformManager;
-use crate::propagate::BatchSlots;
+use crate::propagate::{BatchIndices, BatchSlots};
 use doecs::{Entity, Hierarchy, ParentedBatch};
 use glam::Affine3A;
 
@@ -126,7 +126,11 @@ impl TransformManager {
         // Confirmed: every parent is in the batch, none outside.
         let slots = match (hierarchy.batch_parents(batch), batch.parents_first()) {
             (Some(_), Some(first)) => {
-                self.create_batch_in_order(entities, batch.index_bound(), locals, first)?
+                let indices = BatchIndices {
+                    bound: batch.index_bound(),
+                    run: batch.index_run(),
+                };
+                self.create_batch_in_order(entities, &indices, locals, first)?
             }
             (Some(parents), None) => self.create_batch(entities, locals, parents)?,
             (None, _) => return self.create_many_in(hierarchy, entities, locals).map(drop),

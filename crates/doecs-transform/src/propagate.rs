@@ -16,6 +16,7 @@ use crate::manager::{TransformManager, MOVED, NO_INSTANCE};
 use crate::storage::SlotValues;
 use doecs::{Entity, ParentsFirst};
 use glam::Affine3A;
+use std::ops::Range;
 
 const TARGET: u8 = 1;
 const KNOWN: u8 = 2;
@@ -366,7 +367,8 @@ impl TransformManager {
     /// links are written in place with no sort, no breadth-first walk and
     /// no temporary arrays. Returns `Ok(None)`, having changed nothing
     /// observable, when the batch does not qualify; errors are the ones the
-    /// general path reports.
+    /// general path reports. `indices` is what the caller knows of the
+    /// entities' indices.
     ///
     /// # Safety
     /// `parents` lists parents first: every `Some(p)` at position `k` has
@@ -375,7 +377,7 @@ impl TransformManager {
     unsafe fn create_many_in_order(
         &mut self,
         entities: &[Entity],
-        index_bound: usize,
+        indices: &BatchIndices,
         locals: &[Affine3A],
         parents: &[Option<u32>],
     ) -> Result<Option<BatchSlots>, TransformError> {
@@ -384,16 +386,32 @@ impl TransformManager {
         // Slices of the batch's length, so indexing by `k` needs no check.
         let (locals, parents) = (&locals[..n], &parents[..n]);
         let base = self.len;
-        self.map_covering(index_bound);
         let b = base as usize;
         // Each parent's last child so far (allocated before the claims,
         // which measured faster than after them).
         let mut last_child = vec![Link::NONE; n];
-        // Every entity's map entry is claimed first, in a tight pass of its
-        // own: claiming each beside its slot's writes measured slower, as
-        // it leaves the write loop short of registers. A batch with an
-        // entry taken already changes nothing.
-        if let Err((k, held)) = claim_map_entries(&mut self.map, entities, base) {
+        // Every entity's map entry is claimed before any slot is written.
+        // A run of indices the map does not reach yet is appended in one
+        // write, as none of its entries can be taken. Otherwise each entry
+        // is checked and claimed in a tight pass of its own (claiming each
+        // beside its slot's writes measured slower, as it leaves the write
+        // loop short of registers), and a batch with an entry taken
+        // already changes nothing.
+        let claimed = match &indices.run {
+            Some(run) if run.len() == n && run.start as usize >= self.map.len() => {
+                debug_assert!(entities
+                    .iter()
+                    .zip(run.clone())
+                    .all(|(e, i)| e.index() == i));
+                append_map_run(&mut self.map, run.start as usize, base, n);
+                Ok(())
+            }
+            _ => {
+                self.map_covering(indices.bound);
+                claim_map_entries(&mut self.map, entities, base)
+            }
+        };
+        if let Err((k, held)) = claimed {
             // An entry that already holds a slot of this batch (>= base) is
             // a duplicate; any other entry is an existing instance.
             let e = entities[k];
@@ -483,41 +501,42 @@ impl TransformManager {
         parents: &[Option<u32>],
     ) -> Result<BatchSlots, TransformError> {
         self.check_batch_lengths(entities, locals, parents)?;
-        let index_bound = entities
-            .iter()
-            .map(|e| e.index() as usize + 1)
-            .max()
-            .unwrap_or(0);
+        let indices = BatchIndices {
+            bound: entities
+                .iter()
+                .map(|e| e.index() as usize + 1)
+                .max()
+                .unwrap_or(0),
+            run: None,
+        };
         if ParentsFirst::holds(parents) {
             // SAFETY: `parents` lists parents first (checked just above).
             let in_order =
-                unsafe { self.create_many_in_order(entities, index_bound, locals, parents)? };
+                unsafe { self.create_many_in_order(entities, &indices, locals, parents)? };
             if let Some(slots) = in_order {
                 return Ok(slots);
             }
         }
-        self.create_placed(entities, index_bound, locals, parents)
+        self.create_placed(entities, indices.bound, locals, parents)
     }
 
     /// [`create_batch`](Self::create_batch) for parents known to come
-    /// first and a known bound on the entities' indices (each below
-    /// `index_bound`, as a [`ParentedBatch`](doecs::ParentedBatch) keeps
-    /// them): neither is computed again.
+    /// first and what a [`ParentedBatch`](doecs::ParentedBatch) knows of
+    /// its entities' indices: neither is computed again.
     pub(crate) fn create_batch_in_order(
         &mut self,
         entities: &[Entity],
-        index_bound: usize,
+        indices: &BatchIndices,
         locals: &[Affine3A],
         parents: &ParentsFirst,
     ) -> Result<BatchSlots, TransformError> {
         let parents = parents.as_slice();
         self.check_batch_lengths(entities, locals, parents)?;
         // SAFETY: `parents` lists parents first, as `ParentsFirst` proves.
-        let in_order =
-            unsafe { self.create_many_in_order(entities, index_bound, locals, parents)? };
+        let in_order = unsafe { self.create_many_in_order(entities, indices, locals, parents)? };
         match in_order {
             Some(slots) => Ok(slots),
-            None => self.create_placed(entities, index_bound, locals, parents),
+            None => self.create_placed(entities, indices.bound, locals, parents),
         }
     }
 
@@ -701,6 +720,25 @@ impl BatchSlots {
             })
             .collect()
     }
+}
+
+/// What a batch's caller knows of its entities' indices.
+pub(crate) struct BatchIndices {
+    /// Above every entity's index.
+    pub(crate) bound: usize,
+    /// The indices, when they are one run in batch order
+    /// ([`ParentedBatch::index_run`](doecs::ParentedBatch::index_run)).
+    pub(crate) run: Option<Range<u32>>,
+}
+
+/// Appends to `map` the entries of a batch whose entities' indices are the
+/// run `start..start + n`, which `map` does not reach yet: no instance up
+/// to `start`, then slot `base + k` for the `k`-th.
+fn append_map_run(map: &mut Vec<u32>, start: usize, base: u32, n: usize) {
+    debug_assert!(start >= map.len());
+    map.reserve(start + n - map.len());
+    map.resize(start, NO_INSTANCE);
+    map.extend(base..base + n as u32);
 }
 
 /// Claims each entity's entry in `map` for its slot, `base + k` for item

@@ -325,3 +325,64 @@ fn a_parented_batch_links_its_transforms_confirmed_or_stale() {
         vec![None, None, Some(es[0]), Some(es[1]), None, Some(es[4])]
     );
 }
+
+/// A column spawn into fresh entity slots hands the manager one run of
+/// indices, whose map entries it appends in one write; into reused slots it
+/// claims each entry. Both lay out the same instances, beside transforms
+/// made before (some of them destroyed with their entities).
+#[test]
+fn a_parented_column_spawn_links_the_same_with_or_without_an_index_run() {
+    use doecs::{ParentsFirst, WorldConfig};
+    let build = |reuse: bool| {
+        let mut world = World::with_config(WorldConfig {
+            min_free_indices: 1,
+            ..WorldConfig::default()
+        });
+        let before: Vec<Entity> = (0..4).map(|_| world.spawn(())).collect();
+        for (k, &e) in before.iter().enumerate() {
+            world.add_transform(e, t(k as i8)).unwrap();
+        }
+        world.set_parent(before[1], before[0]).unwrap();
+        if reuse {
+            world.despawn(before[3]).unwrap();
+            world.despawn(before[2]).unwrap();
+        }
+        let id = world.component_id::<u32>();
+        let values: [u32; 5] = [0, 1, 2, 3, 4];
+        let parents = ParentsFirst::new(vec![None, Some(0), Some(0), Some(1), None]).unwrap();
+        // SAFETY: five valid u32 values, which are `Copy`.
+        let batch =
+            unsafe { world.spawn_columns_raw_parented(&[id], &[values.as_ptr().cast()], parents) }
+                .unwrap();
+        assert_eq!(batch.index_run().is_some(), !reuse);
+        let locals: Vec<Affine3A> = (0..5).map(|k| t(10 + k as i8)).collect();
+        world.add_transforms_to_batch(&batch, &locals).unwrap();
+        check(&mut world);
+        let tm = world.manager::<TransformManager>().unwrap();
+        let es = batch.children();
+        let described: Vec<_> = es
+            .iter()
+            .map(|&e| {
+                let i = tm.lookup(e).unwrap();
+                let parent = tm
+                    .parent(i)
+                    .map(|p| es.iter().position(|&c| c == p.entity()));
+                (tm.local(i).unwrap(), parent)
+            })
+            .collect();
+        assert_eq!(
+            tm.lookup(before[1])
+                .and_then(|i| tm.parent(i))
+                .map(|p| p.entity()),
+            Some(before[0])
+        );
+        described
+    };
+    let fresh = build(false);
+    assert_eq!(fresh, build(true));
+    let parent_of: Vec<_> = fresh.iter().map(|(_, p)| *p).collect();
+    assert_eq!(
+        parent_of,
+        vec![None, Some(Some(0)), Some(Some(0)), Some(Some(1)), None]
+    );
+}

@@ -442,14 +442,16 @@ impl Entities {
 
     /// [`alloc_many`](Self::alloc_many), each new entity located at once:
     /// the `k`-th at row `first + k` of `archetype`, which the caller
-    /// fills before anything reads it. Each slot is written once.
+    /// fills before anything reads it. Each slot is written once. Returns
+    /// the first index when every id took a fresh slot: then their indices
+    /// are that index, the next, and so on, in order.
     pub(crate) fn alloc_many_located(
         &mut self,
         count: usize,
         out: &mut Vec<Entity>,
         archetype: ArchetypeId,
         first: usize,
-    ) {
+    ) -> Option<u32> {
         let at_row_zero = Slot::located(
             0,
             Location {
@@ -457,13 +459,14 @@ impl Entities {
                 row: Row(0),
             },
         );
-        self.take_many(count, out, |k, generation| Slot {
+        let fresh_from = self.take_many(count, out, |k, generation| Slot {
             generation,
             row: (first + k) as u32,
             ..at_row_zero
         });
         self.live += count;
         self.located += count;
+        fresh_from
     }
 
     /// Reserves `count` ids and appends them to `out`, taking exactly the
@@ -495,12 +498,14 @@ impl Entities {
     /// Takes `count` indices as `alloc` would and sets the slot of the
     /// `k`-th to `slot(k, generation)`, given the generation to use; the
     /// caller counts them.
+    /// Returns the first index when none was reused (the rest follow it
+    /// in order).
     fn take_many(
         &mut self,
         count: usize,
         out: &mut Vec<Entity>,
         slot: impl Fn(usize, u32) -> Slot,
-    ) {
+    ) -> Option<u32> {
         self.sync_pending();
         out.reserve(count);
         // Each reuse must happen with at least `min_free_indices` (and at least
@@ -525,6 +530,7 @@ impl Entities {
         self.slots.extend((reusable..count).map(|k| slot(k, 0)));
         *self.pending.get_mut() = end as u32;
         out.extend((start..end).map(|i| Entity::from_parts(i as u32, 0)));
+        (reusable == 0).then_some(start as u32)
     }
 
     /// Reserves a fresh entity id with only shared access. It is not alive

@@ -149,6 +149,8 @@ fn a_checked_batch_keeps_its_order_and_index_bound() {
         Some(&[None, Some(0), Some(1)][..])
     );
     assert_eq!(first.index_bound(), es[2].index() as usize + 1);
+    // Existing entities: their indices are not known to be a run.
+    assert_eq!(first.index_run(), None);
     // Children listed before their parent, and entities out of index order.
     let later = vec![es[5], es[3], es[4]];
     let unordered = world
@@ -272,6 +274,8 @@ fn a_parented_column_spawn_is_one_operation() {
     .unwrap();
     let es = batch.children().to_vec();
     assert_eq!(es.len(), 5);
+    // Fresh slots after `earlier`'s: one run of indices.
+    assert_eq!(batch.index_run(), Some(1..6));
     assert_eq!(batch.parents_first(), Some(&parents));
     let bound = es.iter().map(|e| e.index() as usize + 1).max().unwrap();
     assert_eq!(batch.index_bound(), bound);
@@ -386,5 +390,40 @@ fn a_batch_is_located_until_one_of_its_entities_leaves() {
     assert!(!world.batch_located(&batch));
     // In another world, where none of it is.
     assert!(!World::new().batch_located(&batch));
+    world.check_invariants();
+}
+
+/// A column spawn into reused entity slots is no index run; into fresh
+/// slots it is one, after every slot ever used.
+#[test]
+fn a_parented_column_spawn_reports_its_index_run_only_for_fresh_slots() {
+    use doecs::{ParentsFirst, WorldConfig};
+    let mut world = World::with_config(WorldConfig {
+        min_free_indices: 1,
+        ..WorldConfig::default()
+    });
+    let id = world.component_id::<u32>();
+    let spawn = |world: &mut World, n: usize| {
+        let values: Vec<u32> = (0..n as u32).collect();
+        // Each a child of the first (despawning one takes no other).
+        let parents =
+            ParentsFirst::new((0..n as u32).map(|k| (k > 0).then_some(0)).collect()).unwrap();
+        // SAFETY: `n` valid u32 values, which are `Copy`.
+        unsafe { world.spawn_columns_raw_parented(&[id], &[values.as_ptr().cast()], parents) }
+            .unwrap()
+    };
+    let first = spawn(&mut world, 4);
+    assert_eq!(first.index_run(), Some(0..4));
+    world.despawn(first.children()[1]).unwrap();
+    world.despawn(first.children()[2]).unwrap();
+    // Two freed slots are reused first, then fresh ones follow.
+    let mixed = spawn(&mut world, 3);
+    assert_eq!(mixed.index_run(), None);
+    let indices: Vec<u32> = mixed.children().iter().map(|e| e.index()).collect();
+    assert_eq!(indices, vec![1, 2, 4]);
+    assert_eq!(mixed.index_bound(), 5);
+    let fresh = spawn(&mut world, 2);
+    assert_eq!(fresh.index_run(), Some(5..7));
+    assert_eq!(spawn(&mut world, 0).index_run(), Some(7..7));
     world.check_invariants();
 }

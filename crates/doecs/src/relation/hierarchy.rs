@@ -111,6 +111,9 @@ impl<'w> Hierarchy<'w> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParentedBatch {
     children: Vec<Entity>,
+    /// The first child's index when the children took fresh entity slots
+    /// (see [`index_run`](Self::index_run)).
+    fresh_from: Option<u32>,
     parents: BatchParents,
     /// Above every child's index (0 for an empty batch).
     index_bound: usize,
@@ -145,6 +148,7 @@ impl BatchParents {
 impl ParentedBatch {
     pub(crate) fn new(
         children: Vec<Entity>,
+        fresh_from: Option<u32>,
         parents: BatchParents,
         index_bound: usize,
         first_row: usize,
@@ -153,8 +157,11 @@ impl ParentedBatch {
     ) -> Self {
         debug_assert_eq!(children.len(), parents.as_slice().len());
         debug_assert!(children.iter().all(|c| (c.index() as usize) < index_bound));
+        debug_assert!(fresh_from
+            .is_none_or(|first| children.iter().zip(first..).all(|(c, i)| c.index() == i)));
         ParentedBatch {
             children,
+            fresh_from,
             parents,
             index_bound,
             first_row,
@@ -195,6 +202,32 @@ impl ParentedBatch {
     /// once to this size.
     pub fn index_bound(&self) -> usize {
         self.index_bound
+    }
+
+    /// The children's entity indices as one run, `start`, `start + 1`, …
+    /// in batch order, when the batch was spawned into entity slots no
+    /// entity had before (as a level into a new world): a manager with a
+    /// map by entity index that does not reach `start` yet can append the
+    /// batch's entries in one sequential write, knowing no entry of the
+    /// run is taken. `None` when that is not known (reused slots, or a
+    /// batch of existing entities).
+    ///
+    /// ```
+    /// use doecs::{ComponentId, ParentsFirst, World};
+    /// let mut world = World::new();
+    /// let x: ComponentId = world.component_id::<u32>();
+    /// let values = [1u32, 2, 3];
+    /// let parents = ParentsFirst::new(vec![None, Some(0), Some(0)]).unwrap();
+    /// // SAFETY: `values` holds three `u32`s, which need no drop.
+    /// let batch = unsafe {
+    ///     world.spawn_columns_raw_parented(&[x], &[values.as_ptr().cast()], parents)
+    /// }
+    /// .unwrap();
+    /// assert_eq!(batch.index_run(), Some(0..3));
+    /// ```
+    pub fn index_run(&self) -> Option<std::ops::Range<u32>> {
+        let n = self.children.len() as u32;
+        self.fresh_from.map(|first| first..first + n)
     }
 
     /// The batch's entities, giving up the rest.

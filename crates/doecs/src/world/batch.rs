@@ -7,7 +7,7 @@
 //! `spawn_columns_raw_parented` also parents them, in the same operation.
 //! All place rows through the same structural core as a single spawn.
 
-use super::structure::{typed_writer, RowPlacer};
+use super::structure::{typed_writer, NewRows, RowPlacer};
 use super::World;
 use crate::bundle::Bundle;
 use crate::component::ComponentId;
@@ -109,7 +109,7 @@ impl World {
         // SAFETY: the empty bundle has no fields to fill.
         let out = unsafe { self.core.place_new_rows(count, id, |_, _| {}) };
         self.flush_hooks();
-        out
+        out.entities
     }
 
     /// Spawns `count` entities whose components are `ids` (any order, no
@@ -130,7 +130,7 @@ impl World {
         // SAFETY: the caller's contract is this function's.
         let out = unsafe { self.place_columns(ids, count, sources) }?;
         self.flush_hooks();
-        Ok(out)
+        Ok(out.entities)
     }
 
     /// [`World::spawn_columns_raw`] with the new entities parented in the
@@ -155,9 +155,9 @@ impl World {
         parents: ParentsFirst,
     ) -> Result<ParentedBatch, EntityError> {
         // SAFETY: the caller's contract, with `count == parents.len()`.
-        let children = unsafe { self.place_columns(ids, parents.len(), sources) }?;
+        let spawned = unsafe { self.place_columns(ids, parents.len(), sources) }?;
         // Nothing ran since the spawn but hooks, which only record commands.
-        let batch = self.core.parent_fresh_batch(children, parents);
+        let batch = self.core.parent_fresh_batch(spawned, parents);
         self.flush_hooks();
         Ok(batch)
     }
@@ -172,7 +172,7 @@ impl World {
         ids: &[ComponentId],
         count: usize,
         sources: &[*const u8],
-    ) -> Result<Vec<Entity>, EntityError> {
+    ) -> Result<NewRows, EntityError> {
         assert_eq!(ids.len(), sources.len(), "one source per component");
         let bundle = self.core.bundles.of_ids(ids, &self.core.components)?;
         let sizes: Vec<usize> = ids

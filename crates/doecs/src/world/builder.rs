@@ -236,7 +236,7 @@ impl World {
             })
         };
         self.flush_hooks();
-        out
+        out.entities
     }
 
     /// Adds (or replaces) the builder's components on `entity`, leaving the

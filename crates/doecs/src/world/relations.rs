@@ -4,6 +4,7 @@
 //! despawn core (`structure`), so every despawn path does.
 
 use super::core::WorldCore;
+use super::structure::NewRows;
 use crate::entity::Entity;
 use crate::relation::table::TableStamp;
 use crate::relation::{
@@ -205,18 +206,21 @@ impl WorldCore {
         } else {
             BatchParents::Unordered(parents)
         };
-        Ok(self.parented_batch(children, parents, rows))
+        Ok(self.parented_batch(children, None, parents, rows))
     }
 
-    /// The handle of a batch whose pairs just went in at `rows`.
+    /// The handle of a batch whose pairs just went in at `rows`;
+    /// `fresh_from` as [`NewRows::fresh_from`] says, for the children.
     fn parented_batch(
         &self,
         children: Vec<Entity>,
+        fresh_from: Option<u32>,
         parents: BatchParents,
         rows: BatchRows,
     ) -> ParentedBatch {
         ParentedBatch::new(
             children,
+            fresh_from,
             parents,
             rows.index_bound,
             rows.first_row,
@@ -251,9 +255,13 @@ impl WorldCore {
     /// acyclic by their type, so nothing is checked.
     pub(crate) fn parent_fresh_batch(
         &mut self,
-        children: Vec<Entity>,
+        spawned: NewRows,
         parents: ParentsFirst,
     ) -> ParentedBatch {
+        let NewRows {
+            entities: children,
+            fresh_from,
+        } = spawned;
         debug_assert_eq!(children.len(), parents.len());
         debug_assert!(children
             .iter()
@@ -266,7 +274,7 @@ impl WorldCore {
             _ => crate::entity::index_bound(&children),
         };
         let rows = self.insert_batch_rows(&children, parents.as_slice(), true, index_bound);
-        self.parented_batch(children, BatchParents::First(parents), rows)
+        self.parented_batch(children, fresh_from, BatchParents::First(parents), rows)
     }
 
     /// The one core of both batch forms: validates and adds the pairs.

@@ -99,6 +99,16 @@ impl Bases {
     }
 }
 
+/// The entities a batch spawn ([`WorldCore::place_new_rows`]) created.
+pub(crate) struct NewRows {
+    /// In batch order.
+    pub(crate) entities: Vec<Entity>,
+    /// The first entity's index when every entity took a fresh slot, one
+    /// no entity ever had: then their indices are that one, the next, and
+    /// so on, in batch order.
+    pub(crate) fresh_from: Option<u32>,
+}
+
 /// Places new rows of one bundle's own archetype, remembering the column
 /// starts so a batch computes them again only when the columns grow.
 pub(crate) struct RowPlacer {
@@ -261,12 +271,13 @@ impl WorldCore {
         count: usize,
         bundle: BundleId,
         fill: impl FnOnce(&[*mut u8], usize),
-    ) -> Vec<Entity> {
+    ) -> NewRows {
         let placer = RowPlacer::new(self, bundle);
         let target = placer.target;
         let first = self.archetypes.get(target).len();
         let mut entities = Vec::with_capacity(count);
-        self.entities
+        let fresh_from = self
+            .entities
             .alloc_many_located(count, &mut entities, target, first);
         let arch = self.archetypes.get_mut(target);
         // SAFETY: the columns of these rows are filled by `fill` below, before
@@ -275,7 +286,10 @@ impl WorldCore {
         debug_assert_eq!(pushed, first, "located where they were pushed");
         // SAFETY: forwarded contract; the rows were just pushed.
         unsafe { self.fill_new_rows(&entities, &placer, first, fill) };
-        entities
+        NewRows {
+            entities,
+            fresh_from,
+        }
     }
 
     /// The end [`place_rows`](Self::place_rows) and
