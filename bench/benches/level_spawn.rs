@@ -108,9 +108,11 @@ fn level_spawn(c: &mut Criterion) {
     // per column (local, world computed from the parent's, entity, the
     // four links of real child lists, two flag bytes) with its entity map,
     // and one `ChildOf` row per child with the per-index list heads,
-    // siblings written as linked runs. No checks: doecs also validates the
-    // blob (the parent order, no NaN), which this floor leaves out and the
-    // next one makes.
+    // siblings written as linked runs. It reads the blob's own words in
+    // place (transforms, parent index, plain columns) and writes column by
+    // column. No checks: doecs also validates the blob (the parent order,
+    // no NaN in a transform), which this floor leaves out and the next one
+    // makes.
     let input = level.floor_input();
     g.bench_function("hand_layout_with_hierarchy", |b| {
         b.iter_batched(
@@ -124,7 +126,8 @@ fn level_spawn(c: &mut Criterion) {
     });
     // The same floor after the checks a loader of untrusted bytes makes
     // before it writes anything, hand-written over the blob's words: the
-    // parent order, each block's entity index, no NaN or infinity.
+    // parent order, each block's entity index, no NaN or infinity in a
+    // transform (the plain components are registered unchecked, as here).
     g.bench_function("hand_layout_checked", |b| {
         b.iter_batched(
             || HandLayout::with_capacity(n, input.plain_bytes()),

@@ -13,7 +13,7 @@
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::{TransformManager, MOVED, NO_INSTANCE};
-use crate::storage::SlotValues;
+use crate::storage::WrittenColumns;
 use doecs::{Entity, ParentsFirst};
 use glam::Affine3A;
 use std::ops::Range;
@@ -423,46 +423,59 @@ impl TransformManager {
                 Ok(None) // a stale instance: the general path replaces it
             };
         }
-        // Each slot is written once, in batch order: a parent's world
-        // transform is final before its children's (`p < k`), and each
-        // child is appended to its parent's list as it is written (the
-        // parent's first child or its last child's next sibling, both in
-        // slots already written), so the lists end up in batch order.
-        self.store.write_slots(b, n, |k, mut slots| {
-            let slot = Link::some(base + k as u32);
-            let local = locals[k];
-            let (parent, world, prev_sibling) = match parents[k] {
-                Some(p) => {
-                    let (p, parent_slot) = (p as usize, b + p as usize);
-                    // SAFETY: `p < k < n` (the caller's parents-first
-                    // promise), and `last_child` is `n` long.
-                    let last = unsafe { last_child.get_unchecked_mut(p) };
-                    let prev = std::mem::replace(last, slot);
-                    // SAFETY: the parent's slot `b + p` is before this
-                    // one, `b + k` (`p < k`, the caller's promise), and
-                    // `prev` is the slot of an earlier item of the batch
-                    // (only written items are recorded in `last_child`).
-                    let world = unsafe {
-                        match prev.get() {
-                            Some(prev) => slots.set_next_sibling_unchecked(prev as usize, slot),
-                            None => slots.set_first_child_unchecked(parent_slot, slot),
-                        }
-                        slots.world_unchecked(parent_slot) * local
-                    };
-                    (Link::some(parent_slot as u32), world, prev)
+        // The slots are written column by column, each in batch order:
+        // the links first, each child appended to its parent's list (the
+        // parent's first child or its last child's next sibling, slots of
+        // items before it), so the lists end up in batch order; then each
+        // world transform beside its local one, a parent's final before its
+        // children's (`p < k`).
+        self.store.write_columns(b, n, |new| {
+            let mut first_child = new.first_child.fill(Link::NONE);
+            let mut next_sibling = new.next_sibling.fill(Link::NONE);
+            let prev_sibling = new.prev_sibling.write_with(|k| {
+                let Some(p) = parents[k] else {
+                    return Link::NONE;
+                };
+                let slot = Link::some(base + k as u32);
+                // SAFETY: `p < k < n` (the caller's parents-first promise),
+                // and `last_child` is `n` long.
+                let prev =
+                    std::mem::replace(unsafe { last_child.get_unchecked_mut(p as usize) }, slot);
+                // SAFETY: `prev` is the slot of an item before `k` (only
+                // items already linked are recorded in `last_child`), and
+                // `p < k`: both inside the batch's `n` slots.
+                unsafe {
+                    match prev.get() {
+                        Some(prev) => *next_sibling.get_unchecked_mut(prev as usize - b) = slot,
+                        None => *first_child.get_unchecked_mut(p as usize) = slot,
+                    }
                 }
-                None => (Link::NONE, local, Link::NONE),
-            };
-            SlotValues {
+                prev
+            });
+            let (world, local) = new.world.write_with_earlier_beside(new.local, |k, earlier| {
+                let local = locals[k];
+                let world = match parents[k] {
+                    // SAFETY: `p < k` (the caller's parents-first promise),
+                    // and `earlier` holds the `k` world transforms before
+                    // item `k`'s.
+                    Some(p) => *unsafe { earlier.get_unchecked(p as usize) } * local,
+                    None => local,
+                };
+                (world, local)
+            });
+            WrittenColumns {
                 local,
                 world,
-                entity: entities[k].to_bits(),
-                parent,
-                first_child: Link::NONE,
-                next_sibling: Link::NONE,
+                entity: new.entity.write_with(|k| entities[k].to_bits()),
+                parent: new.parent.write_with(|k| match parents[k] {
+                    Some(p) => Link::some(base + p),
+                    None => Link::NONE,
+                }),
+                first_child,
+                next_sibling,
                 prev_sibling,
-                flags: 0,
-                idle: 0,
+                flags: new.flags.fill(0),
+                idle: new.idle.fill(0),
             }
         });
         self.len = base + n as u32;
@@ -645,39 +658,53 @@ impl TransformManager {
         for (rank, &k) in order.iter().enumerate() {
             slot[k as usize] = base + rank as u32;
         }
-        self.store.write_slots(base as usize, n, |rank, slots| {
-            let k = order[rank] as usize;
-            let local = locals[k];
-            let (parent, world) = match parents[k] {
-                // Parents come earlier in `order`, so their world is final.
-                Some(p) => {
-                    let ps = slot[p as usize];
-                    (Link::some(ps), slots.world(ps as usize) * local)
-                }
-                None => (Link::NONE, local),
-            };
-            let kids_of_k = &kids[start[k] as usize..start[k + 1] as usize];
-            // Siblings are neighbours in `order`: the same parent on both sides.
-            let same_parent = |other: usize| parents[order[other] as usize] == parents[k];
-            // The neighbour of rank `other` sits in slot `base + other`.
-            let sibling = |other: Option<usize>| match other {
-                Some(o) if parent.get().is_some() && o < n && same_parent(o) => {
-                    Link::some(base + o as u32)
-                }
-                _ => Link::NONE,
-            };
-            SlotValues {
+        let item = |rank: usize| order[rank] as usize;
+        // Siblings are neighbours in `order`, the same parent on both
+        // sides: rank `other`, when it is one, sits in slot `base + other`.
+        let sibling = |rank: usize, other: Option<usize>| match other {
+            Some(o)
+                if o < n
+                    && parents[item(rank)].is_some()
+                    && parents[item(o)] == parents[item(rank)] =>
+            {
+                Link::some(base + o as u32)
+            }
+            _ => Link::NONE,
+        };
+        self.store.write_columns(base as usize, n, |new| {
+            let (world, local) = new.world.write_with_earlier_beside(new.local, |rank, earlier| {
+                let k = item(rank);
+                let local = locals[k];
+                let world = match parents[k] {
+                    // Parents come earlier in `order`, so their world is
+                    // final.
+                    Some(p) => earlier[(slot[p as usize] - base) as usize] * local,
+                    None => local,
+                };
+                (world, local)
+            });
+            WrittenColumns {
                 local,
                 world,
-                entity: entities[k].to_bits(),
-                parent,
-                first_child: kids_of_k
-                    .first()
-                    .map_or(Link::NONE, |&f| Link::some(slot[f as usize])),
-                next_sibling: sibling(Some(rank + 1)),
-                prev_sibling: sibling(rank.checked_sub(1)),
-                flags: 0,
-                idle: 0,
+                entity: new.entity.write_with(|rank| entities[item(rank)].to_bits()),
+                parent: new.parent.write_with(|rank| match parents[item(rank)] {
+                    Some(p) => Link::some(slot[p as usize]),
+                    None => Link::NONE,
+                }),
+                first_child: new.first_child.write_with(|rank| {
+                    let k = item(rank);
+                    kids[start[k] as usize..start[k + 1] as usize]
+                        .first()
+                        .map_or(Link::NONE, |&f| Link::some(slot[f as usize]))
+                }),
+                next_sibling: new
+                    .next_sibling
+                    .write_with(|rank| sibling(rank, Some(rank + 1))),
+                prev_sibling: new
+                    .prev_sibling
+                    .write_with(|rank| sibling(rank, rank.checked_sub(1))),
+                flags: new.flags.fill(0),
+                idle: new.idle.fill(0),
             }
         });
         for (&e, &i) in entities.iter().zip(&slot) {

@@ -6,7 +6,7 @@
 //! state. Columns are laid out back to back, largest alignment first, so each
 //! starts suitably aligned. The buffer is allocated **zeroed** (or, when a
 //! batch grows it, its new slots are written before anything reads them:
-//! [`Storage::write_slots`]) and every column
+//! [`Storage::write_columns`]) and every column
 //! type (`Affine3A`, `u64`, [`Link`], `u8`) is plain old data for which the
 //! all-zero pattern is a valid value, so every slot below the capacity is always
 //! initialized. That lets this file hand out ordinary safe slices of the full
@@ -16,6 +16,7 @@
 use crate::link::Link;
 use glam::Affine3A;
 use std::alloc::{self, Layout};
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 /// Bytes per slot, over all columns.
@@ -90,7 +91,7 @@ impl Offsets {
 /// - `buf` points to a live allocation made with `Self::layout(cap)`, `cap >= 1`.
 /// - Every byte of it is initialized (allocated zeroed, only ever written with
 ///   valid column values through the slices below), except inside
-///   [`Storage::write_slots`], which allocates raw and writes or zeroes
+///   [`Storage::write_columns`], which allocates raw and writes or zeroes
 ///   every slot before it returns or unwinds.
 /// - Column `c` occupies `[off_c, off_c + cap * size_of::<T_c>())`; the ranges
 ///   are disjoint and each start is aligned for `T_c` (sizes are multiples of
@@ -236,20 +237,6 @@ impl Storage {
     }
 }
 
-/// One slot's value in every column, for [`Storage::write_slots`].
-#[derive(Clone, Copy)]
-pub(crate) struct SlotValues {
-    pub local: Affine3A,
-    pub world: Affine3A,
-    pub entity: u64,
-    pub parent: Link,
-    pub first_child: Link,
-    pub next_sibling: Link,
-    pub prev_sibling: Link,
-    pub flags: u8,
-    pub idle: u8,
-}
-
 /// Raw pointers to the start of every column of one buffer, all derived
 /// from the buffer's own pointer.
 #[derive(Clone, Copy)]
@@ -266,33 +253,11 @@ struct ColPtrs {
 }
 
 impl ColPtrs {
-    /// Writes `v` into slot `i` of every column.
-    ///
-    /// # Safety
-    /// `i` is below the buffer's capacity and nothing else reads or writes
-    /// the buffer meanwhile. The slot may be uninitialized.
-    #[inline(always)]
-    unsafe fn write(self, i: usize, v: SlotValues) {
-        // SAFETY: `i < cap`, so every address lies inside its column (type
-        // invariant of `Storage`), aligned; raw writes need no initialized
-        // old value, and the caller excludes any other access.
-        unsafe {
-            self.local.add(i).write(v.local);
-            self.world.add(i).write(v.world);
-            self.entity.add(i).write(v.entity);
-            self.parent.add(i).write(v.parent);
-            self.first_child.add(i).write(v.first_child);
-            self.next_sibling.add(i).write(v.next_sibling);
-            self.prev_sibling.add(i).write(v.prev_sibling);
-            self.flags.add(i).write(v.flags);
-            self.idle.add(i).write(v.idle);
-        }
-    }
-
     /// Zeroes slots `from..to` of every column.
     ///
     /// # Safety
-    /// As [`ColPtrs::write`], for every slot of the range (`to <= cap`).
+    /// `to` is at most the buffer's capacity, and nothing else reads or
+    /// writes the buffer meanwhile. The slots may be uninitialized.
     unsafe fn zero(self, from: usize, to: usize) {
         let n = to.saturating_sub(from);
         // SAFETY: the range lies inside every column (caller); all-zero
@@ -309,98 +274,193 @@ impl ColPtrs {
             self.idle.add(from).write_bytes(0, n);
         }
     }
-}
 
-/// Access, during [`Storage::write_slots`], to the slots before the one
-/// being written (all initialized): their world transforms, read, and the
-/// two links that a later slot can change, `first_child` and
-/// `next_sibling` (a batch links each new child onto its parent's list as
-/// it writes the child).
-///
-/// # Aliasing rule
-/// `write_slots` holds the storage mutably and hands out no reference into
-/// it: the fill reaches the written slots only through this value's raw
-/// column pointers, and the loop writes only the slot after them.
-pub(crate) struct WrittenSlots {
-    world: *const Affine3A,
-    first_child: *mut Link,
-    next_sibling: *mut Link,
-    end: usize,
-}
-
-impl WrittenSlots {
-    /// Panics unless slot `i` is before the slot being written.
-    #[inline]
-    fn check(&self, i: usize) {
-        assert!(i < self.end, "slot {i} is not written yet");
-    }
-
-    /// The world transform of slot `i`.
-    ///
-    /// # Panics
-    /// If slot `i` is not before the slot being written.
-    #[inline]
-    pub(crate) fn world(&self, i: usize) -> Affine3A {
-        self.check(i);
-        // SAFETY: slots below `end` are initialized (kept, or written
-        // earlier in this call) and inside the column; nothing else
-        // reaches them while `fill` runs (aliasing rule above).
-        unsafe { self.world.add(i).read() }
-    }
-
-    /// [`world`](Self::world) without the check.
+    /// Slots `from..from + n` of every column, as [`NewColumn`]s.
     ///
     /// # Safety
-    /// Slot `i` is before the slot being written.
-    #[inline]
-    pub(crate) unsafe fn world_unchecked(&self, i: usize) -> Affine3A {
-        debug_assert!(i < self.end, "slot {i} is not written yet");
-        // SAFETY: `i < end` (caller), so as in `world`.
-        unsafe { self.world.add(i).read() }
-    }
-
-    /// Sets the first child of slot `i`, unchecked (a batch writer knows
-    /// which slots it wrote).
-    ///
-    /// # Safety
-    /// Slot `i` is before the slot being written.
-    #[inline]
-    pub(crate) unsafe fn set_first_child_unchecked(&mut self, i: usize, child: Link) {
-        debug_assert!(i < self.end, "slot {i} is not written yet");
-        // SAFETY: `i < end` (caller), so the slot is initialized and inside
-        // the column, and nothing else reaches it while `fill` runs
-        // (aliasing rule above); a `Link` is plain data, so the write
-        // needs no drop of the old value.
-        unsafe { self.first_child.add(i).write(child) }
-    }
-
-    /// Sets the next sibling of slot `i`, unchecked.
-    ///
-    /// # Safety
-    /// Slot `i` is before the slot being written.
-    #[inline]
-    pub(crate) unsafe fn set_next_sibling_unchecked(&mut self, i: usize, sibling: Link) {
-        debug_assert!(i < self.end, "slot {i} is not written yet");
-        // SAFETY: as `set_first_child_unchecked`.
-        unsafe { self.next_sibling.add(i).write(sibling) }
+    /// `from + n` is at most the buffer's capacity, and nothing else reads
+    /// or writes those slots for `'a`.
+    unsafe fn new_columns<'a>(self, from: usize, n: usize) -> NewColumns<'a> {
+        /// # Safety
+        /// As `new_columns`, for the one column `col` starts.
+        unsafe fn range<'a, T>(col: *mut T, from: usize, n: usize) -> NewColumn<'a, T> {
+            // SAFETY: the range lies inside the column (caller), which is
+            // aligned for `T`; `MaybeUninit` asks nothing of the contents;
+            // the caller gives this slice exclusive access for `'a`.
+            let slots = unsafe {
+                std::slice::from_raw_parts_mut(col.add(from).cast::<MaybeUninit<T>>(), n)
+            };
+            NewColumn { slots }
+        }
+        // SAFETY: the caller's contract, for each column (the columns are
+        // disjoint: type invariant of `Storage`).
+        unsafe {
+            NewColumns {
+                local: range(self.local, from, n),
+                world: range(self.world, from, n),
+                entity: range(self.entity, from, n),
+                parent: range(self.parent, from, n),
+                first_child: range(self.first_child, from, n),
+                next_sibling: range(self.next_sibling, from, n),
+                prev_sibling: range(self.prev_sibling, from, n),
+                flags: range(self.flags, from, n),
+                idle: range(self.idle, from, n),
+            }
+        }
     }
 }
 
-/// Restores the storage invariant if a fill stops early (a panic): the
-/// slots it did not write are zeroed.
+/// The slots one column gains in a batch
+/// ([`Storage::write_columns`]), possibly uninitialized: each writer below
+/// writes every one of them, in one pass, and returns the proof
+/// ([`Written`]). Indices are relative to the batch's first slot.
+pub(crate) struct NewColumn<'a, T> {
+    slots: &'a mut [MaybeUninit<T>],
+}
+
+/// A column's new slots, every one written by a [`NewColumn`] writer:
+/// a plain slice from then on (a later pass may still change them, as the
+/// sibling links are).
+pub(crate) struct Written<'a, T> {
+    slots: &'a mut [T],
+}
+
+impl<T> std::ops::Deref for Written<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.slots
+    }
+}
+
+impl<T> std::ops::DerefMut for Written<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.slots
+    }
+}
+
+impl<'a, T: Copy> NewColumn<'a, T> {
+    /// The slots as written.
+    ///
+    /// # Safety
+    /// Every slot of `slots` is initialized.
+    unsafe fn written(slots: &'a mut [MaybeUninit<T>]) -> Written<'a, T> {
+        let (ptr, n) = (slots.as_mut_ptr().cast::<T>(), slots.len());
+        // SAFETY: `MaybeUninit<T>` has `T`'s layout, every slot holds a
+        // valid `T` (caller), and the borrow moves into the result.
+        let slots = unsafe { std::slice::from_raw_parts_mut(ptr, n) };
+        Written { slots }
+    }
+
+    /// Every slot set to `value`.
+    pub(crate) fn fill(self, value: T) -> Written<'a, T> {
+        self.slots.fill(MaybeUninit::new(value));
+        // SAFETY: every slot was just written.
+        unsafe { Self::written(self.slots) }
+    }
+
+    /// Slot `k` set to `f(k)`, in order.
+    #[inline(always)]
+    pub(crate) fn write_with(self, mut f: impl FnMut(usize) -> T) -> Written<'a, T> {
+        for (k, slot) in self.slots.iter_mut().enumerate() {
+            slot.write(f(k));
+        }
+        // SAFETY: the loop wrote every slot.
+        unsafe { Self::written(self.slots) }
+    }
+
+    /// Slot `k` set to the first value of `f(k, earlier)`, where `earlier`
+    /// holds this column's slots before `k` (written already), and slot
+    /// `k` of `beside` to the second, in one pass: a value that depends on
+    /// earlier ones (a child's world transform on its parent's) is
+    /// computed beside another column it needs (its local transform), so
+    /// the batch's input is read once.
+    #[inline(always)]
+    pub(crate) fn write_with_earlier_beside<U: Copy>(
+        self,
+        beside: NewColumn<'a, U>,
+        mut f: impl FnMut(usize, &[T]) -> (T, U),
+    ) -> (Written<'a, T>, Written<'a, U>) {
+        let n = self.slots.len();
+        assert_eq!(beside.slots.len(), n, "columns of one batch");
+        let this = self.slots.as_mut_ptr().cast::<T>();
+        let other = beside.slots.as_mut_ptr().cast::<U>();
+        for k in 0..n {
+            // SAFETY: slots `0..k` were written by the iterations before
+            // (`MaybeUninit<T>` has `T`'s layout); the shared slice covers
+            // only them, while the write below is to slot `k`.
+            let earlier = unsafe { std::slice::from_raw_parts(this, k) };
+            let (value, next_to) = f(k, earlier);
+            // SAFETY: `k < n`, inside both slices, which this call borrows
+            // exclusively; plain writes, nothing to drop.
+            unsafe {
+                this.add(k).write(value);
+                other.add(k).write(next_to);
+            }
+        }
+        // SAFETY: the loop wrote every slot of both.
+        unsafe { (Self::written(self.slots), NewColumn::written(beside.slots)) }
+    }
+}
+
+/// Every column's new slots in a batch ([`Storage::write_columns`]).
+pub(crate) struct NewColumns<'a> {
+    pub local: NewColumn<'a, Affine3A>,
+    pub world: NewColumn<'a, Affine3A>,
+    pub entity: NewColumn<'a, u64>,
+    pub parent: NewColumn<'a, Link>,
+    pub first_child: NewColumn<'a, Link>,
+    pub next_sibling: NewColumn<'a, Link>,
+    pub prev_sibling: NewColumn<'a, Link>,
+    pub flags: NewColumn<'a, u8>,
+    pub idle: NewColumn<'a, u8>,
+}
+
+/// Every column's new slots, written: what a batch's fill returns to
+/// [`Storage::write_columns`] as the proof that it left nothing unwritten.
+pub(crate) struct WrittenColumns<'a> {
+    pub local: Written<'a, Affine3A>,
+    pub world: Written<'a, Affine3A>,
+    pub entity: Written<'a, u64>,
+    pub parent: Written<'a, Link>,
+    pub first_child: Written<'a, Link>,
+    pub next_sibling: Written<'a, Link>,
+    pub prev_sibling: Written<'a, Link>,
+    pub flags: Written<'a, u8>,
+    pub idle: Written<'a, u8>,
+}
+
+impl WrittenColumns<'_> {
+    /// Whether these are the slots `from..from + n` of `cols`, every
+    /// column: a fill cannot hand back slots it was not given.
+    fn cover(&self, cols: ColPtrs, from: usize, n: usize) -> bool {
+        fn at<T>(written: &Written<'_, T>, col: *mut T, from: usize, n: usize) -> bool {
+            written.len() == n && std::ptr::eq(written.as_ptr(), col.wrapping_add(from))
+        }
+        at(&self.local, cols.local, from, n)
+            && at(&self.world, cols.world, from, n)
+            && at(&self.entity, cols.entity, from, n)
+            && at(&self.parent, cols.parent, from, n)
+            && at(&self.first_child, cols.first_child, from, n)
+            && at(&self.next_sibling, cols.next_sibling, from, n)
+            && at(&self.prev_sibling, cols.prev_sibling, from, n)
+            && at(&self.flags, cols.flags, from, n)
+            && at(&self.idle, cols.idle, from, n)
+    }
+}
+
+/// Restores the storage invariant if a fill stops early (a panic): a
+/// grown buffer's new slots, `from..to`, are zeroed.
 struct UnwrittenGuard {
     cols: ColPtrs,
-    /// The first slot not written yet.
-    next: usize,
-    /// The end of the uninitialized range (0 when there is none).
-    end: usize,
+    from: usize,
+    to: usize,
 }
 
 impl Drop for UnwrittenGuard {
     fn drop(&mut self) {
-        // SAFETY: `next..end` lies below the capacity and the storage is
-        // still exclusively borrowed by `write_slots`.
-        unsafe { self.cols.zero(self.next, self.end) }
+        // SAFETY: `from..to` lies below the capacity and the storage is
+        // still exclusively borrowed by `write_columns`.
+        unsafe { self.cols.zero(self.from, self.to) }
     }
 }
 
@@ -425,17 +485,24 @@ impl Storage {
         }
     }
 
-    /// Writes slots `base..base + n`: slot `base + k` gets `fill(k, slots)`,
-    /// where `slots` reaches the slots before it ([`WrittenSlots`]). If
-    /// the capacity is short of `base + n + 1`, the buffer grows first,
-    /// keeping the first `base + 1` slots, and the new slots are written in
-    /// place: a slot about to be written is never zeroed first (a level of
-    /// 10,000 transforms is 1.5 MB that would be written twice).
-    pub(crate) fn write_slots(
+    /// Writes slots `base..base + n` column by column: `fill` gets each
+    /// column's new slots ([`NewColumns`]) and hands them back written
+    /// ([`WrittenColumns`]), each column in a pass of its own or beside
+    /// one other, so every loop writes few arrays (a slot-by-slot loop
+    /// that writes all nine measured slower). If the capacity is short of
+    /// `base + n + 1`, the buffer grows first, keeping the first
+    /// `base + 1` slots, and the new slots are written in place: a slot
+    /// about to be written is never zeroed first (a level of 10,000
+    /// transforms is 1.5 MB that would be written twice).
+    ///
+    /// # Panics
+    /// If `base` is not below the capacity, or `fill` hands back slots it
+    /// was not given (the slots are left initialized either way).
+    pub(crate) fn write_columns(
         &mut self,
         base: usize,
         n: usize,
-        mut fill: impl FnMut(usize, WrittenSlots) -> SlotValues,
+        fill: impl for<'a> FnOnce(NewColumns<'a>) -> WrittenColumns<'a>,
     ) {
         let end = base + n;
         assert!(base < self.cap, "slot {base} beyond capacity {}", self.cap);
@@ -459,25 +526,21 @@ impl Storage {
         }
         let cols = self.col_ptrs();
         // When the buffer grew, slots `base + 1..end` are uninitialized
-        // until written: the guard zeroes what a fill that panics leaves.
-        let mut guard = UnwrittenGuard {
+        // until written: the guard zeroes them if the fill panics, or
+        // hands back other slots.
+        let guard = UnwrittenGuard {
             cols,
-            next: base + 1,
-            end: if grown { end } else { 0 },
+            from: base,
+            to: if grown { end } else { base },
         };
-        for k in 0..n {
-            let slots = WrittenSlots {
-                world: cols.world,
-                first_child: cols.first_child,
-                next_sibling: cols.next_sibling,
-                end: base + k,
-            };
-            let v = fill(k, slots);
-            // SAFETY: `base + k < end < cap`, and `&mut self` excludes any
-            // other access while this call runs.
-            unsafe { cols.write(base + k, v) };
-            guard.next = base + k + 1;
-        }
+        // SAFETY: `end < cap`, and `&mut self` excludes any other access
+        // to the buffer while this call runs.
+        let new = unsafe { cols.new_columns(base, n) };
+        let written = fill(new);
+        assert!(
+            written.cover(cols, base, n),
+            "a batch fill handed back slots it was not given"
+        );
         std::mem::forget(guard);
     }
 }
@@ -564,21 +627,6 @@ impl Drop for Storage {
 mod tests {
     use super::*;
 
-    fn slot(x: f32, entity: u64) -> SlotValues {
-        let m = Affine3A::from_translation(glam::Vec3::splat(x));
-        SlotValues {
-            local: m,
-            world: m,
-            entity,
-            parent: Link::some(entity as u32),
-            first_child: Link::NONE,
-            next_sibling: Link::some(1),
-            prev_sibling: Link::NONE,
-            flags: 3,
-            idle: 4,
-        }
-    }
-
     /// Every column of every slot below the capacity, read as values: under
     /// Miri an uninitialized byte anywhere fails the test.
     fn read_all(s: &Storage) -> u64 {
@@ -598,73 +646,128 @@ mod tests {
         sum
     }
 
+    /// Writes `n` slots from `base` the way a batch does: a chain (slot
+    /// `k`'s parent is `k - 1`), world transforms read from earlier slots,
+    /// links set on earlier slots by a later pass.
+    fn write_chain(s: &mut Storage, base: usize, n: usize, first_entity: u64) {
+        s.write_columns(base, n, |new| {
+            let mut next_sibling = new.next_sibling.fill(Link::NONE);
+            let first_child = new.first_child.fill(Link::NONE);
+            let prev_sibling = new.prev_sibling.write_with(|k| {
+                if k > 0 {
+                    // An earlier slot's link, set by a later slot's pass.
+                    next_sibling[k - 1] = Link::some((base + k) as u32);
+                }
+                Link::NONE
+            });
+            let (world, local) = new.world.write_with_earlier_beside(new.local, |k, earlier| {
+                let local = Affine3A::from_translation(glam::Vec3::splat(1.0));
+                let world = earlier.last().map_or(local, |p| *p * local);
+                assert_eq!(earlier.len(), k, "exactly the slots before");
+                (world, local)
+            });
+            WrittenColumns {
+                local,
+                world,
+                entity: new.entity.write_with(|k| first_entity + k as u64),
+                parent: new.parent.write_with(|k| match k {
+                    0 => Link::NONE,
+                    _ => Link::some((base + k - 1) as u32),
+                }),
+                first_child,
+                next_sibling,
+                prev_sibling,
+                flags: new.flags.fill(3),
+                idle: new.idle.fill(4),
+            }
+        });
+    }
+
     #[test]
-    fn write_slots_grows_in_place_keeps_earlier_slots_and_zeroes_the_tail() {
+    fn write_columns_grows_in_place_keeps_earlier_slots_and_zeroes_the_tail() {
         let mut s = Storage::with_capacity(2);
         s.cols_mut().entity[0] = 99;
-        s.write_slots(1, 5, |k, mut slots| {
-            if k > 0 {
-                // The slot before is written and readable, and its links
-                // can be set.
-                assert_eq!(slots.world(k).translation.x, (k - 1) as f32);
-                // SAFETY: slot `k` is before slot `1 + k`, the one being
-                // written.
-                unsafe { slots.set_next_sibling_unchecked(k, Link::some(1 + k as u32)) };
-            }
-            slot(k as f32, k as u64 + 10)
-        });
+        write_chain(&mut s, 1, 5, 10);
         assert!(s.capacity() >= 7);
+        let idle = s.cols_mut().idle[..7].to_vec();
         let c = s.cols();
         assert_eq!(c.entity[0], 99, "kept");
         for k in 0..5 {
             assert_eq!(c.entity[1 + k], k as u64 + 10);
-            assert_eq!(c.world[1 + k].translation.x, k as f32);
-            assert_eq!(c.flags[1 + k], 3);
+            assert_eq!(c.world[1 + k].translation.x, (k + 1) as f32);
+            assert_eq!(c.local[1 + k].translation.x, 1.0);
+            assert_eq!((c.flags[1 + k], idle[1 + k]), (3, 4));
         }
         for i in 1..5 {
-            assert_eq!(
-                c.next_sibling[i],
-                Link::some(i as u32 + 1),
-                "set by a later fill"
-            );
+            assert_eq!(c.next_sibling[i], Link::some(i as u32 + 1), "set later");
+            assert_eq!(c.parent[i + 1], Link::some(i as u32));
         }
+        assert_eq!(c.next_sibling[5], Link::NONE);
         for i in 6..s.capacity() {
             assert_eq!((c.entity[i], c.flags[i]), (0, 0), "tail zeroed");
         }
         read_all(&s);
         // Within capacity: overwrites in place, no growth.
         let cap = s.capacity();
-        s.write_slots(2, 2, |k, _| slot(50.0, k as u64));
+        write_chain(&mut s, 2, 2, 0);
         assert_eq!(s.capacity(), cap);
         assert_eq!(s.cols().entity[3], 1);
         assert_eq!(s.cols().entity[4], 13, "untouched");
+        read_all(&s);
+        // An empty batch writes nothing.
+        write_chain(&mut s, 5, 0, 0);
+        assert_eq!(s.cols().entity[5], 14);
         read_all(&s);
     }
 
     #[test]
     fn a_panicking_fill_leaves_every_slot_initialized() {
         let mut s = Storage::with_capacity(1);
+        s.cols_mut().entity[0] = 7;
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            s.write_slots(0, 8, |k, _| {
-                assert!(k < 3, "fill fails at slot 3");
-                slot(1.0, k as u64 + 1)
+            s.write_columns(0, 8, |new| {
+                new.entity.write_with(|k| {
+                    assert!(k < 3, "fill fails at slot 3");
+                    k as u64 + 1
+                });
+                unreachable!()
             })
         }));
         assert!(caught.is_err());
         assert!(s.capacity() >= 9);
-        assert_eq!(s.cols().entity[2], 3, "written before the panic");
-        assert_eq!(s.cols().entity[3], 0, "zeroed by the guard");
+        assert_eq!(s.cols().entity[..8], [0; 8], "zeroed by the guard");
         read_all(&s);
     }
 
     #[test]
-    #[should_panic(expected = "not written yet")]
-    fn a_fill_cannot_read_its_own_slot() {
+    fn a_fill_cannot_hand_back_other_slots() {
         let mut s = Storage::with_capacity(1);
-        s.write_slots(0, 2, |k, slots| {
-            slots.world(k);
-            slot(0.0, 0)
-        });
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.write_columns(0, 3, |new| {
+                // The world column handed back as the local one, and the
+                // other way round: both written, but not where they say.
+                let (world, local) = new
+                    .world
+                    .write_with_earlier_beside(new.local, |_, _| (Affine3A::IDENTITY, Affine3A::ZERO));
+                WrittenColumns {
+                    local: world,
+                    world: local,
+                    entity: new.entity.fill(1),
+                    parent: new.parent.fill(Link::NONE),
+                    first_child: new.first_child.fill(Link::NONE),
+                    next_sibling: new.next_sibling.fill(Link::NONE),
+                    prev_sibling: new.prev_sibling.fill(Link::NONE),
+                    flags: new.flags.fill(0),
+                    idle: new.idle.fill(0),
+                }
+            })
+        }));
+        let message = caught.unwrap_err();
+        assert_eq!(
+            message.downcast_ref::<&str>(),
+            Some(&"a batch fill handed back slots it was not given")
+        );
+        read_all(&s);
     }
 
     #[test]
