@@ -440,8 +440,14 @@ mod tests {
             assert_eq!(children, chain, "children of {k}");
             let bytes = |v: &Vec3| bytemuck::bytes_of(v).to_vec();
             let (pos, vel) = floor.plain.split_at(12 * n);
-            assert_eq!(bytes(&world.get::<Position>(e).unwrap().0), pos[12 * k..12 * k + 12]);
-            assert_eq!(bytes(&world.get::<Velocity>(e).unwrap().0), vel[12 * k..12 * k + 12]);
+            assert_eq!(
+                bytes(&world.get::<Position>(e).unwrap().0),
+                pos[12 * k..12 * k + 12]
+            );
+            assert_eq!(
+                bytes(&world.get::<Velocity>(e).unwrap().0),
+                vel[12 * k..12 * k + 12]
+            );
         }
         assert_eq!(floor.rows.len(), n - n / 10, "one ChildOf row per child");
     }

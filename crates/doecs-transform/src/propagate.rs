@@ -452,17 +452,19 @@ impl TransformManager {
                 }
                 prev
             });
-            let (world, local) = new.world.write_with_earlier_beside(new.local, |k, earlier| {
-                let local = locals[k];
-                let world = match parents[k] {
-                    // SAFETY: `p < k` (the caller's parents-first promise),
-                    // and `earlier` holds the `k` world transforms before
-                    // item `k`'s.
-                    Some(p) => *unsafe { earlier.get_unchecked(p as usize) } * local,
-                    None => local,
-                };
-                (world, local)
-            });
+            let (world, local) = new
+                .world
+                .write_with_earlier_beside(new.local, |k, earlier| {
+                    let local = locals[k];
+                    let world = match parents[k] {
+                        // SAFETY: `p < k` (the caller's parents-first promise),
+                        // and `earlier` holds the `k` world transforms before
+                        // item `k`'s.
+                        Some(p) => *unsafe { earlier.get_unchecked(p as usize) } * local,
+                        None => local,
+                    };
+                    (world, local)
+                });
             WrittenColumns {
                 local,
                 world,
@@ -672,17 +674,19 @@ impl TransformManager {
             _ => Link::NONE,
         };
         self.store.write_columns(base as usize, n, |new| {
-            let (world, local) = new.world.write_with_earlier_beside(new.local, |rank, earlier| {
-                let k = item(rank);
-                let local = locals[k];
-                let world = match parents[k] {
-                    // Parents come earlier in `order`, so their world is
-                    // final.
-                    Some(p) => earlier[(slot[p as usize] - base) as usize] * local,
-                    None => local,
-                };
-                (world, local)
-            });
+            let (world, local) = new
+                .world
+                .write_with_earlier_beside(new.local, |rank, earlier| {
+                    let k = item(rank);
+                    let local = locals[k];
+                    let world = match parents[k] {
+                        // Parents come earlier in `order`, so their world is
+                        // final.
+                        Some(p) => earlier[(slot[p as usize] - base) as usize] * local,
+                        None => local,
+                    };
+                    (world, local)
+                });
             WrittenColumns {
                 local,
                 world,

@@ -660,12 +660,14 @@ mod tests {
                 }
                 Link::NONE
             });
-            let (world, local) = new.world.write_with_earlier_beside(new.local, |k, earlier| {
-                let local = Affine3A::from_translation(glam::Vec3::splat(1.0));
-                let world = earlier.last().map_or(local, |p| *p * local);
-                assert_eq!(earlier.len(), k, "exactly the slots before");
-                (world, local)
-            });
+            let (world, local) = new
+                .world
+                .write_with_earlier_beside(new.local, |k, earlier| {
+                    let local = Affine3A::from_translation(glam::Vec3::splat(1.0));
+                    let world = earlier.last().map_or(local, |p| *p * local);
+                    assert_eq!(earlier.len(), k, "exactly the slots before");
+                    (world, local)
+                });
             WrittenColumns {
                 local,
                 world,
@@ -746,9 +748,9 @@ mod tests {
             s.write_columns(0, 3, |new| {
                 // The world column handed back as the local one, and the
                 // other way round: both written, but not where they say.
-                let (world, local) = new
-                    .world
-                    .write_with_earlier_beside(new.local, |_, _| (Affine3A::IDENTITY, Affine3A::ZERO));
+                let (world, local) = new.world.write_with_earlier_beside(new.local, |_, _| {
+                    (Affine3A::IDENTITY, Affine3A::ZERO)
+                });
                 WrittenColumns {
                     local: world,
                     world: local,

@@ -17,9 +17,10 @@
 //! chunk, or per run under a change filter, so its slices are exactly the
 //! rows that pass.
 //!
-//! The parallel forms cut the work into pieces of at most one chunk and
-//! spread them over the current rayon pool (the schedule's, inside a
-//! system); inside a tiny segment or a one-thread schedule they run in place.
+//! The parallel forms spread the work over the current rayon pool (the
+//! schedule's, inside a system): `par_for_each` as row ranges that rayon
+//! halves as threads go idle, `par_for_each_chunk` chunk by chunk. Inside
+//! an inline segment or a one-thread schedule they run in place.
 
 use super::data::{QueryData, ReadOnlyQueryData};
 use super::filter::QueryFilter;
@@ -32,8 +33,61 @@ use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 use rayon::prelude::*;
 
-/// Fewest rows `par_for_each` hands one task.
-const PAR_MIN_ROWS: usize = 16;
+/// Rows `start..end` of one matched archetype, with its query states.
+#[derive(Clone, Copy)]
+struct RowRange<S> {
+    archetype: ArchetypeId,
+    states: S,
+    /// The archetype's rows per chunk.
+    chunk_rows: u32,
+    start: u32,
+    end: u32,
+}
+
+/// A share of a parallel loop's rows: whole archetypes' ranges, or part
+/// of one range once a share is down to one.
+#[derive(Clone, Copy)]
+enum Share<'a, S> {
+    Ranges(&'a [RowRange<S>]),
+    Rows(RowRange<S>),
+}
+
+impl<S: Copy> Share<'_, S> {
+    /// Halves the share, for `rayon::iter::split`: a list of ranges in
+    /// two lists; one range at the chunk boundary nearest its middle, so
+    /// the chunk stays the unit of parallel work, or, inside one chunk, in
+    /// two halves of rows; a single row stays whole.
+    fn halve(self) -> (Self, Option<Self>) {
+        match self {
+            Share::Ranges(ranges) if ranges.len() > 1 => {
+                let (left, right) = ranges.split_at(ranges.len() / 2);
+                (Share::Ranges(left), Some(Share::Ranges(right)))
+            }
+            Share::Ranges(&[range]) => Share::Rows(range).halve(),
+            Share::Rows(range) if range.end - range.start > 1 => {
+                let (first, last) = (
+                    range.start / range.chunk_rows,
+                    (range.end - 1) / range.chunk_rows,
+                );
+                let mid = if first == last {
+                    range.start + (range.end - range.start) / 2
+                } else {
+                    // A boundary strictly inside the range: chunk
+                    // `first + 1 ..= last` starts after `start`, before `end`.
+                    (first + last).div_ceil(2) * range.chunk_rows
+                };
+                (
+                    Share::Rows(RowRange { end: mid, ..range }),
+                    Some(Share::Rows(RowRange {
+                        start: mid,
+                        ..range
+                    })),
+                )
+            }
+            unsplittable => (unsplittable, None),
+        }
+    }
+}
 
 /// Calls `body(a, b)` for each maximal run `a..b` of rows within
 /// `start..end` of an archetype with `chunk_rows` rows per chunk that pass
@@ -329,7 +383,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         }
     }
 
-    /// Like [`QueryState::for_each`], split by chunk across the current rayon pool.
+    /// Like [`QueryState::for_each`], split across the current rayon pool
+    /// (at chunk boundaries, and within a chunk once a thread's share is one
+    /// chunk).
     /// Use `ThreadPool::install` to pick the thread count.
     pub fn par_for_each(&mut self, world: &mut WorldCore, f: impl Fn(Q::Item<'_>) + Send + Sync)
     where
@@ -353,9 +409,12 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         unsafe { self.par_for_each_chunk_unchecked(world, window, f) }
     }
 
-    /// `par_for_each` through a shared world. Rows are cut into pieces of
-    /// at most one chunk, small enough that every worker gets several, so a
-    /// few heavy chunks do not leave threads idle.
+    /// `par_for_each` through a shared world. The matched archetypes' rows
+    /// are one [`Share`], which rayon halves as it hands work to idle
+    /// threads (its adaptive splitting, as in its own parallel iterators):
+    /// at chunk boundaries while a share spans several chunks, then down to
+    /// single rows. Heavy rows spread evenly over every thread, while a
+    /// light loop is split about once per thread.
     ///
     /// # Safety
     /// As [`QueryState::for_each_unchecked`].
@@ -372,56 +431,54 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             return unsafe { self.for_each_unchecked(world, window, f) };
         }
         self.update(world);
-        let matched = &self.cache.matched;
-        crate::schedule::on_schedule_pool(|| {
-            let archetypes = world.archetypes();
-            let total: usize = matched
-                .iter()
-                .map(|&(id, _)| archetypes.get(id).len())
-                .sum();
-            // About eight pieces per worker, but never pieces so small that the
-            // task overhead shows.
-            let piece = total
-                .div_ceil(rayon::current_num_threads() * 8)
-                .max(PAR_MIN_ROWS);
-            let mut work: Vec<(ArchetypeId, _, u32, u32)> = Vec::new();
-            for &(id, states) in matched {
+        let archetypes = world.archetypes();
+        let work: Vec<RowRange<_>> = self
+            .cache
+            .matched
+            .iter()
+            .filter_map(|&(id, states)| {
                 let arch = archetypes.get(id);
-                // Pieces never cross a chunk: each is at most one chunk long.
-                let piece = piece.min(arch.chunk_rows());
-                let len = arch.len();
-                let mut start = 0;
-                while start < len {
-                    let end = (start + piece).min(len);
-                    work.push((id, states, start as u32, end as u32));
-                    start = end;
-                }
+                let len = arch.len() as u32;
+                (len > 0).then_some(RowRange {
+                    archetype: id,
+                    states,
+                    chunk_rows: arch.chunk_rows() as u32,
+                    start: 0,
+                    end: len,
+                })
+            })
+            .collect();
+        let run = |range: RowRange<(Q::State, F::State)>| {
+            let arch = archetypes.get(range.archetype);
+            let (state, filter) = range.states;
+            // SAFETY: the states were matched on `arch`; the shares are
+            // disjoint row ranges of live rows, so each row's item is
+            // created (and stamped) on exactly one thread (chunk stamps
+            // are atomic, row stamps are per row); the caller holds the
+            // access.
+            unsafe {
+                let fetch = Q::fetch(arch, state);
+                let filter = F::fetch(arch, filter);
+                passing_runs::<F>(
+                    arch.chunk_rows(),
+                    filter,
+                    window,
+                    range.start as usize,
+                    range.end as usize,
+                    |a, b| {
+                        Q::mark_written(fetch, a, b - a, window.this_run);
+                        for row in a..b {
+                            f(Q::item(fetch, row));
+                        }
+                    },
+                );
             }
-            work.into_par_iter()
-                .for_each(|(id, (state, filter), start, end)| {
-                    let arch = archetypes.get(id);
-                    // SAFETY: the states were matched on `arch`; the pieces
-                    // are disjoint, so each live row's item is created (and
-                    // stamped) on exactly one thread; the caller holds the
-                    // access.
-                    unsafe {
-                        let fetch = Q::fetch(arch, state);
-                        let filter = F::fetch(arch, filter);
-                        passing_runs::<F>(
-                            arch.chunk_rows(),
-                            filter,
-                            window,
-                            start as usize,
-                            end as usize,
-                            |a, b| {
-                                Q::mark_written(fetch, a, b - a, window.this_run);
-                                for row in a..b {
-                                    f(Q::item(fetch, row));
-                                }
-                            },
-                        );
-                    }
-                });
+        };
+        crate::schedule::on_schedule_pool(|| {
+            rayon::iter::split(Share::Ranges(&work), Share::halve).for_each(|share| match share {
+                Share::Ranges(ranges) => ranges.iter().copied().for_each(run),
+                Share::Rows(range) => run(range),
+            });
         })
     }
 
@@ -481,5 +538,81 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             work.into_par_iter()
                 .for_each(|(id, states, chunk)| body(archetypes.get(id), states, chunk))
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(archetype: usize, start: u32, end: u32) -> RowRange<()> {
+        RowRange {
+            archetype: ArchetypeId::from_index(archetype),
+            states: (),
+            chunk_rows: 8,
+            start,
+            end,
+        }
+    }
+
+    /// Splits `share` as far as it goes, collecting the leaves' rows, and
+    /// checks that every split of a range spanning several chunks falls on
+    /// a chunk boundary.
+    fn leaves(share: Share<'_, ()>, out: &mut Vec<(usize, u32, u32)>) {
+        let (left, right) = share.halve();
+        match right {
+            None => match left {
+                Share::Ranges(ranges) => {
+                    assert!(ranges.len() <= 1, "a list of several ranges splits");
+                    out.extend(ranges.iter().map(|r| (r.archetype.index(), r.start, r.end)));
+                }
+                Share::Rows(r) => {
+                    assert_eq!(r.end - r.start, 1, "only single rows stay whole");
+                    out.push((r.archetype.index(), r.start, r.end));
+                }
+            },
+            Some(right) => {
+                if let (Share::Rows(l), Share::Rows(r)) = (left, right) {
+                    assert_eq!(l.end, r.start, "halves meet");
+                    let one_chunk = l.start / 8 == (r.end - 1) / 8;
+                    assert!(
+                        one_chunk || l.end % 8 == 0,
+                        "split at {} inside a chunk",
+                        l.end
+                    );
+                }
+                leaves(left, out);
+                leaves(right, out);
+            }
+        }
+    }
+
+    /// Halving a parallel loop's work, all the way down, covers every row
+    /// of every archetype exactly once, splits between chunks while a
+    /// share spans several, and leaves single rows.
+    #[test]
+    fn shares_halve_at_chunk_boundaries_down_to_single_rows() {
+        let work = [
+            range(0, 0, 21),
+            range(1, 0, 1),
+            range(2, 0, 64),
+            range(3, 0, 9),
+        ];
+        let mut out = Vec::new();
+        leaves(Share::Ranges(&work), &mut out);
+        let mut expected = Vec::new();
+        for r in &work {
+            expected.extend((r.start..r.end).map(|row| (r.archetype.index(), row, row + 1)));
+        }
+        assert_eq!(out, expected);
+        // A share spanning three chunks splits at a boundary first (8 and
+        // 16 are as near its middle, 12).
+        let (left, right) = Share::Rows(range(0, 3, 21)).halve();
+        match (left, right) {
+            (Share::Rows(l), Some(Share::Rows(r))) => assert_eq!((l.end, r.start), (8, 8)),
+            _ => panic!("a range of rows halves into two"),
+        }
+        // An empty list stays whole.
+        assert!(Share::<()>::Ranges(&[]).halve().1.is_none());
     }
 }

@@ -123,8 +123,9 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
         unsafe { self.state().for_each_chunk_unchecked(world, window, f) }
     }
 
-    /// `for_each` split by chunk across the current rayon pool (in a system:
-    /// the schedule's pool).
+    /// `for_each` split across the current rayon pool (in a system: the
+    /// schedule's pool): at chunk boundaries, and within a chunk once a
+    /// thread's share is one chunk.
     pub fn par_for_each(&mut self, f: impl Fn(Q::Item<'_>) + Send + Sync)
     where
         for<'a> Q::Item<'a>: Send,

@@ -43,7 +43,7 @@ use ids::SpawnIds;
 use plan::{Graph, Segment, Step, SystemFacts};
 pub use runner::on_schedule_pool;
 pub(crate) use runner::sequential_here;
-use runner::{run_graph, WorkerPool};
+use runner::{run_graph, SegmentTimes, WorkerPool};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -245,6 +245,9 @@ pub struct Schedule {
     records_commands: Vec<bool>,
     steps: Vec<Step>,
     plan: Option<Plan>,
+    /// Per segment of the plan: how long it took lately run inline and
+    /// pooled (empty for exclusive segments' entries until they run).
+    segment_times: Vec<SegmentTimes>,
     threads: usize,
     /// The schedule's own workers, started by the first run.
     pool: Option<WorkerPool>,
@@ -283,6 +286,7 @@ impl Schedule {
             records_commands: Vec::new(),
             steps: Vec::new(),
             plan: None,
+            segment_times: Vec::new(),
             threads,
             pool: None,
         }
@@ -361,7 +365,9 @@ impl Schedule {
                 labels: &s.labels,
             })
             .collect();
-        self.plan = Some(Plan::build(&facts, &self.steps)?);
+        let plan = Plan::build(&facts, &self.steps)?;
+        self.segment_times = vec![SegmentTimes::default(); plan.segments.len()];
+        self.plan = Some(plan);
         Ok(())
     }
 
@@ -409,14 +415,15 @@ impl Schedule {
         // write are carried out before any system stamps anything.
         let start = world.core.write_tick();
         world.core.age_removals(start);
-        let run = PlanRun {
+        let mut run = PlanRun {
             plan: self.plan.as_ref().expect("built"),
+            segment_times: &mut self.segment_times,
             slots: &self.slots,
             records_commands: &self.records_commands,
             pool,
             threads,
         };
-        // Systems that run on this thread (exclusive ones, tiny segments) send
+        // Systems that run on this thread (exclusive ones, inline segments) send
         // their parallel loops to the schedule's pool.
         // With one thread, parallel query loops run in place.
         runner::with_sequential(threads == 1, || runner::with_pool(pool, || run.run(world)))
@@ -426,6 +433,8 @@ impl Schedule {
 /// One run of a built plan.
 struct PlanRun<'a> {
     plan: &'a Plan,
+    /// One per segment of `plan`.
+    segment_times: &'a mut [SegmentTimes],
     slots: &'a [Mutex<Slot>],
     records_commands: &'a [bool],
     pool: &'a rayon::ThreadPool,
@@ -434,10 +443,10 @@ struct PlanRun<'a> {
 
 impl PlanRun<'_> {
     /// Runs every segment in order; see [`Schedule::run`].
-    fn run(&self, world: &mut World) -> Result<RunReport, ScheduleError> {
+    fn run(&mut self, world: &mut World) -> Result<RunReport, ScheduleError> {
         let (plan, slots) = (self.plan, self.slots);
         let mut report = RunReport::default();
-        for segment in &plan.segments {
+        for (at, segment) in plan.segments.iter().enumerate() {
             match segment {
                 Segment::Exclusive(i) => {
                     let mut slot = lock(&slots[*i]);
@@ -472,13 +481,13 @@ impl PlanRun<'_> {
                     self.with_pools(graph, |pools| {
                         ids::reserve_pools(&mut world.core.entities, pools)
                     });
-                    // Tiny segments (by the last run's times) run on one thread.
-                    let last: Option<Duration> = graph
+                    // Inline or pooled, by how long each took lately.
+                    let work: Option<Duration> = graph
                         .systems
                         .iter()
                         .map(|&i| lock(&slots[i]).last_time)
                         .sum();
-                    let inline = last.is_some_and(|t| t < runner::INLINE_BELOW);
+                    let mode = self.segment_times[at].choose(work, self.threads);
                     // Each system's step gets its own tick, in plan order, so
                     // the stamps do not depend on which thread ran what.
                     let base = world.change_tick();
@@ -490,8 +499,10 @@ impl PlanRun<'_> {
                         };
                     }
                     world.set_change_tick(base.after(graph.order.len() as u64));
+                    let started = Instant::now();
                     let panics =
-                        run_graph(graph, slots, &world.core, self.pool, self.threads, inline);
+                        run_graph(graph, slots, &world.core, self.pool, self.threads, mode);
+                    self.segment_times[at].record(mode, started.elapsed());
                     for &i in &graph.systems {
                         let mut slot = lock(&slots[i]);
                         if slot.ran {

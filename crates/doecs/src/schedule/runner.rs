@@ -16,12 +16,16 @@
 //! reports its scope being freed while a job still holds a protected
 //! reference into it.)
 //!
-//! A segment whose systems together took less than [`INLINE_BELOW`] in the
-//! previous run runs on the waiting thread alone, in plan order: for tiny
-//! systems, handing work to other threads costs more than it saves. (A first
-//! run, with nothing measured yet, is parallel.) The parallel forms of query
-//! loops inside such a segment (or in a one-thread schedule) run in place,
-//! piece by piece. Which thread runs a system never changes the result.
+//! A segment runs either on the pool or on the waiting thread alone, in plan
+//! order ([`Mode`]): for tiny systems, handing work to other threads costs
+//! more than it saves, and how much it costs depends on the machine (waking
+//! a sleeping worker takes microseconds, more on a virtual machine, and
+//! more workers to wake on more cores). So the choice is measured, not
+//! guessed ([`SegmentTimes`]): a segment light enough to try on one thread
+//! runs both ways, then the way that was faster, trying the other again now
+//! and then. The parallel forms of query loops inside an inline segment (or
+//! in a one-thread schedule) run in place, piece by piece. Which thread runs
+//! a system never changes the result.
 
 use super::plan::Graph;
 use super::{lock, panic_message, Panicked, Slot};
@@ -33,9 +37,103 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// Segments whose systems took less than this, all together, in the previous
-/// run, run on one thread.
-pub(crate) const INLINE_BELOW: Duration = Duration::from_micros(20);
+/// A segment is tried on one thread only if its systems' last times, added
+/// up and multiplied by the pool's threads, stay below this: the most the
+/// try can cost, had every system spread its own loops over every thread.
+const TRY_INLINE_BELOW: Duration = Duration::from_millis(1);
+/// Runs before the slower way is tried again, first; each try that loses
+/// doubles it, up to [`RETRY_AT_MOST`].
+const RETRY_FIRST: u32 = 16;
+/// The longest wait between tries of the slower way.
+const RETRY_AT_MOST: u32 = 1024;
+
+/// How one parallel segment runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// On the schedule's thread alone, in plan order, its query loops in
+    /// place.
+    Inline,
+    /// Spread over the pool.
+    Pooled,
+}
+
+impl Mode {
+    fn other(self) -> Mode {
+        match self {
+            Mode::Inline => Mode::Pooled,
+            Mode::Pooled => Mode::Inline,
+        }
+    }
+}
+
+/// How long one parallel segment took lately run each way, to choose how it
+/// runs next ([`SegmentTimes::choose`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SegmentTimes {
+    /// Wall time of its last inline run.
+    inline: Option<Duration>,
+    /// Wall time of its last pooled run.
+    pooled: Option<Duration>,
+    /// Runs left before the slower way is tried again.
+    until_retry: u32,
+    /// The wait after that try, if it loses again.
+    retry_every: u32,
+}
+
+impl SegmentTimes {
+    /// How the segment runs next, given its systems' last times added up
+    /// (`None` before the first run) and the pool's thread count. A first
+    /// run is pooled; a segment too heavy to try on one thread
+    /// ([`TRY_INLINE_BELOW`]) stays pooled; otherwise each way is tried
+    /// once, then the faster runs, and the slower is tried again after
+    /// [`RETRY_FIRST`] runs, then twice as many each time it loses again.
+    pub(crate) fn choose(&mut self, work: Option<Duration>, threads: usize) -> Mode {
+        let Some(work) = work else {
+            return Mode::Pooled;
+        };
+        if threads <= 1 {
+            return Mode::Inline;
+        }
+        let worst = work.saturating_mul(u32::try_from(threads).unwrap_or(u32::MAX));
+        if worst >= TRY_INLINE_BELOW {
+            return Mode::Pooled;
+        }
+        let faster = match (self.inline, self.pooled) {
+            (None, _) => return Mode::Inline,
+            (_, None) => return Mode::Pooled,
+            (Some(inline), Some(pooled)) if inline <= pooled => Mode::Inline,
+            _ => Mode::Pooled,
+        };
+        if self.until_retry == 0 {
+            self.until_retry = self.retry_every.max(RETRY_FIRST);
+            return faster.other();
+        }
+        self.until_retry -= 1;
+        faster
+    }
+
+    /// Records a run `mode` that took `wall`. A retried way that is still
+    /// slower waits twice as long for its next try; one that won becomes
+    /// the way, and the wait starts over.
+    pub(crate) fn record(&mut self, mode: Mode, wall: Duration) {
+        let (this, other) = match mode {
+            Mode::Inline => (&mut self.inline, self.pooled),
+            Mode::Pooled => (&mut self.pooled, self.inline),
+        };
+        let first = this.is_none();
+        let was_slower = matches!((*this, other), (Some(t), Some(o)) if t > o);
+        *this = Some(wall);
+        let still_slower = other.is_some_and(|o| wall > o);
+        self.retry_every = match (was_slower, still_slower) {
+            (true, true) => (self.retry_every.max(RETRY_FIRST) * 2).min(RETRY_AT_MOST),
+            (true, false) => RETRY_FIRST,
+            (false, _) => self.retry_every.max(RETRY_FIRST),
+        };
+        if was_slower || first {
+            self.until_retry = self.retry_every;
+        }
+    }
+}
 
 thread_local! {
     /// The pool of the schedule running on this thread, while a schedule
@@ -85,7 +183,7 @@ pub(crate) fn with_pool<R>(pool: &rayon::ThreadPool, f: impl FnOnce() -> R) -> R
 
 /// Runs the parallel work `f` (rayon iterators, `join`, `scope`) on the pool
 /// of the schedule running on this thread, if a schedule runs a system here
-/// outside its pool (a tiny segment or an exclusive system runs on the
+/// outside its pool (an inline segment or an exclusive system runs on the
 /// caller's thread); else on the current rayon pool. Query loops do this
 /// already; managers with parallel work of their own should too.
 pub fn on_schedule_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
@@ -254,16 +352,15 @@ fn spawn_job(shared: &Arc<Shared>, node: u32) {
     });
 }
 
-/// Runs one parallel segment (on one thread when `inline`); returns the
-/// panics.
-/// Inline, the segment runs on the calling thread; otherwise on `pool`.
+/// Runs one parallel segment, as `mode` says (inline: on the calling
+/// thread; pooled: on `pool`); returns the panics.
 pub(crate) fn run_graph(
     graph: &Graph,
     slots: &[Mutex<Slot>],
     world: &WorldCore,
     pool: &rayon::ThreadPool,
     threads: usize,
-    inline: bool,
+    mode: Mode,
 ) -> Vec<Panicked> {
     for &i in &graph.systems {
         lock(&slots[i]).ran = false;
@@ -275,7 +372,7 @@ pub(crate) fn run_graph(
         waiting_on: graph.in_degree.iter().map(|&d| AtomicU32::new(d)).collect(),
         panics: Mutex::new(Vec::new()),
     };
-    if inline || threads == 1 {
+    if mode == Mode::Inline || threads == 1 {
         // One thread, the caller's: the plan's order, no task overhead, and
         // query loops run in place.
         with_sequential(true, || {
@@ -311,4 +408,83 @@ pub(crate) fn run_graph(
     run.panics
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: Duration = Duration::from_micros(1);
+
+    /// Runs `runs` choices, recording `inline` or `pooled` for each;
+    /// returns the modes chosen.
+    fn drive(
+        times: &mut SegmentTimes,
+        runs: usize,
+        inline: Duration,
+        pooled: Duration,
+    ) -> Vec<Mode> {
+        (0..runs)
+            .map(|_| {
+                let mode = times.choose(Some(10 * US), 16);
+                times.record(mode, if mode == Mode::Inline { inline } else { pooled });
+                mode
+            })
+            .collect()
+    }
+
+    fn pooled_runs(modes: &[Mode]) -> Vec<usize> {
+        (0..modes.len())
+            .filter(|&k| modes[k] == Mode::Pooled)
+            .collect()
+    }
+
+    #[test]
+    fn first_heavy_and_one_thread_runs_need_no_measure() {
+        let mut times = SegmentTimes::default();
+        assert_eq!(
+            times.choose(None, 16),
+            Mode::Pooled,
+            "a first run is pooled"
+        );
+        // 100 µs on 16 threads could be 1.6 ms inline: never tried.
+        for _ in 0..100 {
+            assert_eq!(times.choose(Some(100 * US), 16), Mode::Pooled);
+        }
+        assert_eq!(times.choose(Some(100 * US), 1), Mode::Inline);
+    }
+
+    /// Where waking the pool costs more than it saves, the segment settles
+    /// inline, trying the pool again after 16 runs, then 32, 64, … up to
+    /// every 1,024 runs.
+    #[test]
+    fn a_segment_settles_on_the_faster_way_and_retries_less_often() {
+        let mut times = SegmentTimes::default();
+        times.record(Mode::Pooled, 50 * US); // the first run
+        let modes = drive(&mut times, 4000, 15 * US, 50 * US);
+        assert_eq!(modes[0], Mode::Inline, "the untried way goes next");
+        let pooled = pooled_runs(&modes);
+        let gaps: Vec<usize> = pooled.windows(2).map(|w| w[1] - w[0] - 1).collect();
+        assert_eq!(pooled[0], 17, "16 inline runs after both were measured");
+        assert_eq!(gaps[..6], [32, 64, 128, 256, 512, 1024]);
+        assert!(gaps[6..].iter().all(|&g| g == 1024), "{gaps:?}");
+    }
+
+    /// When the pool is faster, the segment settles pooled; when the
+    /// machine changes and the retried way wins, it becomes the way.
+    #[test]
+    fn a_retried_way_that_wins_takes_over() {
+        let mut times = SegmentTimes::default();
+        let modes = drive(&mut times, 200, 40 * US, 20 * US);
+        assert_eq!(modes[..2], [Mode::Inline, Mode::Pooled], "each way once");
+        let inline_runs = modes.iter().filter(|&&m| m == Mode::Inline).count();
+        assert!(inline_runs <= 5, "{inline_runs} inline runs of 200");
+        // The pool gets slow (other work on the machine): the next retry
+        // of inline wins, and the segment stays inline.
+        let modes = drive(&mut times, 300, 40 * US, 80 * US);
+        let first_inline = modes.iter().position(|&m| m == Mode::Inline).unwrap();
+        assert!(first_inline <= 128, "retried within the backoff");
+        let after = &modes[first_inline..];
+        assert!(pooled_runs(after).len() <= 3, "{after:?}");
+    }
 }
