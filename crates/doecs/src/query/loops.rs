@@ -410,7 +410,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     }
 
     /// `par_for_each` through a shared world. The matched archetypes' rows
-    /// are one [`Share`], which rayon halves as it hands work to idle
+    /// are one share, which rayon halves as it hands work to idle
     /// threads (its adaptive splitting, as in its own parallel iterators):
     /// at chunk boundaries while a share spans several chunks, then down to
     /// single rows. Heavy rows spread evenly over every thread, while a
