@@ -70,9 +70,11 @@ impl Mode {
 /// runs next ([`SegmentTimes::choose`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SegmentTimes {
-    /// Wall time of its last inline run.
+    /// Its inline wall time: it falls to any faster run at once and rises
+    /// by an eighth of a slower one's excess, since noise (an interrupted
+    /// run) only ever adds time.
     inline: Option<Duration>,
-    /// Wall time of its last pooled run.
+    /// Its pooled wall time, likewise.
     pooled: Option<Duration>,
     /// Runs left before the slower way is tried again.
     until_retry: u32,
@@ -85,8 +87,9 @@ impl SegmentTimes {
     /// (`None` before the first run) and the pool's thread count. A first
     /// run is pooled; a segment too heavy to try on one thread
     /// ([`TRY_INLINE_BELOW`]) stays pooled; otherwise each way is tried
-    /// once, then the faster runs, and the slower is tried again after
-    /// [`RETRY_FIRST`] runs, then twice as many each time it loses again.
+    /// once, then the faster runs ([`faster`](Self::faster)), and the
+    /// slower is tried again after [`RETRY_FIRST`] runs, then twice as many
+    /// each time it loses again.
     pub(crate) fn choose(&mut self, work: Option<Duration>, threads: usize) -> Mode {
         let Some(work) = work else {
             return Mode::Pooled;
@@ -98,11 +101,10 @@ impl SegmentTimes {
         if worst >= TRY_INLINE_BELOW {
             return Mode::Pooled;
         }
-        let faster = match (self.inline, self.pooled) {
-            (None, _) => return Mode::Inline,
-            (_, None) => return Mode::Pooled,
-            (Some(inline), Some(pooled)) if inline <= pooled => Mode::Inline,
-            _ => Mode::Pooled,
+        let faster = match (self.inline, self.pooled, self.faster()) {
+            (None, _, _) => return Mode::Inline,
+            (_, None, _) => return Mode::Pooled,
+            (_, _, faster) => faster.unwrap_or(Mode::Inline),
         };
         if self.until_retry == 0 {
             self.until_retry = self.retry_every.max(RETRY_FIRST);
@@ -112,24 +114,42 @@ impl SegmentTimes {
         faster
     }
 
+    /// The faster way by the estimates, once both are measured. The pool
+    /// must win by a third: its time leaves out costs that fall outside
+    /// the segment (workers spinning before they sleep, on cores the
+    /// schedule's thread then shares; data left in another core's cache).
+    fn faster(&self) -> Option<Mode> {
+        let (inline, pooled) = (self.inline?, self.pooled?);
+        Some(if pooled.saturating_mul(4) / 3 < inline {
+            Mode::Pooled
+        } else {
+            Mode::Inline
+        })
+    }
+
     /// Records a run `mode` that took `wall`. A retried way that is still
     /// slower waits twice as long for its next try; one that won becomes
     /// the way, and the wait starts over.
     pub(crate) fn record(&mut self, mode: Mode, wall: Duration) {
-        let (this, other) = match mode {
-            Mode::Inline => (&mut self.inline, self.pooled),
-            Mode::Pooled => (&mut self.pooled, self.inline),
+        let before = self.faster();
+        let estimate = match mode {
+            Mode::Inline => &mut self.inline,
+            Mode::Pooled => &mut self.pooled,
         };
-        let first = this.is_none();
-        let was_slower = matches!((*this, other), (Some(t), Some(o)) if t > o);
-        *this = Some(wall);
-        let still_slower = other.is_some_and(|o| wall > o);
-        self.retry_every = match (was_slower, still_slower) {
-            (true, true) => (self.retry_every.max(RETRY_FIRST) * 2).min(RETRY_AT_MOST),
+        let first = estimate.is_none();
+        *estimate = Some(match *estimate {
+            Some(e) if wall > e => e + (wall - e) / 8,
+            _ => wall,
+        });
+        let retried = before == Some(mode.other());
+        let still_slower = self.faster() == Some(mode.other());
+        let every = self.retry_every.max(RETRY_FIRST);
+        self.retry_every = match (retried, still_slower) {
+            (true, true) => (every * 2).min(RETRY_AT_MOST),
             (true, false) => RETRY_FIRST,
-            (false, _) => self.retry_every.max(RETRY_FIRST),
+            (false, _) => every,
         };
-        if was_slower || first {
+        if retried || first {
             self.until_retry = self.retry_every;
         }
     }
@@ -468,6 +488,23 @@ mod tests {
         assert_eq!(pooled[0], 17, "16 inline runs after both were measured");
         assert_eq!(gaps[..6], [32, 64, 128, 256, 512, 1024]);
         assert!(gaps[6..].iter().all(|&g| g == 1024), "{gaps:?}");
+    }
+
+    /// A pool that wins by less than a third, or one slow inline run
+    /// among fast ones, does not move the segment onto the pool.
+    #[test]
+    fn small_wins_and_single_slow_runs_keep_the_segment_inline() {
+        let mut times = SegmentTimes::default();
+        let modes = drive(&mut times, 100, 20 * US, 17 * US);
+        assert_eq!(modes[..2], [Mode::Inline, Mode::Pooled]);
+        assert_eq!(pooled_runs(&modes), [1, 18, 51], "only the retries");
+        // One inline run interrupted (twice as long) among 20 us ones.
+        times.record(Mode::Inline, 40 * US);
+        assert_eq!(times.inline, Some(20 * US + 20 * US / 8));
+        assert_eq!(times.faster(), Some(Mode::Inline));
+        // A faster run counts at once.
+        times.record(Mode::Inline, 19 * US);
+        assert_eq!(times.inline, Some(19 * US));
     }
 
     /// When the pool is faster, the segment settles pooled; when the
