@@ -33,6 +33,37 @@ use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 use rayon::prelude::*;
 
+/// Calls `body(fetch, a, b)` for each run `a..b` of rows within
+/// `start..end` of `arch` that pass filter `F`, each stamped as written
+/// first: the work of one piece of a parallel loop, row by row or slice by
+/// slice.
+///
+/// # Safety
+/// `states` were matched on `arch`; rows `start..end` are live and no
+/// other piece hands out any of them (chunk stamps are atomic, row stamps
+/// are per row, so disjoint pieces may run on different threads); the
+/// caller holds the query's access.
+#[inline(always)]
+unsafe fn written_runs<Q: QueryData, F: QueryFilter>(
+    arch: &Archetype,
+    (state, filter): (Q::State, F::State),
+    window: ChangeWindow,
+    start: usize,
+    end: usize,
+    mut body: impl FnMut(Q::Fetch, usize, usize),
+) {
+    // SAFETY: the caller's contract: matched states, live rows handed out
+    // by this piece alone, and the access held.
+    unsafe {
+        let fetch = Q::fetch(arch, state);
+        let filter = F::fetch(arch, filter);
+        passing_runs::<F>(arch.chunk_rows(), filter, window, start, end, |a, b| {
+            Q::mark_written(fetch, a, b - a, window.this_run);
+            body(fetch, a, b);
+        });
+    }
+}
+
 /// Rows `start..end` of one matched archetype, with its query states.
 #[derive(Clone, Copy)]
 struct RowRange<S> {
@@ -449,24 +480,18 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             })
             .collect();
         let run = |range: RowRange<(Q::State, F::State)>| {
-            let arch = archetypes.get(range.archetype);
-            let (state, filter) = range.states;
-            // SAFETY: the states were matched on `arch`; the shares are
-            // disjoint row ranges of live rows, so each row's item is
-            // created (and stamped) on exactly one thread (chunk stamps
-            // are atomic, row stamps are per row); the caller holds the
+            // SAFETY: the states were matched on the range's archetype; the
+            // shares are disjoint ranges of live rows, so each row's item
+            // is created (and stamped) by one piece; the caller holds the
             // access.
             unsafe {
-                let fetch = Q::fetch(arch, state);
-                let filter = F::fetch(arch, filter);
-                passing_runs::<F>(
-                    arch.chunk_rows(),
-                    filter,
+                written_runs::<Q, F>(
+                    archetypes.get(range.archetype),
+                    range.states,
                     window,
                     range.start as usize,
                     range.end as usize,
-                    |a, b| {
-                        Q::mark_written(fetch, a, b - a, window.this_run);
+                    |fetch, a, b| {
                         for row in a..b {
                             f(Q::item(fetch, row));
                         }
@@ -495,25 +520,14 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         for<'w> Q::Slice<'w>: Send,
     {
         self.update(world);
-        let body = |arch: &Archetype, (state, filter): (Q::State, F::State), chunk: usize| {
+        let body = |arch: &Archetype, states: (Q::State, F::State), chunk: usize| {
             let (start, len) = arch.chunk_rows_of(chunk);
             // SAFETY: the states were matched on `arch`; each chunk goes to
-            // one thread, and its runs are disjoint; the caller holds the
-            // access.
+            // one piece; the caller holds the access.
             unsafe {
-                let fetch = Q::fetch(arch, state);
-                let filter = F::fetch(arch, filter);
-                passing_runs::<F>(
-                    arch.chunk_rows(),
-                    filter,
-                    window,
-                    start,
-                    start + len,
-                    |a, b| {
-                        Q::mark_written(fetch, a, b - a, window.this_run);
-                        f(Q::slice(fetch, a, b - a));
-                    },
-                );
+                written_runs::<Q, F>(arch, states, window, start, start + len, |fetch, a, b| {
+                    f(Q::slice(fetch, a, b - a));
+                });
             }
         };
         let archetypes = world.archetypes();

@@ -101,10 +101,12 @@ impl SegmentTimes {
         if worst >= TRY_INLINE_BELOW {
             return Mode::Pooled;
         }
-        let faster = match (self.inline, self.pooled, self.faster()) {
-            (None, _, _) => return Mode::Inline,
-            (_, None, _) => return Mode::Pooled,
-            (_, _, faster) => faster.unwrap_or(Mode::Inline),
+        // Each way is measured once before they are compared.
+        let Some(faster) = self.faster() else {
+            return match self.inline {
+                None => Mode::Inline,
+                Some(_) => Mode::Pooled,
+            };
         };
         if self.until_retry == 0 {
             self.until_retry = self.retry_every.max(RETRY_FIRST);
