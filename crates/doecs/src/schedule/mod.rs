@@ -246,7 +246,7 @@ pub struct Schedule {
     steps: Vec<Step>,
     plan: Option<Plan>,
     /// Per segment of the plan: how long it took lately run inline and
-    /// pooled (empty for exclusive segments' entries until they run).
+    /// pooled (unused for exclusive segments).
     segment_times: Vec<SegmentTimes>,
     threads: usize,
     /// The schedule's own workers, started by the first run.
@@ -500,8 +500,7 @@ impl PlanRun<'_> {
                     }
                     world.set_change_tick(base.after(graph.order.len() as u64));
                     let started = Instant::now();
-                    let panics =
-                        run_graph(graph, slots, &world.core, self.pool, self.threads, mode);
+                    let panics = run_graph(graph, slots, &world.core, self.pool, mode);
                     self.segment_times[at].record(mode, started.elapsed());
                     for &i in &graph.systems {
                         let mut slot = lock(&slots[i]);

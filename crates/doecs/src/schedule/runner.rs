@@ -84,19 +84,19 @@ pub(crate) struct SegmentTimes {
 
 impl SegmentTimes {
     /// How the segment runs next, given its systems' last times added up
-    /// (`None` before the first run) and the pool's thread count. A first
-    /// run is pooled; a segment too heavy to try on one thread
-    /// ([`TRY_INLINE_BELOW`]) stays pooled; otherwise each way is tried
-    /// once, then the faster runs ([`faster`](Self::faster)), and the
-    /// slower is tried again after [`RETRY_FIRST`] runs, then twice as many
-    /// each time it loses again.
+    /// (`None` before the first run) and the pool's thread count. With one
+    /// thread it runs inline. Otherwise a first run is pooled; a segment
+    /// too heavy to try on one thread ([`TRY_INLINE_BELOW`]) stays pooled;
+    /// any other is tried each way once, then the faster runs
+    /// ([`faster`](Self::faster)), and the slower is tried again after
+    /// [`RETRY_FIRST`] runs, then twice as many each time it loses again.
     pub(crate) fn choose(&mut self, work: Option<Duration>, threads: usize) -> Mode {
-        let Some(work) = work else {
-            return Mode::Pooled;
-        };
         if threads <= 1 {
             return Mode::Inline;
         }
+        let Some(work) = work else {
+            return Mode::Pooled;
+        };
         let worst = work.saturating_mul(u32::try_from(threads).unwrap_or(u32::MAX));
         if worst >= TRY_INLINE_BELOW {
             return Mode::Pooled;
@@ -381,7 +381,6 @@ pub(crate) fn run_graph(
     slots: &[Mutex<Slot>],
     world: &WorldCore,
     pool: &rayon::ThreadPool,
-    threads: usize,
     mode: Mode,
 ) -> Vec<Panicked> {
     for &i in &graph.systems {
@@ -394,7 +393,7 @@ pub(crate) fn run_graph(
         waiting_on: graph.in_degree.iter().map(|&d| AtomicU32::new(d)).collect(),
         panics: Mutex::new(Vec::new()),
     };
-    if mode == Mode::Inline || threads == 1 {
+    if mode == Mode::Inline {
         // One thread, the caller's: the plan's order, no task overhead, and
         // query loops run in place.
         with_sequential(true, || {
