@@ -2,24 +2,32 @@
 //!
 //! An [`Events<T>`] is a world resource holding two buffers. Writers append
 //! to the current one; every event gets a sequence number. Each reader keeps
-//! its own cursor, the number of the next event it has not read, so each
-//! reader sees each event once, in the order sent, whatever other readers
-//! do. Once per schedule run the buffers turn over ([`Events::update`]):
-//! the older buffer is dropped and the current one becomes the older. An
-//! event therefore lives through the rest of the run it was sent in and the
-//! whole next run, so every reader that runs in every run reads it (the
-//! double buffering of bevy_ecs's events); a reader that skips two runs
-//! misses what was dropped meanwhile, and [`EventReader::missed`] says how
-//! many.
+//! its own cursor, the number of the next event it has not read, and moves
+//! it past an event only when it yields that event, so each reader sees each
+//! event once, in the order sent, however it consumes its iterator and
+//! whatever other readers do.
+//!
+//! **An event can be read from the moment it is sent until the second
+//! [`WorldCore::update_events`] after that**, which turns over every event
+//! type's buffers: the older buffer is dropped and the current one becomes
+//! the older (the double buffering of bevy_ecs's events). Call it once per
+//! frame, after all of the frame's schedules: an event then lives through
+//! the rest of the frame it was sent in and the whole next frame, so every
+//! reader that runs once per frame reads it, in whichever schedule it runs.
+//! Running a schedule never turns the buffers over. A reader that skips two
+//! frames misses what was dropped meanwhile, and [`EventReader::missed`]
+//! says how many. A world whose loop never calls `update_events` keeps
+//! every event it is sent.
 //!
 //! In a schedule, [`EventWriter<T>`] and [`EventReader<T>`] are system
 //! parameters. A system that writes `T` events runs before the systems that
 //! read them unless a `before`/`after` constraint says otherwise, so a
 //! reader sees the same frame's events. The schedule adds the `Events<T>`
-//! resource when a system first needs it and turns the buffers over at the
-//! end of every run. Outside a schedule:
-//! [`WorldCore::add_event`](crate::WorldCore::add_event) and
-//! [`WorldCore::update_events`](crate::WorldCore::update_events).
+//! resource when a system first needs it. A reader's place is part of its
+//! system's state, which is kept per world: one schedule run on worlds `a`
+//! and `b` in turn reads each world's events once. Outside a schedule:
+//! [`WorldCore::send_event`], [`World::event_cursor`] and
+//! [`WorldCore::add_event`].
 
 use crate::system::param::{ParamAccess, SystemParam, SystemRun};
 use crate::world::{World, WorldCore};
@@ -87,6 +95,17 @@ impl<T> Events<T> {
         self.current.1 = next;
     }
 
+    /// The event numbered `number`, if it is still kept.
+    pub fn get(&self, number: u64) -> Option<&T> {
+        let buffer = if number >= self.current.1 {
+            &self.current
+        } else {
+            &self.older
+        };
+        let offset = number.checked_sub(buffer.1)?;
+        buffer.0.get(usize::try_from(offset).ok()?)
+    }
+
     /// The events numbered `from` and later, oldest first, with their numbers.
     pub fn since(&self, from: u64) -> impl Iterator<Item = (u64, &T)> + '_ {
         fn part<T>(buffer: &(Vec<T>, u64), from: u64) -> impl Iterator<Item = (u64, &T)> + '_ {
@@ -125,8 +144,9 @@ impl WorldCore {
         }
     }
 
-    /// Turns over every event type added with [`WorldCore::add_event`]
-    /// (schedules do this at the end of every run).
+    /// Turns over every event type added with [`WorldCore::add_event`]:
+    /// call it once per frame, after the frame's schedules (see
+    /// [`crate::event`] for an event's lifetime). No schedule run does it.
     pub fn update_events(&mut self) {
         for i in 0..self.event_updaters.len() {
             (self.event_updaters[i].1)(self);
@@ -181,12 +201,16 @@ impl<T> Clone for EventCursor<T> {
 }
 
 impl<T: 'static> EventCursor<T> {
-    /// The events not read yet, oldest first; reading them moves the
-    /// cursor past them.
-    pub fn read<'e>(&mut self, events: &'e Events<T>) -> impl Iterator<Item = &'e T> + 'e {
-        let from = self.next.max(events.oldest_number());
-        self.next = events.next_number();
-        events.since(from).map(|(_, e)| e)
+    /// The events not read yet, oldest first. The cursor moves past each
+    /// event as the iterator yields it: an event the iterator does not
+    /// reach stays unread. Events dropped before this cursor read them are
+    /// skipped (and no longer counted by [`EventCursor::missed`]).
+    pub fn read<'c, 'e>(&'c mut self, events: &'e Events<T>) -> EventIter<'c, 'e, T> {
+        self.next = self.next.max(events.oldest_number());
+        EventIter {
+            next: &mut self.next,
+            events,
+        }
     }
 
     /// How many events were dropped before this cursor read them.
@@ -194,6 +218,36 @@ impl<T: 'static> EventCursor<T> {
         events.oldest_number().saturating_sub(self.next)
     }
 }
+
+/// The unread events of one reader, oldest first; see [`EventCursor::read`].
+#[derive(Debug)]
+pub struct EventIter<'c, 'e, T> {
+    /// The reader's cursor, moved past each event yielded.
+    next: &'c mut u64,
+    events: &'e Events<T>,
+}
+
+impl<'e, T> Iterator for EventIter<'_, 'e, T> {
+    type Item = &'e T;
+
+    fn next(&mut self) -> Option<&'e T> {
+        let number = (*self.next).max(self.events.oldest_number());
+        let event = self.events.get(number)?;
+        *self.next = number + 1;
+        Some(event)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let from = (*self.next).max(self.events.oldest_number());
+        let left =
+            usize::try_from(self.events.next_number().saturating_sub(from)).unwrap_or(usize::MAX);
+        (left, Some(left))
+    }
+}
+
+impl<T> ExactSizeIterator for EventIter<'_, '_, T> {}
+
+impl<T> std::iter::FusedIterator for EventIter<'_, '_, T> {}
 
 /// Sends `T` events (a system parameter).
 pub struct EventWriter<'a, T: 'static> {
@@ -219,8 +273,11 @@ pub struct EventReader<'a, T: 'static> {
 }
 
 impl<'a, T: 'static> EventReader<'a, T> {
-    /// The events this system has not read yet, oldest first.
-    pub fn read(&mut self) -> impl Iterator<Item = &'a T> + 'a {
+    /// The events this system has not read yet, oldest first. The reader
+    /// moves past each event as the iterator yields it, so an event the
+    /// iterator does not reach is read by the next call (this run's or a
+    /// later one's).
+    pub fn read(&mut self) -> EventIter<'_, 'a, T> {
         self.cursor.read(self.events)
     }
 
@@ -231,9 +288,8 @@ impl<'a, T: 'static> EventReader<'a, T> {
 
     /// How many events this system has not read yet.
     pub fn len(&self) -> usize {
-        self.events
-            .since(self.cursor.next.max(self.events.oldest_number()))
-            .count()
+        let from = self.cursor.next.max(self.events.oldest_number());
+        usize::try_from(self.events.next_number().saturating_sub(from)).unwrap_or(usize::MAX)
     }
 
     /// Whether there is nothing new to read.
@@ -328,5 +384,28 @@ mod tests {
         assert_eq!(late.read(&events).copied().collect::<Vec<_>>(), [4]);
         assert_eq!(a.read(&events).count(), 1);
         assert_eq!(events.len(), 1);
+    }
+
+    #[test]
+    fn a_cursor_moves_only_past_the_events_yielded() {
+        let mut events = Events::default();
+        events.send_batch([0, 1, 2]);
+        let mut cursor = EventCursor::default();
+        assert_eq!(cursor.read(&events).len(), 3);
+        assert_eq!(cursor.read(&events).next(), Some(&0));
+        assert_eq!(cursor.read(&events).next(), Some(&1));
+        events.update();
+        events.send(3);
+        let mut rest = cursor.read(&events);
+        assert_eq!(rest.size_hint(), (2, Some(2)));
+        assert_eq!(rest.by_ref().copied().collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(rest.next(), None);
+        assert_eq!(cursor.missed(&events), 0);
+        assert_eq!(events.get(0), Some(&0), "kept through one turnover");
+        assert_eq!(events.get(3), Some(&3));
+        assert_eq!(events.get(4), None);
+        events.update();
+        assert_eq!(events.get(0), None, "dropped by the second");
+        assert_eq!(events.get(3), Some(&3));
     }
 }

@@ -46,6 +46,13 @@ fn writer(name: &str, base: u32, per_run: u32) -> SystemDesc {
     .named(name)
 }
 
+/// One frame of a game loop: the schedule's run, then the once-per-frame
+/// turnover of the event buffers.
+fn frame(schedule: &mut Schedule, world: &mut World) {
+    schedule.run(world).unwrap();
+    world.update_events();
+}
+
 fn take(seen: &Seen) -> Vec<Vec<u32>> {
     std::mem::take(&mut *seen.lock().unwrap())
 }
@@ -67,7 +74,7 @@ fn a_reader_after_its_writer_sees_each_event_in_the_frame_it_was_sent() {
     schedule.add_system(reader("reader", &seen)).unwrap();
     schedule.add_system(writer("writer", 0, 2)).unwrap();
     for _ in 0..4 {
-        schedule.run(&mut world).unwrap();
+        frame(&mut schedule, &mut world);
     }
     assert_eq!(
         take(&seen),
@@ -87,7 +94,7 @@ fn a_reader_before_its_writer_sees_the_events_next_frame() {
         .unwrap();
     schedule.add_system(writer("writer", 0, 2)).unwrap();
     for _ in 0..4 {
-        schedule.run(&mut world).unwrap();
+        frame(&mut schedule, &mut world);
     }
     assert_eq!(
         take(&seen),
@@ -108,7 +115,7 @@ fn writers_before_and_after_the_reader_are_seen_once_in_send_order() {
         .unwrap();
     schedule.add_system(writer("late", 200, 2)).unwrap();
     for _ in 0..4 {
-        schedule.run(&mut world).unwrap();
+        frame(&mut schedule, &mut world);
     }
     // Run r: the late writer's events of run r - 1 (sent first), then the
     // early writer's of run r.
@@ -134,14 +141,14 @@ fn two_readers_each_see_everything_once() {
         .unwrap();
     schedule.add_system(writer("w", 0, 3)).unwrap();
     for _ in 0..3 {
-        schedule.run(&mut world).unwrap();
+        frame(&mut schedule, &mut world);
     }
     let flat = |v: Vec<Vec<u32>>| v.into_iter().flatten().collect::<Vec<u32>>();
     assert_eq!(flat(take(&one)), [0, 1, 2, 10, 11, 12, 20, 21, 22]);
     // The second reader runs before the writer: the last run's events are
     // still to come.
     assert_eq!(flat(take(&two)), [0, 1, 2, 10, 11, 12]);
-    schedule.run(&mut world).unwrap();
+    frame(&mut schedule, &mut world);
     assert_eq!(flat(take(&two)), [20, 21, 22]);
     assert_eq!(flat(take(&one)), [30, 31, 32]);
 }
@@ -167,7 +174,7 @@ fn events_are_dropped_after_every_reader_had_one_chance() {
     // Run 0 read; run 1 skipped: its event is still there in run 2.
     for run in 0..3 {
         reading.store(run != 1, Ordering::SeqCst);
-        schedule.run(&mut world).unwrap();
+        frame(&mut schedule, &mut world);
     }
     assert_eq!(
         std::mem::take(&mut *log.lock().unwrap()),
@@ -176,7 +183,7 @@ fn events_are_dropped_after_every_reader_had_one_chance() {
     // Runs 3 and 4 skipped: run 3's event was dropped at the end of run 4.
     for run in 3..6 {
         reading.store(run == 5, Ordering::SeqCst);
-        schedule.run(&mut world).unwrap();
+        frame(&mut schedule, &mut world);
     }
     assert_eq!(
         std::mem::take(&mut *log.lock().unwrap()),
@@ -186,7 +193,7 @@ fn events_are_dropped_after_every_reader_had_one_chance() {
     assert_eq!(world.resource::<Events<Ev>>().unwrap().len(), 1);
     let mut quiet = Schedule::with_threads(1);
     quiet.add_system(|_: EventReader<Ev>| {}).unwrap();
-    quiet.run(&mut world).unwrap();
+    frame(&mut quiet, &mut world);
     assert!(world.resource::<Events<Ev>>().unwrap().is_empty());
 }
 
@@ -196,7 +203,7 @@ fn a_reader_added_later_reads_what_is_still_kept_and_counts_the_rest() {
     let mut writes = Schedule::with_threads(1);
     writes.add_system(writer("w", 0, 2)).unwrap();
     for _ in 0..3 {
-        writes.run(&mut world).unwrap();
+        frame(&mut writes, &mut world);
     }
     // Kept: run 2's events only (run 1's were dropped at the end of run 2).
     let got: Shared<(u64, usize, Vec<u32>)> = Default::default();
@@ -212,8 +219,8 @@ fn a_reader_added_later_reads_what_is_still_kept_and_counts_the_rest() {
             .named("late reader"),
         )
         .unwrap();
-    reads.run(&mut world).unwrap();
-    reads.run(&mut world).unwrap();
+    frame(&mut reads, &mut world);
+    frame(&mut reads, &mut world);
     assert_eq!(
         std::mem::take(&mut *got.lock().unwrap()),
         vec![(4, 2, vec![20, 21]), (0, 0, vec![])]
@@ -268,10 +275,10 @@ fn events_sent_directly_are_read_with_a_cursor_outside_any_schedule() {
     let seen = Seen::default();
     let mut schedule = Schedule::with_threads(1);
     schedule.add_system(reader("reader", &seen)).unwrap();
-    schedule.run(&mut world).unwrap();
+    frame(&mut schedule, &mut world);
     world.send_event(Ev(6));
-    schedule.run(&mut world).unwrap();
-    schedule.run(&mut world).unwrap();
+    frame(&mut schedule, &mut world);
+    frame(&mut schedule, &mut world);
     assert_eq!(take(&seen), vec![vec![], vec![6], vec![]]);
 }
 
@@ -287,9 +294,112 @@ fn send_batch_and_deref_of_a_writer() {
     };
     schedule.add_system(batch.named("batch")).unwrap();
     schedule.add_system(reader("reader", &seen)).unwrap();
-    schedule.run(&mut world).unwrap();
-    schedule.run(&mut world).unwrap();
+    frame(&mut schedule, &mut world);
+    frame(&mut schedule, &mut world);
     assert_eq!(take(&seen), vec![vec![0, 1, 2], vec![0, 1, 2]]);
+}
+
+#[test]
+fn one_schedule_on_two_worlds_reads_each_worlds_events_once() {
+    // The reader's place is per world, like the rest of a system's state.
+    let seen = Seen::default();
+    let mut schedule = Schedule::with_threads(threads());
+    schedule.add_system(reader("reader", &seen)).unwrap();
+    let (mut a, mut b) = (World::new(), World::new());
+    for round in 0..5u32 {
+        a.send_event(Ev(round));
+        b.send_event(Ev(100 + round));
+        frame(&mut schedule, &mut a);
+        frame(&mut schedule, &mut b);
+    }
+    let runs = take(&seen);
+    let on_a: Vec<u32> = runs.iter().step_by(2).flatten().copied().collect();
+    let on_b: Vec<u32> = runs.iter().skip(1).step_by(2).flatten().copied().collect();
+    assert_eq!(on_a, [0, 1, 2, 3, 4]);
+    assert_eq!(on_b, [100, 101, 102, 103, 104]);
+}
+
+#[test]
+fn a_reader_moves_only_past_the_events_it_takes() {
+    let got: Shared<Vec<u32>> = Default::default();
+    let g = got.clone();
+    let one_at_a_time = move |mut events: EventReader<Ev>| {
+        let first = events.read().next().map(|e| e.0);
+        let second = events.read().next().map(|e| e.0);
+        g.lock()
+            .unwrap()
+            .push(first.into_iter().chain(second).collect());
+    };
+    let mut world = World::new();
+    let mut schedule = Schedule::with_threads(1);
+    schedule
+        .add_system(one_at_a_time.named("two per run"))
+        .unwrap();
+    world.send_event(Ev(0));
+    world.send_event(Ev(1));
+    world.send_event(Ev(2));
+    frame(&mut schedule, &mut world);
+    frame(&mut schedule, &mut world);
+    assert_eq!(
+        std::mem::take(&mut *got.lock().unwrap()),
+        vec![vec![0, 1], vec![2]],
+        "every event once, however the iterator is consumed"
+    );
+}
+
+#[test]
+fn an_event_sent_in_one_schedule_is_read_in_the_next_schedule_of_the_frame() {
+    // An update schedule sends an exit event; a "last" schedule of the same
+    // frame reads it. Running a schedule must not drop it.
+    #[derive(Debug)]
+    struct Exit;
+    let exits = Arc::new(Mutex::new(0u32));
+    let mut update = Schedule::with_threads(threads());
+    let mut frames = 0u32;
+    update
+        .add_system(
+            (move |mut out: EventWriter<Exit>| {
+                frames += 1;
+                if frames == 3 {
+                    out.send(Exit);
+                }
+            })
+            .named("game"),
+        )
+        .unwrap();
+    let mut last = Schedule::with_threads(threads());
+    let e = exits.clone();
+    last.add_system(
+        (move |mut exit: EventReader<Exit>| *e.lock().unwrap() += exit.read().count() as u32)
+            .named("watch exit"),
+    )
+    .unwrap();
+    let mut world = World::new();
+    // The loop itself also watches for the exit, after the frame's schedules.
+    let mut loop_cursor = world.event_cursor::<Exit>();
+    let mut ran = 0;
+    let mut loop_saw = 0;
+    while loop_saw == 0 && ran < 10 {
+        update.run(&mut world).unwrap();
+        last.run(&mut world).unwrap();
+        loop_saw = loop_cursor
+            .read(world.resource::<Events<Exit>>().unwrap())
+            .count();
+        world.update_events();
+        ran += 1;
+    }
+    assert_eq!(ran, 3, "the loop stops in the frame the exit was sent");
+    assert_eq!(*exits.lock().unwrap(), 1, "the last schedule read it too");
+    // Two frames later it is gone, read or not.
+    world.update_events();
+    world.update_events();
+    assert!(world.resource::<Events<Exit>>().unwrap().is_empty());
+    // Without update_events, schedules alone keep it.
+    world.send_event(Exit);
+    for _ in 0..5 {
+        update.run(&mut world).unwrap();
+    }
+    assert_eq!(world.resource::<Events<Exit>>().unwrap().len(), 1);
 }
 
 /// Appends what `gone` reports to a shared list, one list per run.

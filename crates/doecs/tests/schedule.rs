@@ -463,3 +463,57 @@ fn command_buffer_of_a_dropped_schedule_drops_once() {
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     world.check_invariants();
 }
+
+#[test]
+fn a_schedule_forgets_the_state_of_dropped_worlds() {
+    // A game that loads a level each round runs its schedule on a fresh
+    // world every time: what the systems keep about each world (query
+    // caches, `Local`s, id pools) must go with the world.
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+    struct Counted;
+    impl Default for Counted {
+        fn default() -> Self {
+            LIVE.fetch_add(1, Ordering::SeqCst);
+            Counted
+        }
+    }
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            LIVE.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let changed = |mut q: doecs::Query<&Pos, doecs::Changed<Pos>>,
+                   mut runs: doecs::Local<u32>,
+                   _counted: doecs::Local<Counted>| {
+        *runs += 1;
+        assert_eq!(q.iter().count(), if *runs == 1 { 100 } else { 0 });
+    };
+    let mut s = Schedule::with_threads(2);
+    s.add_system(changed).unwrap();
+    s.add_system(system("builder").reads::<Pos>().commands().run(|ctx| {
+        let _ = ctx.query::<&Pos>().iter().count();
+    }))
+    .unwrap();
+    let rounds = if cfg!(miri) { 20 } else { 2_000 };
+    let mut kept = World::new();
+    kept.spawn_batch((0..100).map(|i| (Pos(i as f32),)));
+    s.run(&mut kept).unwrap();
+    for _ in 0..rounds {
+        let mut world = World::new();
+        world.spawn_batch((0..100).map(|i| (Pos(i as f32),)));
+        s.run(&mut world).unwrap();
+        s.run(&mut world).unwrap();
+        assert!(LIVE.load(Ordering::SeqCst) <= 2, "one Local per live world");
+    }
+    // The world still alive kept its state: its second run sees no change.
+    s.run(&mut kept).unwrap();
+    drop(kept);
+    let mut last = World::new();
+    last.spawn_batch((0..100).map(|i| (Pos(i as f32),)));
+    s.run(&mut last).unwrap();
+    assert_eq!(
+        LIVE.load(Ordering::SeqCst),
+        1,
+        "only the live world's Local"
+    );
+}

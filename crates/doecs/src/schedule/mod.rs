@@ -38,7 +38,8 @@ use crate::system::context::QueryCaches;
 use crate::system::desc::{IntoSystemDesc, SystemDesc};
 use crate::system::{System, SystemAccess};
 use crate::tick::{ChangeWindow, Tick};
-use crate::world::{World, WorldId};
+use crate::world::per_world::PerWorld as PerWorldMap;
+use crate::world::{World, WorldCore};
 use ids::SpawnIds;
 use plan::{Graph, Segment, Step, SystemFacts};
 pub use runner::on_schedule_pool;
@@ -172,10 +173,8 @@ struct Slot {
     after: Vec<String>,
     labels: Vec<String>,
     commands: CommandBuffer,
-    /// Per-world state, one entry per world this schedule ran on.
-    worlds: Vec<(WorldId, PerWorld)>,
-    /// Index into `worlds` of the world of the current run.
-    current: usize,
+    /// Per-world state, one entry per live world this schedule ran on.
+    worlds: PerWorldMap<PerWorld>,
     /// How long the system took in its last run; `None` before its first.
     last_time: Option<Duration>,
     /// Whether the system ran in the current run (false: skipped).
@@ -185,20 +184,15 @@ struct Slot {
 }
 
 impl Slot {
-    /// Makes `world` the current run's world, creating its state on first use.
-    fn enter(&mut self, world: WorldId) {
-        self.current = match self.worlds.iter().position(|(w, _)| *w == world) {
-            Some(i) => i,
-            None => {
-                self.worlds.push((world, PerWorld::default()));
-                self.worlds.len() - 1
-            }
-        };
+    /// Makes `world` the current run's world, creating its state on first
+    /// use (and freeing the state of worlds dropped since).
+    fn enter(&mut self, world: &WorldCore) {
+        self.worlds.enter(world, PerWorld::default);
     }
 
     /// The current run's per-world state.
     fn here(&mut self) -> &mut PerWorld {
-        &mut self.worlds[self.current].1
+        self.worlds.current()
     }
 }
 
@@ -317,8 +311,7 @@ impl Schedule {
             after: desc.after,
             labels: desc.labels,
             commands: CommandBuffer::new(),
-            worlds: Vec::new(),
-            current: 0,
+            worlds: PerWorldMap::default(),
             last_time: None,
             ran: false,
             window: ChangeWindow::default(),
@@ -399,7 +392,7 @@ impl Schedule {
             .pool();
         for slot in &mut self.slots {
             let slot = lock_mut(slot);
-            slot.enter(world.id());
+            slot.enter(&world.core);
             if !slot.here().set_up {
                 world.core.track_types(&slot.access.tracked);
                 for setup in &slot.access.setup {
@@ -571,8 +564,8 @@ impl PlanRun<'_> {
                 }
             })
             .collect();
-        // Events sent in this run stay readable through the next one.
-        world.core.update_events();
+        // Event buffers are not turned over here: that happens once per
+        // frame (`update_events`), whatever schedules the frame runs.
         Ok(report)
     }
 
@@ -674,5 +667,29 @@ fn panic_error(
             .filter(|(_, ran)| !ran)
             .map(|(&i, _)| plan.name(i).to_owned())
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_keep_state_for_live_worlds_only() {
+        let mut schedule = Schedule::with_threads(1);
+        schedule
+            .add_system(crate::system("count").reads::<u32>().run(|ctx| {
+                let _ = ctx.query::<&u32>().iter().count();
+            }))
+            .unwrap();
+        let mut kept = World::new();
+        schedule.run(&mut kept).unwrap();
+        for _ in 0..50 {
+            let mut world = World::new();
+            world.spawn((1u32,));
+            schedule.run(&mut world).unwrap();
+        }
+        let slot = lock_mut(&mut schedule.slots[0]);
+        assert!(slot.worlds.len() <= 2, "kept {}", slot.worlds.len());
     }
 }

@@ -288,7 +288,7 @@ impl Run<'_> {
         let slot = &mut *guard;
         let start = Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let here = &mut slot.worlds[slot.current].1;
+            let here = slot.worlds.current();
             let mut context = SystemContext::new(
                 self.world,
                 &slot.access,

@@ -80,6 +80,11 @@ impl<'a> SystemContext<'a> {
         self.window
     }
 
+    /// The world the system runs on.
+    pub(crate) fn world(&self) -> &'a WorldCore {
+        self.world
+    }
+
     /// The running system's name.
     pub fn name(&self) -> &str {
         self.name

@@ -34,6 +34,7 @@ use super::context::SystemContext;
 use super::param::{short_type_name, ParamAccess, SystemParam, SystemRun};
 use super::{System, SystemAccess};
 use crate::schedule::ScheduleError;
+use crate::world::per_world::PerWorld;
 use crate::world::World;
 use std::marker::PhantomData;
 
@@ -131,7 +132,10 @@ system_function!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9, P10
 /// A function run as a system. Made by [`function_system`].
 pub struct FunctionSystem<F: SystemParamFunction<M>, M> {
     func: F,
-    state: <F::Params as ParamList>::State,
+    /// The parameters' states, one per live world the system runs on: a
+    /// query's matched archetypes, an event reader's place and a `Local`
+    /// all belong to one world.
+    state: PerWorld<<F::Params as ParamList>::State>,
     name: String,
     access: SystemAccess,
     params: Vec<ParamAccess>,
@@ -169,7 +173,8 @@ pub fn function_system<M: 'static, F: SystemParamFunction<M>>(
 ) -> Result<FunctionSystem<F, M>, ScheduleError> {
     let name = system_name::<F>();
     let mut params = Vec::new();
-    let state = F::Params::describe(&mut params);
+    // The first world's states are made on the first run, like the others'.
+    let _ = F::Params::describe(&mut params);
     let mut access = SystemAccess::default();
     for (i, p) in params.iter().enumerate() {
         if let Some(reason) = &p.invalid {
@@ -210,7 +215,7 @@ pub fn function_system<M: 'static, F: SystemParamFunction<M>>(
     }
     Ok(FunctionSystem {
         func,
-        state,
+        state: PerWorld::default(),
         name,
         access,
         params,
@@ -229,11 +234,14 @@ impl<F: SystemParamFunction<M>, M: 'static> System for FunctionSystem<F, M> {
 
     #[inline]
     fn run(&mut self, context: &mut SystemContext<'_>) {
+        let state = self
+            .state
+            .enter(context.world(), || F::Params::describe(&mut Vec::new()));
         let run = context.system_run();
         // SAFETY: the schedule runs this system only with its declared access
         // (derived from the parameters) and after checking the required
         // resources and managers; the items end with the call.
-        let items = unsafe { F::Params::fetch(&mut self.state, &run) };
+        let items = unsafe { F::Params::fetch(state, &run) };
         self.func.call(items);
     }
 }

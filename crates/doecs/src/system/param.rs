@@ -17,7 +17,7 @@ use crate::command::{CommandBuffer, Commands, IdSource};
 use crate::manager::ComponentManager;
 use crate::query::{Access, AccessKey, FilteredAccess, Query, QueryData, QueryFilter, QueryState};
 use crate::system::context::SpawnSource;
-use crate::world::{WorldCore, WorldId};
+use crate::world::WorldCore;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
@@ -147,9 +147,10 @@ pub fn short_type_name<T: ?Sized>() -> String {
     out.replace("<'_>", "").replace("<'static>", "")
 }
 
-/// A query's matched archetypes, one cache per world the system runs on.
+/// A query's matched archetypes in one world (a function system keeps its
+/// parameters' states per world), made on the first run there.
 pub struct QueryParamState<S, P> {
-    worlds: Vec<(WorldId, crate::query::state::QueryCache<S, P>)>,
+    cache: Option<crate::query::state::QueryCache<S, P>>,
 }
 
 // SAFETY: the data it fetches is what `describe` records: `Q`'s access
@@ -168,21 +169,14 @@ where
             Err(e) => access.invalid = Some(e.to_string()),
         }
         access.tracked = QueryState::<Q, F>::tracked();
-        QueryParamState { worlds: Vec::new() }
+        QueryParamState { cache: None }
     }
 
     unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Query<'a, Q, F> {
-        let world = run.world.id();
-        let i = match state.worlds.iter().position(|(w, _)| *w == world) {
-            Some(i) => i,
-            None => {
-                state
-                    .worlds
-                    .push((world, crate::query::state::QueryCache::new(world)));
-                state.worlds.len() - 1
-            }
-        };
-        let query = QueryState::<Q, F>::from_cache_mut(&mut state.worlds[i].1);
+        let cache = state
+            .cache
+            .get_or_insert_with(|| crate::query::state::QueryCache::new(run.world.id()));
+        let query = QueryState::<Q, F>::from_cache_mut(cache);
         // SAFETY: the system's access covers `Q` and `F`'s reads (recorded
         // in `describe`), and the caller guarantees no conflicting access
         // while the system runs.
@@ -325,7 +319,9 @@ unsafe impl SystemParam for Commands<'_> {
 }
 
 /// A value kept by one system between its runs (a system parameter); it
-/// starts as `T::default()`. One value per system, whatever world it runs on.
+/// starts as `T::default()`. Like the rest of a system's state, it is kept
+/// per world: a system run on worlds `a` and `b` in turn has one value for
+/// each, and a dropped world's value is dropped too.
 pub struct Local<'a, T> {
     value: &'a mut T,
 }

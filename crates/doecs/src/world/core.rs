@@ -43,6 +43,10 @@ pub(crate) type EventUpdater = (std::any::TypeId, fn(&mut WorldCore));
 /// See the module docs.
 pub struct WorldCore {
     id: WorldId,
+    /// Held only here: state kept about this world elsewhere holds a weak
+    /// handle, and sees the world is gone when this is dropped (see
+    /// `per_world`).
+    lifeline: std::sync::Arc<()>,
     config: WorldConfig,
     /// The entity table: in a `World` the allocator and the index, in a
     /// universe's world only the index.
@@ -84,6 +88,7 @@ impl WorldCore {
         let components = Components::default();
         WorldCore {
             id: WorldId(NEXT_WORLD_ID.fetch_add(1, Ordering::Relaxed)),
+            lifeline: std::sync::Arc::new(()),
             config,
             entities: Entities::with_min_free_indices(config.min_free_indices),
             archetypes: Archetypes::new(config.chunk_bytes, &components),
@@ -104,6 +109,11 @@ impl WorldCore {
     #[inline]
     pub fn id(&self) -> WorldId {
         self.id
+    }
+
+    /// A weak handle that dies with this world.
+    pub(crate) fn lifeline(&self) -> std::sync::Weak<()> {
+        std::sync::Arc::downgrade(&self.lifeline)
     }
 
     /// The settings this world was created with.

@@ -31,6 +31,7 @@ pub mod core;
 mod entity_ref;
 mod hook_api;
 mod load;
+pub(crate) mod per_world;
 mod relations;
 mod removals;
 mod snapshot;
