@@ -1,5 +1,5 @@
 //! Command-line checks clap cannot express: a mistyped subcommand, and the
-//! limits on `--threads` and `--fps`.
+//! limits on `--frames`, `--threads` and `--fps`.
 //!
 //! The top-level command takes an optional LEVEL, so clap reads
 //! `doecs compil x.json` as a level named `compil` and then complains about
@@ -48,20 +48,41 @@ pub fn check_threads(threads: Option<usize>, cores: usize) -> Result<usize, Stri
     }
 }
 
+/// The most frames `--frames` accepts: more than a week of frames at
+/// 1,000 per second. Nothing is kept per frame (the frame times go into a
+/// fixed-size summary), so the limit bounds the run time, not the memory.
+pub const MAX_FRAMES: usize = 1_000_000_000;
+
+/// Checks a `--frames` value.
+pub fn check_frames(frames: usize) -> Result<usize, String> {
+    match frames {
+        0 => Err("--frames must be at least 1".into()),
+        f if f > MAX_FRAMES => Err(format!("--frames must be at most {MAX_FRAMES}, got {f}")),
+        f => Ok(f),
+    }
+}
+
+/// The fewest frames per second `--fps` accepts: one frame every 1,000
+/// seconds, slower than any use. Far below, the time per frame leaves what
+/// a `Duration` holds (1e-20 fps is 1e20 seconds a frame), and the
+/// smallest floats make it infinite.
+pub const MIN_FPS: f64 = 1e-3;
 /// The most frames per second `--fps` accepts.
 pub const MAX_FPS: f64 = 10_000.0;
 
 /// Checks an `--fps` value; returns the time per frame (`None`: unpaced).
 pub fn check_fps(fps: Option<f64>) -> Result<Option<std::time::Duration>, String> {
-    match fps {
-        None => Ok(None),
-        Some(f) if f.is_finite() && f > 0.0 && f <= MAX_FPS => {
-            Ok(Some(std::time::Duration::from_secs_f64(1.0 / f)))
-        }
-        Some(f) => Err(format!(
-            "--fps must be greater than 0 and at most {MAX_FPS}, got {f}"
-        )),
+    let Some(f) = fps else {
+        return Ok(None);
+    };
+    let refused = || format!("--fps must be between {MIN_FPS} and {MAX_FPS}, got {f:?}");
+    // Written so NaN fails the range check too.
+    if !(MIN_FPS..=MAX_FPS).contains(&f) {
+        return Err(refused());
     }
+    std::time::Duration::try_from_secs_f64(1.0 / f)
+        .map(Some)
+        .map_err(|_| refused())
 }
 
 /// Edit distance (insertions, deletions, substitutions) between two strings.
@@ -216,9 +237,50 @@ mod tests {
             check_fps(Some(50.0)),
             Ok(Some(std::time::Duration::from_millis(20)))
         );
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e9] {
+        assert_eq!(
+            check_fps(Some(MIN_FPS)),
+            Ok(Some(std::time::Duration::from_secs(1000)))
+        );
+        assert!(check_fps(Some(MAX_FPS)).is_ok());
+        for bad in [
+            0.0,
+            -0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e9,
+            1e-20,
+            5e-324,
+            f64::MIN_POSITIVE,
+            MIN_FPS * 0.999,
+            MAX_FPS * 1.001,
+        ] {
             assert!(check_fps(Some(bad)).is_err(), "{bad}");
         }
+        assert_eq!(
+            check_fps(Some(1e-20)).unwrap_err(),
+            "--fps must be between 0.001 and 10000, got 1e-20"
+        );
+        assert_eq!(
+            check_fps(Some(5e-324)).unwrap_err(),
+            "--fps must be between 0.001 and 10000, got 5e-324"
+        );
+    }
+
+    #[test]
+    fn frame_limits() {
+        assert_eq!(check_frames(1), Ok(1));
+        assert_eq!(check_frames(MAX_FRAMES), Ok(MAX_FRAMES));
+        assert_eq!(check_frames(0).unwrap_err(), "--frames must be at least 1");
+        assert_eq!(
+            check_frames(MAX_FRAMES + 1).unwrap_err(),
+            "--frames must be at most 1000000000, got 1000000001"
+        );
+        assert_eq!(
+            check_frames(usize::MAX).unwrap_err(),
+            format!("--frames must be at most 1000000000, got {}", usize::MAX)
+        );
     }
 
     #[test]

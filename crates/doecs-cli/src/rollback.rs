@@ -22,6 +22,7 @@
 //! the N re-simulated frames and a hash, beside the forward frame time.
 
 use crate::components::{Mass, Position, Spin, Velocity};
+use crate::frame_times::FrameTimes;
 use crate::run::{self, FrameDt, RunOptions, RunReport, SystemStats, DT};
 use doecs::{Entity, Schedule, Snapshot, World};
 use doecs_transform::TransformManager;
@@ -245,7 +246,7 @@ fn sync_test(
         ..RollbackReport::default()
     };
     let mut systems: Vec<SystemStats> = Vec::new();
-    let mut frame_times = Vec::with_capacity(frames);
+    let mut frame_times = FrameTimes::new();
     let mut next = Instant::now();
     for f in 0..frames {
         // `ring[k % depth]` holds the world as it was before frame k (0-based):
@@ -258,7 +259,7 @@ fn sync_test(
 
         let start = Instant::now();
         let frame = schedule.run(world).map_err(|e| e.to_string())?;
-        frame_times.push(start.elapsed());
+        frame_times.record(start.elapsed());
         run::add_times(&mut systems, &frame.systems);
 
         // The forward hash after frame f + 1.
@@ -308,19 +309,19 @@ fn sync_test(
 /// per frame: snapshot 12 µs, restore 20 µs, re-simulate 8 frames 2.1 ms,
 /// hash 40 µs (forward frame 0.26 ms)`.
 pub fn format_report(report: &RollbackReport) -> String {
-    let us = |total: Duration, count: usize| total.as_secs_f64() * 1e6 / count.max(1) as f64;
-    let frames = report.run.frames.len();
-    let forward: Duration = report.run.frames.iter().sum();
+    let us = |total: Duration, count: u64| total.as_secs_f64() * 1e6 / count.max(1) as f64;
+    let frames = report.run.frames.count();
+    let forward = report.run.frames.total();
     let checked = report.checked;
     format!(
         "rollback {}: {checked} frames checked, hashes equal; per frame: snapshot {:.1} µs, \
          restore {:.1} µs, re-simulate {} frames {:.3} ms, hash {:.1} µs (forward frame {:.3} ms)",
         report.depth,
         us(report.snapshot, frames),
-        us(report.restore, checked),
+        us(report.restore, checked as u64),
         report.depth,
-        us(report.resimulate, checked) / 1e3,
-        us(report.hash, report.hashes),
+        us(report.resimulate, checked as u64) / 1e3,
+        us(report.hash, report.hashes as u64),
         us(forward, frames) / 1e3,
     )
 }
@@ -408,7 +409,7 @@ mod tests {
             let mut world = demo_world(6);
             let report = sync_test(&mut world, &options(12, threads), 4, &mut |_, _| {}).unwrap();
             assert_eq!(report.checked, 12 - 4 + 1);
-            assert_eq!(report.run.frames.len(), 12);
+            assert_eq!(report.run.frames.count(), 12);
             world.check_invariants();
             world
                 .manager::<TransformManager>()

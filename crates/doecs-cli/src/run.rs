@@ -24,8 +24,12 @@
 //! system times go to the inspector's history. With `--fps`, the time left
 //! in a frame's slot is spent answering requests (or sleeping). The time
 //! spent answering is reported beside the frame times.
+//!
+//! Frame times go into a [`FrameTimes`] summary of fixed size, so the loop
+//! allocates nothing per frame however many frames run.
 
 use crate::components::{Mass, Position, Spin, Velocity};
+use crate::frame_times::FrameTimes;
 use doecs::prelude::*;
 use doecs::{ScheduleError, SystemTime};
 use doecs_inspect::{Inspector, ServeStats};
@@ -132,8 +136,9 @@ pub struct RunReport {
     /// Per-system statistics, in schedule order, from the schedule's own
     /// run reports.
     pub systems: Vec<SystemStats>,
-    /// Wall time of each frame (one schedule run).
-    pub frames: Vec<Duration>,
+    /// Wall time of the frames (one schedule run each), summarised in
+    /// fixed memory.
+    pub frames: FrameTimes,
     /// Mean height of the point masses at the end (a checksum of the physics).
     pub mean_height: f64,
     /// What the inspector's answers cost, when one served.
@@ -174,7 +179,7 @@ pub fn run_frames(
     }
     let bar = frame_bar(frames, quiet, "");
     let mut systems: Vec<SystemStats> = Vec::new();
-    let mut frame_times = Vec::with_capacity(frames);
+    let mut frame_times = FrameTimes::new();
     let mut next = Instant::now();
     for _ in 0..frames {
         if let Some(inspector) = inspector.as_deref_mut() {
@@ -183,7 +188,7 @@ pub fn run_frames(
         let start = Instant::now();
         let report = schedule.run(world).map_err(|e| e.to_string())?;
         let time = start.elapsed();
-        frame_times.push(time);
+        frame_times.record(time);
         add_times(&mut systems, &report.systems);
         if let Some(inspector) = inspector.as_deref_mut() {
             inspector.record_frame(time, &report.systems);
@@ -251,23 +256,14 @@ pub(crate) fn add_times(totals: &mut Vec<SystemStats>, run: &[SystemTime]) {
     }
 }
 
-/// The percentile `p` (0..=1) of sorted durations.
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
 /// Formats the end-of-run table: each system's mean time per frame and its
-/// share of the mean frame, then the frame-time percentiles.
+/// share of the mean frame, then the frame-time mean and percentiles (p50,
+/// p90 and p99 within [`crate::frame_times::MAX_RELATIVE_ERROR`] of the
+/// exact ones, the mean and max exact).
 pub fn format_report(report: &RunReport) -> String {
     use std::fmt::Write;
-    let frames = report.frames.len().max(1);
-    let mut sorted = report.frames.clone();
-    sorted.sort_unstable();
-    let total: Duration = sorted.iter().sum();
-    let mean_frame = total.as_secs_f64() / frames as f64;
+    let frames = report.frames.count().max(1);
+    let mean_frame = report.frames.mean().as_secs_f64();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -289,13 +285,14 @@ pub fn format_report(report: &RunReport) -> String {
     let _ = writeln!(
         out,
         "frames {}: mean {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
-        report.frames.len(),
+        report.frames.count(),
         mean_frame * 1e3,
-        ms(percentile(&sorted, 0.5)),
-        ms(percentile(&sorted, 0.9)),
-        ms(percentile(&sorted, 0.99)),
-        ms(percentile(&sorted, 1.0)),
+        ms(report.frames.percentile(0.5)),
+        ms(report.frames.percentile(0.9)),
+        ms(report.frames.percentile(0.99)),
+        ms(report.frames.max()),
     );
+
     let _ = writeln!(
         out,
         "(systems that do not conflict run at the same time, so the shares can add up to more than 100%)"

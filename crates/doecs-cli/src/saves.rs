@@ -56,10 +56,11 @@ pub fn save(world: &World, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Loads the world saved at `path` and says so.
-pub fn load(path: &Path) -> Result<World, String> {
+/// Loads the world saved at `path` (refused if larger than `limit` bytes)
+/// and says so.
+pub fn load(path: &Path, limit: u64) -> Result<World, String> {
     let start = Instant::now();
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = crate::input::read_limited(path, limit).map_err(|e| e.to_string())?;
     let mut world = World::load(&bytes[..], &save_registry())
         .map_err(|e| format!("{}: {e}", path.display()))?;
     if world.manager::<TransformManager>().is_none() {

@@ -184,5 +184,5 @@ fn bad_inspector_options_are_one_line_errors() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     let out = run(&["run", "--ships", "1", "--frames", "1", "--fps", "0"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--fps must be greater than 0"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--fps must be between 0.001 and 10000"));
 }
