@@ -99,3 +99,41 @@ fn rollback_values_out_of_range_are_errors() {
         "--inspect",
     );
 }
+
+#[test]
+fn rollback_runs_on_a_level_with_prefabs() {
+    // The built-in `Prefab` tag snapshots with no registration, and the
+    // demo's registry installs over a world that already used it.
+    let dir = std::env::temp_dir().join(format!("doecs-rollback-prefab-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let level = dir.join("prefabs.json");
+    std::fs::write(
+        &level,
+        r#"{"entities": [
+            {"name": "crate", "components": {"prefab": true, "mass": 5.0, "position": [0, 0, 0]}},
+            {"components": {"is_a": "crate", "position": [1, 0, 0]}},
+            {"components": {"is_a": "crate", "position": [2, 0, 0], "mass": 7.0}}
+        ]}"#,
+    )
+    .unwrap();
+    let out = doecs(&[
+        "run",
+        level.to_str().unwrap(),
+        "--frames",
+        "10",
+        "--rollback",
+        "2",
+        "--quiet",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stderr: {}\nstdout: {stdout}",
+        text(&out.stderr)
+    );
+    assert!(
+        stdout.contains("rollback 2: 9 frames checked, hashes equal"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

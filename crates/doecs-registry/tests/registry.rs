@@ -167,3 +167,38 @@ fn f32_values_show_in_their_shortest_form() {
     assert_eq!(reg.value_json(&world, e).unwrap(), serde_json::json!(0.1));
     assert_eq!(reg.value_text(&world, e).unwrap(), "0.1");
 }
+
+#[test]
+fn install_is_idempotent_after_the_types_were_used() {
+    // A world that already spawned a prefab and a registered user type (both
+    // registered by type on first use) takes the registry's names.
+    let registry = registry();
+    let mut world = World::new();
+    let prefab = world.spawn((doecs::Prefab, Velocity { x: 1.0, y: 0.0 }));
+    let instance = world.instantiate(prefab, 1).unwrap()[0];
+    registry.install(&mut world).unwrap();
+    registry.install(&mut world).unwrap();
+    let id = world.component_id::<Velocity>();
+    assert_eq!(world.components().info(id).name(), "velocity");
+    assert_eq!(world.components().id_by_name("velocity"), Some(id));
+    let prefab_id = world.component_id::<doecs::Prefab>();
+    assert_eq!(world.components().info(prefab_id).name(), "Prefab");
+    // Snapshots work with or without the registry.
+    let mut snapshot = Snapshot::new();
+    world.snapshot_into(&mut snapshot).unwrap();
+    world.despawn(prefab).unwrap();
+    world.restore(&snapshot).unwrap();
+    assert_eq!(
+        world.get::<Velocity>(instance),
+        Ok(&Velocity { x: 1.0, y: 0.0 })
+    );
+    // A name another component holds is still refused, changing nothing.
+    let mut other = World::new();
+    other.spawn((Velocity { x: 0.0, y: 0.0 },));
+    other
+        .register_component(doecs::ComponentDescriptor::of_named::<u8>("velocity"))
+        .unwrap();
+    assert!(registry.install(&mut other).is_err());
+    let id = other.component_id::<Velocity>();
+    assert!(other.components().info(id).name().contains("Velocity"));
+}

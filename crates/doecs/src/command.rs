@@ -23,7 +23,8 @@
 //! [`Commands`] take ids from the pool the schedule gave that system before
 //! the systems started, so the ids do not depend on which system ran first
 //! and are the same at any thread count. A reserved id becomes alive when its
-//! spawn is applied; if the spawn never happens (the buffer is discarded, or
+//! spawn is applied, or when another command names it (see
+//! [`World::reserve_entity`]); if the spawn never happens (the buffer is discarded, or
 //! its bundle is refused) the reservation is cancelled, and the id's
 //! generation moves on so no copy of it ever comes to life.
 //!

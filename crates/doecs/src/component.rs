@@ -137,6 +137,10 @@ pub struct ComponentInfo {
     row_ticks: bool,
     hook_mask: u8,
     snapshot: SnapshotCopy,
+    /// Whether the name is the Rust type name given on first use (a typed
+    /// registration), which a later registration under a stable name may
+    /// replace.
+    implicit_name: bool,
 }
 
 /// How a snapshot copies a component's values (see `World::snapshot_into`).
@@ -338,6 +342,12 @@ impl Components {
                 if existing.name == descriptor.name {
                     return Ok(id);
                 }
+                if existing.implicit_name {
+                    // First used by type, now named: the stable name takes
+                    // the type name's place (same id, same columns).
+                    self.rename(id, descriptor.name)?;
+                    return Ok(id);
+                }
                 return Err(RegisterError::TypeTaken {
                     requested: descriptor.name,
                     existing: existing.name.clone(),
@@ -345,6 +355,36 @@ impl Components {
             }
         }
         self.push(descriptor, true)
+    }
+
+    /// Gives component `id`, registered under its type name, the stable
+    /// name `name`; refused (changing nothing) if another component has
+    /// that name or its hash.
+    fn rename(&mut self, id: ComponentId, name: String) -> Result<(), RegisterError> {
+        let hash = name_hash(&name);
+        if self.by_name.contains_key(&name) {
+            return Err(RegisterError::NameTaken(name));
+        }
+        if let Some(&other) = self.by_hash.get(&hash) {
+            return Err(RegisterError::HashCollision {
+                name,
+                other: self.infos[other.index()].name.clone(),
+                hash,
+            });
+        }
+        let info = &mut self.infos[id.index()];
+        if self.by_name.get(&info.name) == Some(&id) {
+            self.by_name.remove(&info.name);
+        }
+        if self.by_hash.get(&info.name_hash) == Some(&id) {
+            self.by_hash.remove(&info.name_hash);
+        }
+        self.by_name.insert(name.clone(), id);
+        self.by_hash.insert(hash, id);
+        info.name = name;
+        info.name_hash = hash;
+        info.implicit_name = false;
+        Ok(())
     }
 
     fn push(
@@ -390,8 +430,9 @@ impl Components {
             snapshot: if d.type_id.is_none() && d.drop_fn.is_none() {
                 SnapshotCopy::Bytes
             } else {
-                SnapshotCopy::Unsupported
+                crate::tags::builtin_snapshot(d.type_id).unwrap_or(SnapshotCopy::Unsupported)
             },
+            implicit_name: !strict_name,
         });
         Ok(id)
     }

@@ -581,14 +581,14 @@ impl Entities {
     /// slots are removed again, and every other id goes back to the front of
     /// the free queue with its generation unchanged (no copy of it exists).
     /// Ids are taken in reverse, so giving back what `reserve_many` returned
-    /// restores the queue's order.
-    ///
-    /// # Panics
-    /// If an id is not reserved.
+    /// restores the queue's order. An id that is no longer reserved (a
+    /// command that named it spawned it) is skipped.
     pub fn unreserve_unused(&mut self, ids: &[Entity]) {
         self.sync_pending();
         for &e in ids.iter().rev() {
-            assert!(self.is_reserved(e), "doecs: {e} is not reserved");
+            if !self.is_reserved(e) {
+                continue;
+            }
             self.reserved -= 1;
             let i = e.index() as usize;
             if i + 1 == self.slots.len() && e.generation() == 0 {

@@ -23,6 +23,7 @@ pub mod schedule;
 mod stamp;
 pub mod storage;
 pub mod system;
+mod tags;
 pub mod tick;
 mod type_index;
 pub mod universe;

@@ -344,10 +344,47 @@ fn panic_in_drop_during_clear() {
     let result = catch_unwind(AssertUnwindSafe(|| world.clear()));
     assert!(result.is_err());
     world.check_invariants();
-    // Whatever survived is intact and still droppable; clear again finishes.
-    world.clear();
-    world.check_invariants();
+    // The panic did not stop the clear: every entity is gone.
     assert_eq!(world.len(), 0);
+    ledger.assert_all_dropped_once();
+}
+
+#[test]
+fn panic_in_drop_during_despawn_batch_despawns_every_listed_entity() {
+    let ledger = Ledger::new();
+    let mut world = small_world();
+    let a = world.spawn((ledger.bomb(),));
+    let rest: Vec<Entity> = (0..3).map(|_| world.spawn((ledger.value(),))).collect();
+    let keep = world.spawn((ledger.value(),));
+    let listed = [a, rest[0], rest[1], rest[2]];
+    let result = catch_unwind(AssertUnwindSafe(|| world.despawn_batch(&listed)));
+    assert!(result.is_err(), "the first panic goes on");
+    for e in listed {
+        assert!(!world.alive(e), "{e:?} was listed and must be despawned");
+    }
+    assert!(world.alive(keep));
+    world.check_invariants();
+    assert_eq!(ledger.total_dropped(), 4);
+    drop(world);
+    ledger.assert_all_dropped_once();
+}
+
+#[test]
+fn panic_in_drop_during_a_command_buffers_despawns_despawns_the_whole_run() {
+    let ledger = Ledger::new();
+    let mut world = small_world();
+    let a = world.spawn((ledger.bomb(),));
+    let b = world.spawn((ledger.value(),));
+    let c = world.spawn((ledger.value(),));
+    let mut buffer = doecs::CommandBuffer::new();
+    buffer.despawn(a);
+    buffer.despawn(b);
+    buffer.despawn(c);
+    let result = catch_unwind(AssertUnwindSafe(|| world.apply(&mut buffer)));
+    assert!(result.is_err());
+    assert!(!world.alive(b) && !world.alive(c));
+    world.check_invariants();
+    drop(world);
     ledger.assert_all_dropped_once();
 }
 

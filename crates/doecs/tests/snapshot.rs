@@ -3,7 +3,7 @@
 //! restore, and panicking clones.
 
 use doecs::prelude::*;
-use doecs::{ComponentManager, DestroyNotice, Snapshot, SnapshotError};
+use doecs::{ComponentManager, DestroyNotice, Prefab, Snapshot, SnapshotError};
 use std::any::Any;
 
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -403,5 +403,42 @@ impl Clone for Flaky {
             panic!("second-generation clone");
         }
         Flaky(std::sync::atomic::AtomicUsize::new(generation + 1))
+    }
+}
+
+#[test]
+fn a_resource_absent_at_the_snapshot_is_absent_after_the_restore() {
+    #[derive(Clone, Debug, PartialEq)]
+    struct Score(u32);
+    let mut world = World::new();
+    world.snapshot_resource::<Score>();
+    let mut snapshot = Snapshot::new();
+    world.snapshot_into(&mut snapshot).unwrap();
+    world.insert_resource(Score(7));
+    world.restore(&snapshot).unwrap();
+    assert_eq!(world.resource::<Score>(), None, "absence is restored too");
+    // And a value present at the snapshot comes back after a removal.
+    world.insert_resource(Score(1));
+    world.snapshot_into(&mut snapshot).unwrap();
+    world.remove_resource::<Score>();
+    world.restore(&snapshot).unwrap();
+    assert_eq!(world.resource::<Score>(), Some(&Score(1)));
+}
+
+#[test]
+fn a_world_with_prefabs_snapshots_with_no_registration() {
+    let mut world = World::new();
+    world.snapshot_by_copy::<Pos>();
+    let prefab = world.spawn((Prefab, Pos(1.0, 2.0)));
+    let instances = world.instantiate(prefab, 3).unwrap();
+    let mut snapshot = Snapshot::new();
+    world.snapshot_into(&mut snapshot).unwrap();
+    world.despawn(prefab).unwrap();
+    assert!(instances.iter().all(|&e| !world.alive(e)));
+    world.restore(&snapshot).unwrap();
+    world.check_invariants();
+    assert!(world.get::<Prefab>(prefab).is_ok());
+    for e in instances {
+        assert_eq!(world.get::<Pos>(e), Ok(&Pos(1.0, 2.0)), "inherited again");
     }
 }

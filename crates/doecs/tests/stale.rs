@@ -178,12 +178,8 @@ fn reserved_entities_live_only_once_their_spawn_applies() {
     let r = commands.spawn(&world, (Hp(7),));
     assert!(!world.alive(r));
     assert_eq!(world.get::<Hp>(r), Err(EntityError::NoSuchEntity(r)));
-    // Until the spawn applies, the id is refused everywhere, and other
-    // spawns never take its index.
-    assert_eq!(
-        world.insert_one(r, Hp(8)),
-        Err(EntityError::NoSuchEntity(r))
-    );
+    // Until the spawn applies, the id is not alive, and other spawns never
+    // take its index.
     let b = world.spawn((Hp(2),));
     assert_ne!(b.index(), r.index());
     assert!(world.entities().is_reserved(r));
@@ -195,4 +191,16 @@ fn reserved_entities_live_only_once_their_spawn_applies() {
     world.check_invariants();
     world.despawn(r).unwrap();
     assert_refused(&mut world, r);
+
+    // An insert that names a reserved id first spawns it (as hecs does);
+    // the buffer's own spawn then finds it taken and is reported.
+    let mut commands = doecs::CommandBuffer::new();
+    let s = commands.spawn(&world, (Hp(9),));
+    assert_eq!(world.insert_one(s, Hp(8)), Ok(()));
+    assert_eq!(world.get::<Hp>(s), Ok(&Hp(8)));
+    let report = world.apply(&mut commands);
+    assert_eq!(report.failed.len(), 1);
+    assert_eq!(report.failed[0].error, EntityError::NoSuchEntity(s));
+    assert_eq!(world.get::<Hp>(s), Ok(&Hp(8)));
+    world.check_invariants();
 }

@@ -30,11 +30,7 @@ use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::world::{World, WorldCore};
 
-/// Tag keeping an entity out of queries that do not ask for it. See the
-/// module docs.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Prefab;
+pub use crate::tags::Prefab;
 
 /// `(IsA, prefab)` on an instance: it reads the prefab's components it has
 /// none of its own for. Exclusive (one prefab per instance; a prefab may be

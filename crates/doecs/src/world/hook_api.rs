@@ -126,33 +126,45 @@ impl World {
         std::mem::take(&mut self.hook_failures)
     }
 
-    /// As [`WorldCore::insert_one`], then applies what hooks recorded.
+    /// As [`WorldCore::insert_one`], then applies what hooks recorded. A
+    /// reserved id ([`World::reserve_entity`]) is spawned with `value`.
     pub fn insert_one<T: Component>(
         &mut self,
         entity: Entity,
         value: T,
     ) -> Result<(), EntityError> {
+        if self.core.entities.is_reserved(entity) {
+            return self.spawn_reserved(entity, (value,));
+        }
         let result = self.core.insert_one(entity, value);
         self.flush_hooks();
         result
     }
 
-    /// As [`WorldCore::insert`], then applies what hooks recorded.
+    /// As [`WorldCore::insert`], then applies what hooks recorded. A
+    /// reserved id ([`World::reserve_entity`]) is spawned with `bundle`.
     pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+        if self.core.entities.is_reserved(entity) {
+            return self.spawn_reserved(entity, bundle);
+        }
         let result = self.core.insert(entity, bundle);
         self.flush_hooks();
         result
     }
 
-    /// As [`WorldCore::remove_one`], then applies what hooks recorded.
+    /// As [`WorldCore::remove_one`], then applies what hooks recorded. A
+    /// reserved id is spawned (empty) first, so it lacks `T`.
     pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
+        self.spawn_if_reserved(entity);
         let result = self.core.remove_one::<T>(entity);
         self.flush_hooks();
         result
     }
 
-    /// As [`WorldCore::remove`], then applies what hooks recorded.
+    /// As [`WorldCore::remove`], then applies what hooks recorded. A
+    /// reserved id is spawned (empty) first, so it lacks `B`.
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
+        self.spawn_if_reserved(entity);
         let result = self.core.remove::<B>(entity);
         self.flush_hooks();
         result

@@ -161,8 +161,25 @@ impl World {
     }
 
     /// Reserves an entity id with shared access, for a spawn recorded now and
-    /// applied later (see [`Entities::reserve`]). The id is not alive until
-    /// its spawn is applied.
+    /// applied later (see [`Entities::reserve`]).
+    ///
+    /// A reserved id is an entity waiting to be spawned: it is not alive,
+    /// and becomes alive when [`World::spawn_reserved`] spawns it, or when
+    /// an insert or a remove names it (directly or through a command
+    /// buffer), which spawns it with that bundle (or empty) first, as hecs
+    /// does. Despawning it cancels the reservation. A command buffer's
+    /// `spawn` reserves its id this way and spawns it when applied.
+    ///
+    /// ```
+    /// use doecs::{CommandBuffer, World};
+    /// let mut world = World::new();
+    /// let e = world.reserve_entity();
+    /// assert!(!world.alive(e));
+    /// let mut buffer = CommandBuffer::new();
+    /// buffer.insert_one(e, 7u32);
+    /// world.apply(&mut buffer);
+    /// assert_eq!(world.get::<u32>(e), Ok(&7));
+    /// ```
     pub fn reserve_entity(&self) -> Entity {
         self.core.entities.reserve()
     }
@@ -207,10 +224,11 @@ impl World {
         Ok(entity)
     }
 
-    /// Spawns the reserved id `entity` with `bundle` (the apply step of a
-    /// recorded spawn). A malformed bundle or an id that is not reserved is
-    /// refused; a malformed bundle also cancels the reservation.
-    pub(crate) fn spawn_reserved<B: Bundle>(
+    /// Spawns `entity`, an id [`World::reserve_entity`] reserved, with
+    /// `bundle` (also the apply step of a recorded spawn). An id that is not
+    /// reserved is refused with [`EntityError::NoSuchEntity`], changing
+    /// nothing; a malformed bundle is refused and cancels the reservation.
+    pub fn spawn_reserved<B: Bundle>(
         &mut self,
         entity: Entity,
         bundle: B,
@@ -278,11 +296,30 @@ impl World {
     pub(crate) fn despawn_each(
         &mut self,
         entities: &[Entity],
-        on_dead: impl FnMut(usize, Entity),
+        mut on_dead: impl FnMut(usize, Entity),
     ) -> usize {
-        let removed = self.core.despawn_rows(entities, true, on_dead);
+        let mut missing = Vec::new();
+        let mut removed = self
+            .core
+            .despawn_rows(entities, true, |k, e| missing.push((k, e)));
+        // A reserved id was never spawned: despawning it cancels it.
+        for (k, e) in missing {
+            if self.core.entities.cancel_reserved(e) {
+                removed += 1;
+            } else {
+                on_dead(k, e);
+            }
+        }
         self.flush_hooks();
         removed
+    }
+
+    /// Spawns `entity` with no components if it is a reserved id.
+    pub(crate) fn spawn_if_reserved(&mut self, entity: Entity) {
+        if self.core.entities.is_reserved(entity) {
+            // An empty bundle is well formed, so this cannot be refused.
+            let _ = self.spawn_reserved(entity, ());
+        }
     }
 
     /// Despawns every entity.

@@ -60,7 +60,9 @@ type SavedResource = (TypeId, Option<Box<dyn Any + Send + Sync>>);
 pub(crate) struct ResourceSaver {
     type_id: TypeId,
     save: fn(&World, &mut Option<Box<dyn Any + Send + Sync>>),
-    restore: fn(&mut World, &(dyn Any + Send + Sync)),
+    /// Puts the saved value back; `None` (no resource at the snapshot)
+    /// removes the resource.
+    restore: fn(&mut World, Option<&(dyn Any + Send + Sync)>),
 }
 
 /// A copy of a world, reused from snapshot to snapshot. See the module docs.
@@ -162,7 +164,9 @@ impl World {
             .set_snapshot_copy(id, SnapshotCopy::Reset(default_into::<T>));
     }
 
-    /// Snapshots include resource `R` (cloned), when the world has one.
+    /// Snapshots include resource `R` (cloned), and whether the world had
+    /// one: a restore puts the value back, or removes `R` if the world had
+    /// none at the snapshot.
     pub fn snapshot_resource<R: Clone + Send + Sync + 'static>(&mut self) {
         fn save<R: Clone + Send + Sync + 'static>(
             world: &World,
@@ -179,8 +183,13 @@ impl World {
         }
         fn restore<R: Clone + Send + Sync + 'static>(
             world: &mut World,
-            saved: &(dyn Any + Send + Sync),
+            saved: Option<&(dyn Any + Send + Sync)>,
         ) {
+            let Some(saved) = saved else {
+                // Absent at the snapshot: absent after the restore.
+                world.remove_resource::<R>();
+                return;
+            };
             let Some(saved) = saved.downcast_ref::<R>() else {
                 return;
             };
@@ -309,8 +318,8 @@ impl World {
             let Some(saver) = self.resource_savers.get(i).copied() else {
                 break;
             };
-            if let (true, Some(saved)) = (*type_id == saver.type_id, saved) {
-                (saver.restore)(self, &**saved);
+            if *type_id == saver.type_id {
+                (saver.restore)(self, saved.as_deref());
             }
         }
         self.core.managers.restore_states(&snapshot.managers);

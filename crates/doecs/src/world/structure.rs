@@ -637,26 +637,31 @@ impl WorldCore {
         let mut destroyed = std::mem::take(&mut self.despawned);
         destroyed.clear();
         let mut count = 0;
-        // Managers hear of every removed entity even if a hook or a `Drop`
-        // panics; the panic then goes on.
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            for (k, &entity) in entities.iter().enumerate() {
-                match self.entities.location(entity) {
-                    Some(location) => {
-                        count += 1;
-                        if free_ids && self.relations.has_dependents(entity) {
-                            self.despawn_subtree(entity, &mut destroyed);
-                        } else {
-                            self.despawn_one(entity, location, free_ids, &mut destroyed);
-                        }
-                    }
-                    None => on_missing(k, entity),
+        // Every listed entity is removed even if a hook or a `Drop` panics
+        // on an earlier one, and managers hear of every removal; the first
+        // panic then goes on.
+        let mut first_panic = None;
+        for (k, &entity) in entities.iter().enumerate() {
+            // A hook of an earlier removal may have despawned it already.
+            let Some(location) = self.entities.location(entity) else {
+                on_missing(k, entity);
+                continue;
+            };
+            count += 1;
+            let removal = catch_unwind(AssertUnwindSafe(|| {
+                if free_ids && self.relations.has_dependents(entity) {
+                    self.despawn_subtree(entity, &mut destroyed);
+                } else {
+                    self.despawn_one(entity, location, free_ids, &mut destroyed);
                 }
+            }));
+            if let Err(payload) = removal {
+                first_panic.get_or_insert(payload);
             }
-        }));
+        }
         self.managers.notify_destroyed(&destroyed);
         self.despawned = destroyed;
-        if let Err(payload) = outcome {
+        if let Some(payload) = first_panic {
             resume_unwind(payload);
         }
         count
@@ -755,32 +760,39 @@ impl WorldCore {
     /// Removes entities that died in a shared id space: drops their rows (if
     /// they had any here) and tells callback managers about all of them.
     pub(crate) fn forget_destroyed(&mut self, destroyed: &[Entity]) {
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            for &entity in destroyed {
-                if let Some(location) = self.entities.location(entity) {
-                    if self.removals_active() {
-                        let components = self
-                            .archetypes
-                            .get(location.archetype)
-                            .components()
-                            .to_vec();
-                        self.log_removals(entity, &components);
-                    }
-                    // Ids are the universe's: relations lose the pairs, and
-                    // nothing else despawns here.
-                    let _pairs = self.forget_relations(entity);
-                    drop_row(
-                        &mut self.entities,
-                        &mut self.archetypes,
-                        entity,
-                        location,
-                        false,
-                    );
+        // Every row goes even if a `Drop` panics on an earlier one; the
+        // first panic goes on at the end.
+        let mut first_panic = None;
+        for &entity in destroyed {
+            let Some(location) = self.entities.location(entity) else {
+                continue;
+            };
+            let removal = catch_unwind(AssertUnwindSafe(|| {
+                if self.removals_active() {
+                    let components = self
+                        .archetypes
+                        .get(location.archetype)
+                        .components()
+                        .to_vec();
+                    self.log_removals(entity, &components);
                 }
+                // Ids are the universe's: relations lose the pairs, and
+                // nothing else despawns here.
+                let _pairs = self.forget_relations(entity);
+                drop_row(
+                    &mut self.entities,
+                    &mut self.archetypes,
+                    entity,
+                    location,
+                    false,
+                );
+            }));
+            if let Err(payload) = removal {
+                first_panic.get_or_insert(payload);
             }
-        }));
+        }
         self.managers.notify_destroyed(destroyed);
-        if let Err(payload) = outcome {
+        if let Some(payload) = first_panic {
             resume_unwind(payload);
         }
     }
