@@ -10,7 +10,10 @@ pub enum EntityError {
     #[error("entity {0} is dead or not in this world")]
     NoSuchEntity(Entity),
     /// The entity lacks a typed component.
-    #[error("entity {entity} has no component `{component}`")]
+    #[error(
+        "entity {entity} has no component `{component}`{}",
+        reference_hint(component)
+    )]
     MissingComponent {
         /// The entity.
         entity: Entity,
@@ -78,4 +81,64 @@ pub enum EntityError {
         /// The repeated component's type name.
         component: &'static str,
     },
+}
+
+/// For a component type that is a reference (`get::<&Health>`, the hecs
+/// spelling), a hint naming the type to ask for instead.
+fn reference_hint(component: &str) -> String {
+    let Some(rest) = component.strip_prefix('&') else {
+        return String::new();
+    };
+    let inner = rest.strip_prefix("mut ").unwrap_or(rest).trim_start();
+    let short = short_type_path(inner);
+    format!(
+        "; did you mean `get::<{short}>`? Components are looked up by their type, \
+         without `&` (references are only for queries)"
+    )
+}
+
+/// A type name without module paths, for messages:
+/// `Query<(&mut Position, &Velocity)>`.
+pub(crate) fn short_type_path(full: &str) -> String {
+    let mut out = String::with_capacity(full.len());
+    let mut segment_start = 0;
+    for (i, c) in full.char_indices() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            continue;
+        }
+        let segment = &full[segment_start..i];
+        out.push_str(segment.rsplit("::").next().unwrap_or(segment));
+        out.push(c);
+        segment_start = i + c.len_utf8();
+    }
+    let segment = &full[segment_start..];
+    out.push_str(segment.rsplit("::").next().unwrap_or(segment));
+    // Lifetimes say nothing here.
+    for lifetime in ["'_, ", "'static ", "'_ "] {
+        out = out.replace(lifetime, "");
+    }
+    out.replace("<'_>", "").replace("<'static>", "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_component_gets_a_hint() {
+        let e = EntityError::MissingComponent {
+            entity: crate::Entity::from_parts(3, 0),
+            component: std::any::type_name::<&Vec<crate::Entity>>(),
+        };
+        let message = e.to_string();
+        assert!(
+            message.contains("did you mean `get::<Vec<Entity>>`?"),
+            "{message}"
+        );
+        let plain = EntityError::MissingComponent {
+            entity: crate::Entity::from_parts(3, 0),
+            component: "u32",
+        };
+        assert_eq!(plain.to_string(), "entity 3v0 has no component `u32`");
+    }
 }

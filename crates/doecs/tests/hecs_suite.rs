@@ -278,3 +278,17 @@ fn batched_iteration_covers_every_row_once_across_threads() {
     let sum: i64 = world.query::<&A>().iter().map(|a| a.0 as i64).sum();
     assert_eq!(sum, (0..1000).sum::<i64>() + (0..500).sum::<i64>() + 1500);
 }
+
+#[test]
+fn the_hecs_spelling_of_get_says_what_to_write() {
+    #[derive(Debug)]
+    struct Health(#[allow(dead_code)] u32);
+    let mut world = World::new();
+    let e = world.spawn((Health(3),));
+    let message = world.get::<&Health>(e).unwrap_err().to_string();
+    assert!(
+        message.contains("did you mean `get::<Health>`?"),
+        "{message}"
+    );
+    assert!(world.get::<Health>(e).is_ok());
+}

@@ -126,25 +126,7 @@ pub unsafe trait SystemParam: Sized {
 /// The name of type `T` without module paths, for messages:
 /// `Query<(&mut Position, &Velocity)>`.
 pub fn short_type_name<T: ?Sized>() -> String {
-    let full = std::any::type_name::<T>();
-    let mut out = String::with_capacity(full.len());
-    let mut segment_start = 0;
-    for (i, c) in full.char_indices() {
-        if c.is_alphanumeric() || c == '_' || c == ':' {
-            continue;
-        }
-        let segment = &full[segment_start..i];
-        out.push_str(segment.rsplit("::").next().unwrap_or(segment));
-        out.push(c);
-        segment_start = i + c.len_utf8();
-    }
-    let segment = &full[segment_start..];
-    out.push_str(segment.rsplit("::").next().unwrap_or(segment));
-    // Lifetimes say nothing here.
-    for lifetime in ["'_, ", "'static ", "'_ "] {
-        out = out.replace(lifetime, "");
-    }
-    out.replace("<'_>", "").replace("<'static>", "")
+    crate::error::short_type_path(std::any::type_name::<T>())
 }
 
 /// A query's matched archetypes in one world (a function system keeps its
