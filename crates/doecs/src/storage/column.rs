@@ -72,12 +72,17 @@ impl Column {
         self.ptr
     }
 
-    /// Slot `row`. The address is in bounds when `row` is below the capacity.
+    /// Slot `row`.
+    ///
+    /// # Safety
+    /// `row` must be at most the column's capacity (the owner's knowledge):
+    /// the offset is computed with `add`, which must stay inside (or one
+    /// past) the allocation.
     #[inline]
-    pub(crate) fn slot(&self, row: usize) -> NonNull<u8> {
-        // SAFETY: the owner asks only for rows within the capacity, so the
-        // offset stays inside (or one past) the allocation; for zero-sized
-        // values it is zero.
+    pub(crate) unsafe fn slot(&self, row: usize) -> NonNull<u8> {
+        // SAFETY: `row <= capacity` (caller), so the offset stays inside (or
+        // one past) the allocation and cannot overflow `isize` (the array's
+        // layout is checked); for zero-sized values it is zero.
         unsafe { self.ptr.add(row * self.item.size()) }
     }
 
@@ -176,9 +181,12 @@ mod tests {
         #[repr(align(128))]
         struct Wide(#[allow(dead_code)] u8);
         let mut zst = Column::new(Layout::new::<()>(), None);
-        // SAFETY: a zero-sized array never allocates.
-        unsafe { zst.resize(0, 1 << 20) };
-        assert_eq!(zst.slot(12345), zst.ptr());
+        // SAFETY: a zero-sized array never allocates; row 12345 is below
+        // its capacity.
+        unsafe {
+            zst.resize(0, 1 << 20);
+            assert_eq!(zst.slot(12345), zst.ptr());
+        }
         let mut wide = Column::new(Layout::new::<Wide>(), None);
         // SAFETY: 0 -> 3 -> 7, nothing live; then freed.
         unsafe {

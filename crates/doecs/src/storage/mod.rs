@@ -74,6 +74,10 @@ impl ArchetypeId {
 }
 
 /// A row of an archetype: rows `0..len` are live.
+///
+/// Any value can be built, so no safe function trusts one: each checks it
+/// against the archetype's length, and only the `unsafe` `_unchecked`
+/// forms take the caller's word for it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Row(pub u32);
 

@@ -211,8 +211,11 @@ impl World {
             if !info.is_plain_bytes() {
                 return Err(EntityError::NotPlainBytes(id));
             }
-            let expected = info.layout().size() * count;
-            if src.len() != expected {
+            // A product past `usize::MAX` is no slice's length: refused as
+            // such, not wrapped round to one that might match.
+            let expected = info.layout().size().checked_mul(count);
+            if expected != Some(src.len()) {
+                let expected = expected.unwrap_or(usize::MAX);
                 return Err(EntityError::WrongSize {
                     id,
                     expected,

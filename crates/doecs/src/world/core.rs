@@ -218,10 +218,12 @@ impl WorldCore {
     ) -> Result<*mut T, EntityError> {
         let location = self.location(entity)?;
         let arch = self.archetypes.get(location.archetype);
+        // SAFETY: the entity index holds live rows only (world invariant),
+        // so `location.row` is below the archetype's length.
         let own = self
             .components
             .id_of::<T>()
-            .and_then(|id| arch.component_slot_ptr(id, location.row));
+            .and_then(|id| unsafe { arch.component_slot_ptr_unchecked(id, location.row) });
         match own {
             Some(slot) => Ok(slot.cast::<T>().as_ptr()),
             None => self.inherited_ptr::<T>(entity),
@@ -298,7 +300,9 @@ impl WorldCore {
             arch.column_ticks(column)
                 .stamp_changed(location.row.index(), 1, tick)
         };
-        arch.slot_ptr(location.row, column).as_ptr()
+        // SAFETY: `location` is live (caller), so its row is below the
+        // capacity.
+        unsafe { arch.slot_ptr_unchecked(location.row, column) }.as_ptr()
     }
 
     /// Adds a component manager. With [`DestroyNotice::Callback`] it hears of

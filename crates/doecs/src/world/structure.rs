@@ -593,11 +593,14 @@ impl WorldCore {
             }
             if d < dst_ids.len() && dst_ids[d] == id {
                 let s = ColumnIndex(s as u32);
-                let src = source.slot_ptr(from.row, s);
-                let dst = target.slot_ptr(row, ColumnIndex(d as u32));
-                // SAFETY: two slots of the same component type in different
+                // SAFETY: `from.row` is live (caller) and `row` was just
+                // pushed: two slots of the same component type in different
                 // archetypes' columns; the source value is forgotten below.
-                unsafe { copy_value(src.as_ptr(), dst.as_ptr(), source.column_size(s)) };
+                unsafe {
+                    let src = source.slot_ptr_unchecked(from.row, s);
+                    let dst = target.slot_ptr_unchecked(row, ColumnIndex(d as u32));
+                    copy_value(src.as_ptr(), dst.as_ptr(), source.column_size(s))
+                };
                 // The value keeps its change stamps.
                 let stamps = source.row_ticks(from.row, s);
                 // SAFETY: the row was just pushed; `&mut self` makes it ours.

@@ -96,8 +96,9 @@ impl ArchetypeImage {
             let live = std::mem::take(&mut column.live);
             if let Some(drop_fn) = column.buffer.drop_fn() {
                 let buffer = &column.buffer;
-                // SAFETY: slots `0..live` hold clones this image owns, now
-                // forgotten (`live` is zero), each dropped once.
+                // SAFETY: slots `0..live` lie within the buffer's capacity and
+                // hold clones this image owns, now forgotten (`live` is
+                // zero), each dropped once.
                 unsafe { super::drop_each((0..live).map(|r| (drop_fn, buffer.slot(r).as_ptr()))) };
             }
         }

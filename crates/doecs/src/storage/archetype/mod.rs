@@ -190,8 +190,16 @@ impl Archetype {
     }
 
     /// The rows of chunk `chunk`: its first row and its length.
+    ///
+    /// # Panics
+    /// If `chunk` is not below [`Archetype::chunk_count`].
     #[inline]
     pub fn chunk_rows_of(&self, chunk: usize) -> (usize, usize) {
+        assert!(
+            chunk < self.chunk_count(),
+            "doecs: chunk {chunk} out of range ({} chunks)",
+            self.chunk_count()
+        );
         let start = chunk * self.shape.rows();
         (start, self.shape.rows().min(self.len - start))
     }
@@ -203,18 +211,38 @@ impl Archetype {
         found.map(|i| ColumnIndex(i as u32))
     }
 
-    /// The slot of `row` in the column storing `component`, if this
-    /// archetype has it: [`Archetype::column_of`] and
+    /// The slot of live row `row` in the column storing `component`, if
+    /// this archetype has it: [`Archetype::column_of`] and
     /// [`Archetype::slot_ptr`] in one step, for random lookups.
+    ///
+    /// # Panics
+    /// If `row` is not live (not below [`Archetype::len`]).
     #[inline]
     pub fn component_slot_ptr(&self, component: ComponentId, row: Row) -> Option<NonNull<u8>> {
+        assert!(row.index() < self.len, "doecs: row {} is not live", row.0);
+        // SAFETY: `row < len <= capacity`, checked just above.
+        unsafe { self.component_slot_ptr_unchecked(component, row) }
+    }
+
+    /// [`Archetype::component_slot_ptr`] without the row check, for hot
+    /// lookups whose row comes from the entity index.
+    ///
+    /// # Safety
+    /// `row` must be below [`Archetype::capacity`] (a live row, for a
+    /// pointer to read or write through).
+    #[inline]
+    pub unsafe fn component_slot_ptr_unchecked(
+        &self,
+        component: ComponentId,
+        row: Row,
+    ) -> Option<NonNull<u8>> {
         let column = self.column_of(component)?;
         debug_assert!(row.index() < self.capacity);
         debug_assert!(column.index() < self.columns.len());
         // SAFETY: `column_of` returns an index into `components` (the
         // column map's invariant), which has as many entries as `columns`
-        // (type invariant).
-        Some(unsafe { self.columns.get_unchecked(column.index()) }.slot(row.index()))
+        // (type invariant); `row` is below the capacity (caller).
+        Some(unsafe { self.columns.get_unchecked(column.index()).slot(row.index()) })
     }
 
     /// Whether the archetype has `component`.
@@ -255,14 +283,32 @@ impl Archetype {
         self.columns[column.index()].ptr()
     }
 
-    /// Pointer to one component slot.
+    /// Pointer to one live row's slot in column `column`.
     ///
     /// # Panics
-    /// If `column` is out of range. `row` is only debug-checked.
+    /// If `row` is not live (not below [`Archetype::len`]), or `column` is
+    /// out of range.
     #[inline]
     pub fn slot_ptr(&self, row: Row, column: ColumnIndex) -> NonNull<u8> {
+        assert!(row.index() < self.len, "doecs: row {} is not live", row.0);
+        // SAFETY: `row < len <= capacity`, checked just above.
+        unsafe { self.slot_ptr_unchecked(row, column) }
+    }
+
+    /// [`Archetype::slot_ptr`] without the row check, for the structural
+    /// code's hot paths.
+    ///
+    /// # Safety
+    /// `row` must be below [`Archetype::capacity`] (a live row, for a
+    /// pointer to read or write through).
+    ///
+    /// # Panics
+    /// If `column` is out of range.
+    #[inline]
+    pub unsafe fn slot_ptr_unchecked(&self, row: Row, column: ColumnIndex) -> NonNull<u8> {
         debug_assert!(row.index() < self.capacity);
-        self.columns[column.index()].slot(row.index())
+        // SAFETY: `row` is below the capacity (caller).
+        unsafe { self.columns[column.index()].slot(row.index()) }
     }
 
     /// Which hooks any of the components has (a mask of `HookKind` bits).
@@ -505,7 +551,8 @@ impl Archetype {
                 };
             }
             self.move_stamps(last, row);
-            // SAFETY: `row` now holds the moved row's (initialised) entity.
+            // SAFETY: `row` (live) now holds the moved row's (initialised)
+            // entity.
             Some(unsafe { self.entities.slot(row).cast::<Entity>().as_ptr().read() })
         } else {
             None
@@ -542,7 +589,8 @@ impl Archetype {
                     )
                 };
             }
-            // SAFETY: `row` now holds the moved row's (initialised) entity.
+            // SAFETY: `row` (live) now holds the moved row's (initialised)
+            // entity.
             Some(unsafe { self.entities.slot(row).cast::<Entity>().as_ptr().read() })
         } else {
             None
@@ -551,10 +599,11 @@ impl Archetype {
         // the archetype is consistent while they drop.
         self.len = last;
         relocated(moved);
-        let doomed = self
-            .columns
-            .iter()
-            .filter_map(|c| Some((c.drop_fn()?, c.slot(last).as_ptr())));
+        let doomed = self.columns.iter().filter_map(|c| {
+            // SAFETY: `last` was a live row, so it is below the capacity.
+            let slot = unsafe { c.slot(last) };
+            Some((c.drop_fn()?, slot.as_ptr()))
+        });
         // SAFETY: each pointer addresses one initialised value of the popped row,
         // which no longer belongs to any live row; each is dropped once.
         unsafe { drop_each(doomed) };
@@ -595,7 +644,13 @@ impl Archetype {
             .columns
             .iter()
             .filter_map(|c| Some((c.drop_fn()?, c)))
-            .flat_map(|(drop_fn, c)| (0..len).map(move |r| (drop_fn, c.slot(r).as_ptr())));
+            .flat_map(|(drop_fn, c)| {
+                (0..len).map(move |r| {
+                    // SAFETY: `r < len <= capacity`.
+                    let slot = unsafe { c.slot(r) };
+                    (drop_fn, slot.as_ptr())
+                })
+            });
         // SAFETY: every pointer is a distinct initialised value of a row that was
         // live and is now forgotten; the memory stays allocated meanwhile.
         unsafe { drop_each(doomed) };
