@@ -252,6 +252,12 @@ pub enum RegisterError {
     },
 }
 
+/// How snapshots copy built-in component `type_id`, if it is one.
+fn builtin_snapshot(type_id: Option<TypeId>) -> Option<SnapshotCopy> {
+    // `Prefab` is `Copy` (and zero-sized): raw bytes.
+    (type_id == Some(TypeId::of::<crate::tags::Prefab>())).then_some(SnapshotCopy::Bytes)
+}
+
 impl Components {
     /// Number of registered components.
     pub fn len(&self) -> usize {
@@ -430,7 +436,7 @@ impl Components {
             snapshot: if d.type_id.is_none() && d.drop_fn.is_none() {
                 SnapshotCopy::Bytes
             } else {
-                crate::tags::builtin_snapshot(d.type_id).unwrap_or(SnapshotCopy::Unsupported)
+                builtin_snapshot(d.type_id).unwrap_or(SnapshotCopy::Unsupported)
             },
             implicit_name: !strict_name,
         });
