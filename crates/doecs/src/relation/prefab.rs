@@ -143,17 +143,21 @@ impl World {
         if n == 0 {
             return Ok(Vec::new());
         }
-        // Parents before children: each node's instances are made after
-        // its parent's, so they can be parented at once.
-        let nodes = self.descendants(prefab);
-        let parent_slots: Vec<Option<usize>> = nodes
-            .iter()
-            .enumerate()
-            .map(|(k, &node)| {
-                let parent = self.parent(node).filter(|_| k > 0)?;
-                nodes[..k].iter().position(|&e| e == parent)
-            })
-            .collect();
+        // Parents before children, breadth-first: each node's instances are
+        // made after its parent's, so they can be parented at once. The walk
+        // knows each node's parent slot as it appends the node, so the
+        // whole subtree costs one pass, however deep.
+        let mut nodes = vec![prefab];
+        let mut parent_slots: Vec<Option<usize>> = vec![None];
+        let mut at = 0;
+        while at < nodes.len() {
+            let node = nodes[at];
+            for child in self.children(node) {
+                nodes.push(child);
+                parent_slots.push(Some(at));
+            }
+            at += 1;
+        }
         // One batch for every instance, node by node: `made[k]` holds the
         // instances of node `k`.
         let all = self.spawn_empty_batch(n * nodes.len());
