@@ -26,7 +26,9 @@ pub trait SaveManager: ComponentManager + Sized {
     type Saved: Serialize + DeserializeOwned;
     /// The manager's state in saved form.
     fn to_saved(&self) -> Self::Saved;
-    /// Rebuilds the manager in `world`, whose entities are placed already.
+    /// Rebuilds the manager in `world`, whose entities are placed already,
+    /// with their pairs (a manager that follows the hierarchy links itself
+    /// from the world's `ChildOf`).
     /// A saved state that does not fit (an entity that is not alive, a
     /// cycle) is an error saying why, never a panic.
     fn from_saved(saved: Self::Saved, world: &World) -> Result<Self, String>;
@@ -76,15 +78,18 @@ impl ManagerRegistration {
             world: &mut World,
             notice: DestroyNotice,
         ) -> Result<(), String> {
-            let parents = M::saved_parents(&saved);
-            let m = M::from_saved(saved, world)?;
+            // Parents first, so the manager is rebuilt against the
+            // hierarchy it will follow.
             if world.hierarchy().is_empty() {
-                for (child, parent) in parents {
-                    world
-                        .set_parent(child, parent)
-                        .map_err(|e| format!("saved parent link: {e}"))?;
-                }
+                let parents = M::saved_parents(&saved)
+                    .into_iter()
+                    .map(|(child, parent)| (child, parent, doecs::ChildOf))
+                    .collect();
+                world
+                    .add_pairs(parents)
+                    .map_err(|e| format!("saved parent link: {e}"))?;
             }
+            let m = M::from_saved(saved, world)?;
             world.add_manager(m, notice);
             Ok(())
         }

@@ -3,15 +3,19 @@
 //!
 //! A relation is saved as the list of its pairs `(source, target, value)`,
 //! entities as their 64 bits, in the order of `World::pairs_in_order`, so
-//! a load that adds them one by one rebuilds every entity's targets and
-//! sources (children, for `ChildOf`) in their saved order. The built-in
+//! a load that adds them in that order rebuilds every entity's targets and
+//! sources (children, for `ChildOf`) in their saved order. A load adds them
+//! in one batch (`WorldCore::add_pairs`), which checks and inserts them in
+//! time linear in the pairs whatever the shape: one by one, the cycle check
+//! of each pair walked its target's ancestors, quadratic in a chain's depth. The built-in
 //! relations `ChildOf` and `IsA` are always known, as "ChildOf" and "IsA";
 //! other relations are registered with
 //! [`ComponentRegistry::register_relation`].
 //!
-//! A load checks every pair before it is added: a dead or unknown entity, a
-//! cycle in an acyclic relation, a pair listed twice, or a second target of
-//! an exclusive relation is a typed error, never a silent replacement.
+//! A load checks every pair before any is added: a dead or unknown entity,
+//! a cycle in an acyclic relation, a pair listed twice, or a second target
+//! of an exclusive relation is an error naming the first such pair in
+//! order, never a silent replacement.
 
 use crate::{ComponentRegistry, RegistryError};
 use doecs::{ChildOf, Entity, IsA, Relation, World};
@@ -80,26 +84,15 @@ impl RelationRegistration {
     }
 }
 
-/// Adds saved pairs to `world` in order, refusing anything a save of a
-/// real world cannot hold.
+/// Adds saved pairs to `world` in order, in one batch
+/// ([`doecs::WorldCore::add_pairs`]: linear in the pairs however deep the relation's
+/// chains), refusing anything a save of a real world cannot hold.
 fn add_checked<R: Relation>(world: &mut World, pairs: Vec<(u64, u64, R)>) -> Result<(), String> {
-    for (i, (source, target, value)) in pairs.into_iter().enumerate() {
-        let (source, target) = (Entity::from_bits(source), Entity::from_bits(target));
-        if world.pair::<R>(source, target).is_some() {
-            return Err(format!("pair {i}: ({source}, {target}) is listed twice"));
-        }
-        if R::EXCLUSIVE {
-            if let Some((other, _)) = world.targets::<R>(source).next() {
-                return Err(format!(
-                    "pair {i}: {source} already has target {other} in this exclusive relation"
-                ));
-            }
-        }
-        world
-            .add_pair(source, target, value)
-            .map_err(|e| format!("pair {i}: {e}"))?;
-    }
-    Ok(())
+    let pairs = pairs
+        .into_iter()
+        .map(|(s, t, v)| (Entity::from_bits(s), Entity::from_bits(t), v))
+        .collect();
+    world.add_pairs(pairs).map_err(|e| e.to_string())
 }
 
 /// The relations every registry starts with.

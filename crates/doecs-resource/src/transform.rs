@@ -14,8 +14,10 @@
 //! The spawner makes **one** batch call ([`WorldTransforms::add_transforms`])
 //! for the whole block. The blob's hierarchy is already the world's
 //! `ChildOf` pairs by then (the spawner sets them for every entity), and the
-//! transform manager follows them: a transform's parent is its entity's
-//! parent's transform, a root where the parent has none.
+//! transform manager follows them: a transform's parent is the transform of
+//! its entity's nearest ancestor that has one (an entity without a
+//! transform in between, such as a cable between a boom and its
+//! counterweight, is passed over), a root where no ancestor has one.
 
 use crate::compiler::f32s;
 use crate::spawner::{ComponentSpawner, SpawnBatch};

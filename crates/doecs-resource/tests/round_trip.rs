@@ -95,8 +95,8 @@ fn assert_world_matches(level: &LevelDesc, world: &World, entities: &[doecs::Ent
         })
         .expect("valid parents");
     // The hierarchy is ChildOf, for every entity with a parent; the
-    // transforms follow it: a transform's parent is its entity's parent's
-    // transform, a root where the parent has none.
+    // transforms follow it: a transform's parent is the transform of its
+    // entity's nearest ancestor with one, a root where none has.
     for (i, &e) in entities.iter().enumerate() {
         assert_eq!(
             world.parent(e),
@@ -107,7 +107,10 @@ fn assert_world_matches(level: &LevelDesc, world: &World, entities: &[doecs::Ent
     if let Some(tm) = tm {
         for (i, &e) in entities.iter().enumerate() {
             let Some(inst) = tm.lookup(e) else { continue };
-            let a = parents[i].filter(|&p| has_transform[p]);
+            let mut a = parents[i];
+            while let Some(p) = a.filter(|&p| !has_transform[p]) {
+                a = parents[p];
+            }
             assert_eq!(
                 tm.parent(inst).map(|p| p.entity()),
                 a.map(|p| entities[p]),

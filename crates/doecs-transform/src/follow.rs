@@ -5,23 +5,42 @@
 //! immediately correct without a lookup per node. Two graphs that could be
 //! edited separately would drift apart, so inside a world the manager's
 //! links are *derived*: the parent of an instance is the instance of its
-//! entity's `ChildOf` parent, and a node whose parent entity has no
-//! transform is a root (it keeps its local transform as its world). The
-//! world tells the manager of every `ChildOf` change
-//! ([`ComponentManager::on_parent_changed`]), hands it the whole hierarchy
-//! when it joins the world or after a load
+//! entity's nearest `ChildOf` ancestor that has a transform (flecs's `up`
+//! traversal), and an instance with no such ancestor is a root (it keeps
+//! its local transform as its world). An entity without a transform
+//! between two with one (a cable between a boom and its counterweight)
+//! does not cut the chain: the counterweight follows the boom.
+//!
+//! The world tells the manager of every `ChildOf` change
+//! ([`ComponentManager::on_parent_changed`], and
+//! [`ComponentManager::on_parents_changed`] for a batch), hands it the
+//! whole hierarchy when it joins the world or after a load
 //! ([`ComponentManager::follow_hierarchy`]), and instances are created
 //! against the hierarchy ([`TransformManager::create_in`],
 //! [`TransformManager::create_many_in`],
 //! [`TransformManager::create_many_in_batch`] for a batch parented in one
 //! call, or the [`crate::WorldTransforms`] methods on `World`), so a new
-//! node is linked under its parent and adopts children that already have
-//! transforms. The structural calls of a manager on its own (`link`,
-//! `unlink`, `create`, `create_many`) refuse with
-//! [`TransformError::FollowsHierarchy`] once it follows a world. `ChildOf`
-//! drives, never the other way round: despawning a parent
-//! despawns its children in every path, so the manager only ever hears of
-//! deaths through `on_destroy`.
+//! node is linked under its nearest ancestor with a transform and adopts
+//! the instances below it that linked past it. A change to an entity
+//! without a transform relinks the instances below it that it stood over
+//! (those reached through entities without transforms), which only exist
+//! when some instance's `ChildOf` parent has no transform: the manager
+//! keeps a flag for that (`may_have_orphans`) and skips the walk
+//! otherwise. Every relink of many nodes is applied link by link with no
+//! cycle check (the links follow `ChildOf`, which is acyclic) and then one
+//! world update of the topmost relinked subtrees, so following a whole
+//! hierarchy (a load) costs time linear in its nodes, however deep. The
+//! structural calls of a manager on its own (`link`, `unlink`, `create`,
+//! `create_many`) refuse with [`TransformError::FollowsHierarchy`] once it
+//! follows a world. `ChildOf` drives, never the other way round:
+//! despawning a parent despawns its children in every path, so the manager
+//! only ever hears of deaths through `on_destroy`; destroying an instance
+//! whose entity lives on links its children under its own parent, keeping
+//! their world transforms.
+//!
+//! [`ComponentManager::on_parent_changed`]: doecs::ComponentManager::on_parent_changed
+//! [`ComponentManager::on_parents_changed`]: doecs::ComponentManager::on_parents_changed
+//! [`ComponentManager::follow_hierarchy`]: doecs::ComponentManager::follow_hierarchy
 
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
@@ -29,6 +48,7 @@ use crate::manager::TransformManager;
 use crate::propagate::{BatchIndices, BatchSlots};
 use doecs::{Entity, Hierarchy, ParentedBatch};
 use glam::Affine3A;
+use std::collections::{HashMap, HashSet};
 
 impl TransformManager {
     /// Whether this manager follows a world's `ChildOf` hierarchy (it was
@@ -37,9 +57,10 @@ impl TransformManager {
         self.follows
     }
 
-    /// Creates `entity`'s instance linked as `hierarchy` says: under its
-    /// parent's instance (a root if the parent has none), with every child
-    /// that already has an instance linked under it.
+    /// Creates `entity`'s instance linked as `hierarchy` says: under the
+    /// instance of its nearest ancestor with one (a root if none has), with
+    /// the instances below it that have no nearer ancestor with one linked
+    /// under it.
     ///
     /// Errors: as [`create`](Self::create), except that a manager in a
     /// world accepts it.
@@ -50,9 +71,7 @@ impl TransformManager {
         local: Affine3A,
     ) -> Result<Instance, TransformError> {
         let inst = self.create_root(entity, local)?;
-        if let Some(parent) = hierarchy.parent(entity) {
-            self.link_to_entity(inst.index, Some(parent));
-        }
+        self.relink(hierarchy, &[inst.index]);
         self.adopt_children(hierarchy, std::slice::from_ref(&entity));
         // Linking moves no row: the handle is current.
         Ok(inst)
@@ -60,10 +79,11 @@ impl TransformManager {
 
     /// Creates a batch of instances linked as `hierarchy` says (parents
     /// before children need not hold: any order), in one pass: each is
-    /// linked under its parent's instance, in the batch or already there,
-    /// and adopts children that already have instances. Instances are laid
-    /// out parents first with siblings together, as
-    /// [`create_many`](Self::create_many) does.
+    /// linked under the instance of its nearest ancestor that is in the
+    /// batch or has one already, and adopts the instances below it, as
+    /// [`create_in`](Self::create_in) does. Instances are laid out parents
+    /// first with siblings together, as [`create_many`](Self::create_many)
+    /// does.
     ///
     /// Errors: [`TransformError::LengthMismatch`],
     /// [`TransformError::DuplicateEntity`], [`TransformError::AlreadyExists`],
@@ -89,22 +109,38 @@ impl TransformManager {
             (lo.min(e.index()), hi.max(e.index()))
         });
         let position = BatchPositions::new(entities, lo, hi);
+        /// Where an entity's transform parent is.
+        #[derive(Copy, Clone)]
+        enum Up {
+            /// In the batch, at this position.
+            Batch(u32),
+            /// This entity, which has an instance already.
+            Outside(Entity),
+        }
+        let stop = |a: Entity| match position.of(a).filter(|&k| entities[k as usize] == a) {
+            Some(k) => Some(Up::Batch(k)),
+            None => self.index_of(a).map(|_| Up::Outside(a)),
+        };
+        let mut nearest = Nearest::default();
         let mut outside = Vec::new();
+        let mut skips = false;
         let parents: Vec<Option<u32>> = entities
             .iter()
             .enumerate()
             .map(|(k, &e)| {
-                let p = hierarchy.parent(e)?;
-                match position.of(p).filter(|&k| entities[k as usize] == p) {
-                    Some(slot) => Some(slot),
-                    None => {
-                        outside.push((k, p));
+                let start = hierarchy.parent(e);
+                skips |= start.is_some_and(|p| stop(p).is_none());
+                match nearest.at_or_above(hierarchy, start, stop)? {
+                    Up::Batch(slot) => Some(slot),
+                    Up::Outside(a) => {
+                        outside.push((k, a));
                         None
                     }
                 }
             })
             .collect();
         let slots = self.create_batch(entities, locals, &parents)?;
+        self.may_have_orphans |= skips;
         self.finish_linked(hierarchy, entities, &slots, outside);
         // Linking moves no row: the batch's slots are current.
         Ok(slots.instances(entities))
@@ -123,7 +159,8 @@ impl TransformManager {
         locals: &[Affine3A],
     ) -> Result<(), TransformError> {
         let entities = batch.children();
-        // Confirmed: every parent is in the batch, none outside.
+        // Confirmed: every parent is in the batch, and the batch's roots
+        // have no parent at all.
         let slots = match (hierarchy.batch_parents(batch), batch.parents_first()) {
             (Some(_), Some(first)) => {
                 let indices = BatchIndices {
@@ -140,9 +177,9 @@ impl TransformManager {
     }
 
     /// The end both batch forms share, once the batch is created: links
-    /// item `k` under each `(k, parent)` of `outside` (a parent entity
-    /// outside the batch), and adopts children that already have
-    /// instances.
+    /// item `k` under the instance of each `(k, ancestor)` of `outside` (an
+    /// ancestor outside the batch with an instance), and adopts the
+    /// instances below the batch.
     fn finish_linked(
         &mut self,
         hierarchy: Hierarchy<'_>,
@@ -150,48 +187,57 @@ impl TransformManager {
         slots: &BatchSlots,
         outside: Vec<(usize, Entity)>,
     ) {
-        for (k, parent) in outside {
-            self.link_to_entity(slots.slot(k), Some(parent));
+        if !outside.is_empty() {
+            let mut linked = Vec::with_capacity(outside.len());
+            for (k, ancestor) in outside {
+                // Looked up now: the batch may have moved instances.
+                let p = self.index_of(ancestor);
+                debug_assert!(p.is_some(), "an instance before the batch");
+                self.set_link(slots.slot(k), p);
+                linked.push(slots.slot(k));
+            }
+            self.relinked(&linked);
         }
         self.adopt_children(hierarchy, entities);
     }
 
-    /// Links slot `c` under the instance of `parent`, or makes it a root
-    /// when `parent` is `None` or has no instance.
-    fn link_to_entity(&mut self, c: u32, parent: Option<Entity>) {
-        let Some(parent) = parent else {
-            self.unlink_index(c);
-            return;
-        };
-        match self.index_of(parent) {
-            Some(p) => {
-                // The hierarchy is acyclic and these links are part of it.
-                let linked = self.link_index(c, p);
-                debug_assert!(linked.is_ok(), "ChildOf is acyclic");
-            }
-            None => {
-                self.unlink_index(c);
-                self.may_have_orphans = true;
-            }
-        }
-    }
-
-    /// Links under each of `created` the children (per `hierarchy`) that
-    /// have instances but are not linked to it: those created before their
-    /// parent had a transform. Skipped unless such orphans may exist.
+    /// Links under each of `created` the instances below it (per
+    /// `hierarchy`) that have no nearer ancestor with an instance: those
+    /// created before it had one. Skipped unless such instances may exist.
     fn adopt_children(&mut self, hierarchy: Hierarchy<'_>, created: &[Entity]) {
         if !self.may_have_orphans {
             return;
         }
+        let mut nodes = Vec::new();
+        let mut seen = HashSet::new();
         for &parent in created {
-            let Some(p) = self.index_of(parent) else {
-                continue;
-            };
-            for child in hierarchy.children(parent) {
-                if let Some(c) = self.index_of(child) {
-                    if self.store.cols().parent[c as usize] != Link::some(p) {
-                        let linked = self.link_index(c, p);
-                        debug_assert!(linked.is_ok(), "ChildOf is acyclic");
+            if self.index_of(parent).is_some() {
+                self.instances_below(hierarchy, parent, &mut nodes, &mut seen);
+            }
+        }
+        self.relink(hierarchy, &nodes);
+    }
+
+    /// Appends to `out` the instances below `entity` in `hierarchy` reached
+    /// through entities without one: those whose nearest ancestor with an
+    /// instance is `entity` (or, when it has none, is its own). `seen`
+    /// holds the entities without instances already walked, across calls.
+    fn instances_below(
+        &self,
+        hierarchy: Hierarchy<'_>,
+        entity: Entity,
+        out: &mut Vec<u32>,
+        seen: &mut HashSet<Entity>,
+    ) {
+        let mut stack = vec![entity];
+        while let Some(e) = stack.pop() {
+            for child in hierarchy.children(e) {
+                match self.index_of(child) {
+                    Some(i) => out.push(i),
+                    None => {
+                        if seen.insert(child) {
+                            stack.push(child);
+                        }
                     }
                 }
             }
@@ -199,45 +245,168 @@ impl TransformManager {
     }
 
     /// Makes every link agree with `hierarchy` (joining a world, or after a
-    /// load), then follows it.
+    /// load), then follows it. Linear in the nodes, however deep.
     pub(crate) fn follow(&mut self, hierarchy: Hierarchy<'_>) {
         self.follows = true;
         self.may_have_orphans = false;
-        let mut wanted = Vec::new();
-        for i in 0..self.len {
-            let e = self.handle(i).entity;
-            let parent = hierarchy.parent(e);
-            let p = parent.and_then(|p| self.index_of(p));
-            if parent.is_some() && p.is_none() {
-                self.may_have_orphans = true;
-            }
-            let want = p.map_or(Link::NONE, Link::some);
-            if self.store.cols().parent[i as usize] != want {
-                wanted.push((i, p));
+        let all: Vec<u32> = (0..self.len).collect();
+        self.relink(hierarchy, &all);
+    }
+
+    /// Links each of `nodes` under the instance of its entity's nearest
+    /// ancestor with one (a root where none has), then updates the world
+    /// transforms of the nodes that moved, once. Notes orphans (nodes whose
+    /// `ChildOf` parent has no instance).
+    pub(crate) fn relink(&mut self, hierarchy: Hierarchy<'_>, nodes: &[u32]) {
+        let stop = |a: Entity| self.index_of(a);
+        let mut nearest = Nearest::default();
+        let mut orphans = false;
+        let mut changed = Vec::new();
+        for &i in nodes {
+            let start = hierarchy.parent(self.handle(i).entity);
+            orphans |= start.is_some_and(|p| stop(p).is_none());
+            let want = nearest.at_or_above(hierarchy, start, stop);
+            if self.store.cols().parent[i as usize] != want.map_or(Link::NONE, Link::some) {
+                changed.push((i, want));
             }
         }
-        // Unlink every changed node first: the links left and the links
-        // added are then all part of the acyclic hierarchy, so no step can
-        // close a cycle.
-        for &(c, _) in &wanted {
-            self.unlink_index(c);
+        self.may_have_orphans |= orphans;
+        for &(c, p) in &changed {
+            self.set_link(c, p);
         }
-        for (c, p) in wanted {
-            if let Some(p) = p {
-                let linked = self.link_index(c, p);
-                debug_assert!(linked.is_ok(), "ChildOf is acyclic");
+        let moved: Vec<u32> = changed.iter().map(|&(c, _)| c).collect();
+        self.relinked(&moved);
+    }
+
+    /// Links slot `c` under slot `p` (a root for `None`) with no cycle
+    /// check and no world update: for links that follow `ChildOf`, which is
+    /// acyclic, set in bulk before one [`relinked`](Self::relinked) of the
+    /// nodes whose links changed.
+    pub(crate) fn set_link(&mut self, c: u32, p: Option<u32>) {
+        self.detach(c);
+        if let Some(p) = p {
+            self.attach(c, p);
+            if p > c {
+                self.sorted = false;
+            }
+            if self.deferred && p >= self.first_dirty {
+                self.partition_ordered = false;
             }
         }
     }
 
-    /// A `ChildOf` change reported by the world.
-    pub(crate) fn parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
+    /// After [`set_link`](Self::set_link)s: the world transforms of the
+    /// relinked `nodes` and their subtrees are updated (immediate mode, each
+    /// node once however the nodes relate) or marked for the next
+    /// propagation (deferred mode).
+    pub(crate) fn relinked(&mut self, nodes: &[u32]) {
+        if self.deferred {
+            for &c in nodes {
+                self.mark_moved(c);
+            }
+        } else if !nodes.is_empty() {
+            self.update_topmost(nodes);
+        }
+    }
+
+    /// Links the nodes of a manager that follows no world yet as
+    /// `hierarchy` says (what [`follow`](Self::follow) would make them),
+    /// taking the links of `order` (`(child, parent)` slots, applied in
+    /// order, each at the head of its parent's children) first where they
+    /// agree with it, so a saved sibling order comes back; a link of
+    /// `order` that disagrees is left out. Then updates world transforms
+    /// once. Linear in the nodes and `order`.
+    pub(crate) fn link_from_hierarchy(&mut self, hierarchy: Hierarchy<'_>, order: &[(u32, u32)]) {
+        let stop = |a: Entity| self.index_of(a);
+        let mut nearest = Nearest::default();
+        let want: Vec<Option<u32>> = (0..self.len)
+            .map(|i| nearest.at_or_above(hierarchy, hierarchy.parent(self.handle(i).entity), stop))
+            .collect();
+        let mut linked = vec![false; want.len()];
+        let mut moved = Vec::with_capacity(want.len());
+        let wanted = order
+            .iter()
+            .filter(|&&(c, p)| want[c as usize] == Some(p))
+            .copied()
+            .chain((0..self.len).filter_map(|c| Some((c, want[c as usize]?))));
+        for (c, p) in wanted.collect::<Vec<_>>() {
+            if !std::mem::replace(&mut linked[c as usize], true) {
+                self.set_link(c, Some(p));
+                moved.push(c);
+            }
+        }
+        self.relinked(&moved);
+    }
+
+    /// `ChildOf` changes reported by the world: each of `children` has the
+    /// parent `hierarchy` names now. An instance is relinked; an entity
+    /// without one has the instances below it relinked.
+    pub(crate) fn parents_changed(&mut self, hierarchy: Hierarchy<'_>, children: &[Entity]) {
         if !self.follows {
             return;
         }
-        if let Some(c) = self.index_of(child) {
-            self.link_to_entity(c, parent);
+        let mut nodes = Vec::new();
+        let mut seen = HashSet::new();
+        for &child in children {
+            match self.index_of(child) {
+                Some(c) => nodes.push(c),
+                None if self.may_have_orphans => {
+                    self.instances_below(hierarchy, child, &mut nodes, &mut seen)
+                }
+                None => {}
+            }
         }
+        if !nodes.is_empty() {
+            self.relink(hierarchy, &nodes);
+        }
+    }
+}
+
+/// The nearest entity at or above a start that a `stop` test accepts, for
+/// many starts in one pass: each entity walked through (one the test
+/// refuses) is remembered with the answer, so no entity is walked twice
+/// and many questions cost time linear in the entities they reach.
+struct Nearest<T> {
+    known: HashMap<Entity, Option<T>>,
+    path: Vec<Entity>,
+}
+
+impl<T> Default for Nearest<T> {
+    fn default() -> Self {
+        Nearest {
+            known: HashMap::new(),
+            path: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy> Nearest<T> {
+    /// What `stop` says of the first entity it accepts on the way from
+    /// `start` up `hierarchy`; `None` past the root. `stop` must give one
+    /// answer per entity for the life of this value.
+    fn at_or_above(
+        &mut self,
+        hierarchy: Hierarchy<'_>,
+        start: Option<Entity>,
+        stop: impl Fn(Entity) -> Option<T>,
+    ) -> Option<T> {
+        self.path.clear();
+        let mut at = start;
+        let found = loop {
+            let Some(e) = at else { break None };
+            if let Some(t) = stop(e) {
+                break Some(t);
+            }
+            if let Some(&known) = self.known.get(&e) {
+                break known;
+            }
+            self.path.push(e);
+            at = hierarchy.parent(e);
+        };
+        for &e in &self.path {
+            self.known.insert(e, found);
+        }
+        found
     }
 }
 

@@ -5,7 +5,9 @@
 //! deferred dirty partition in `deferred.rs`, row moves and compaction in
 //! `reorder.rs`, and the invariant checker in `invariants.rs`. Linking keeps
 //! the child's *local* transform (its world follows the new parent); children
-//! of a destroyed node become roots that keep their *world* transform.
+//! of a destroyed node keep their *world* transform: on its own the manager
+//! makes them roots, in a world it links them under the destroyed node's
+//! parent (their nearest ancestor with a transform now, see `follow.rs`).
 
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
@@ -469,8 +471,11 @@ impl TransformManager {
         w
     }
 
-    /// Destroys an instance. Its children become roots and keep their world
-    /// transform (their local is set to it). The last instance moves into the
+    /// Destroys an instance. Its children keep their world transform: they
+    /// become roots (their local is set to it) or, in a world, are linked
+    /// under the destroyed node's parent, their nearest ancestor with a
+    /// transform now (their local is set relative to it; where that
+    /// parent's world cannot be inverted, they keep their local instead). The last instance moves into the
     /// freed slot, so handles to it go stale (they still resolve, see [`Instance`]).
     pub fn destroy(&mut self, inst: Instance) -> Result<(), TransformError> {
         let i = self.resolve(inst)?;
@@ -479,10 +484,25 @@ impl TransformManager {
     }
 
     pub(crate) fn destroy_index(&mut self, i: u32) {
+        // In a world the children's nearest ancestor with an instance is
+        // now `i`'s parent's (see `follow.rs`); on its own, none.
+        let up = match self.follows {
+            true => self.store.cols().parent[i as usize].get(),
+            false => None,
+        };
         if self.follows && self.store.cols().first_child[i as usize].is_some() {
             // The children keep their parent entity, which has no instance now.
             self.may_have_orphans = true;
         }
+        // A child keeps its world transform: its local becomes relative to
+        // `up`'s world, when that can be inverted.
+        let up_inverse = up.and_then(|p| {
+            let w = match self.deferred {
+                true => self.world_now(p),
+                false => self.store.cols().world[p as usize],
+            };
+            Some(w.inverse()).filter(|inv| inv.is_finite())
+        });
         while let Some(ch) = self.store.cols().first_child[i as usize].get() {
             let w = if self.deferred {
                 self.world_now(ch)
@@ -490,9 +510,25 @@ impl TransformManager {
                 self.store.cols().world[ch as usize]
             };
             self.detach(ch);
-            let k = self.store.cols_mut();
-            k.local[ch as usize] = w;
-            k.world[ch as usize] = w;
+            match (up, up_inverse) {
+                (None, _) => {
+                    let k = self.store.cols_mut();
+                    k.local[ch as usize] = w;
+                    k.world[ch as usize] = w;
+                }
+                (Some(p), Some(inverse)) => {
+                    self.store.cols_mut().local[ch as usize] = inverse * w;
+                    self.set_link(ch, Some(p));
+                }
+                (Some(p), None) => {
+                    // A parent with a singular world: the child keeps its
+                    // local, and its subtree follows the new parent.
+                    self.set_link(ch, Some(p));
+                    if !self.deferred {
+                        self.update_subtree(ch);
+                    }
+                }
+            }
             if self.deferred {
                 self.mark_moved(ch);
             }
@@ -538,7 +574,8 @@ impl Iterator for Ancestors<'_> {
 
 impl ComponentManager for TransformManager {
     /// Destroys the instances of the given entities (unknown ones are ignored).
-    /// Children of a destroyed node that survive become roots keeping their world.
+    /// Children of a destroyed node that survive keep their world (see
+    /// [`destroy`](TransformManager::destroy)).
     fn on_destroy(&mut self, destroyed: &[Entity]) {
         for &e in destroyed {
             if let Some(i) = self.index_of(e) {
@@ -572,9 +609,16 @@ impl ComponentManager for TransformManager {
         self.follow(hierarchy);
     }
 
-    /// Relinks `child`'s instance, if it has one, under `parent`'s.
-    fn on_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
-        self.parent_changed(child, parent);
+    /// Relinks `child`'s instance under its nearest ancestor's with one,
+    /// or, when it has none, the instances below it (see `follow.rs`).
+    fn on_parent_changed(&mut self, hierarchy: Hierarchy<'_>, child: Entity, _: Option<Entity>) {
+        self.parents_changed(hierarchy, std::slice::from_ref(&child));
+    }
+
+    /// [`on_parent_changed`](Self::on_parent_changed) for a batch, with one
+    /// walk of the hierarchy and one world update for all of it.
+    fn on_parents_changed(&mut self, hierarchy: Hierarchy<'_>, children: &[Entity]) {
+        self.parents_changed(hierarchy, children);
     }
 }
 

@@ -265,7 +265,7 @@ impl TransformManager {
     }
 
     /// Updates the subtrees of the topmost nodes among `targets`, each node once.
-    fn update_topmost(&mut self, targets: &[u32]) {
+    pub(crate) fn update_topmost(&mut self, targets: &[u32]) {
         let mut roots = std::mem::take(&mut self.topmost_roots);
         self.find_topmost(targets, &mut roots);
         for &r in &roots {

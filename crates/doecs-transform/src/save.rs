@@ -5,15 +5,22 @@
 //! parent links in the order that rebuilds every child list in its saved
 //! order (each parent's children last to first, since linking puts a child
 //! at the head of its parent's list). World transforms are recomputed on
-//! load, by the links in immediate mode and by one `propagate` in deferred
-//! mode, so a loaded manager's world transforms are up to date even if the
-//! saved one had moves pending.
+//! load, in one pass however deep the graph (one update of the linked
+//! subtrees in immediate mode, one `propagate` in deferred mode), so a
+//! loaded manager's world transforms are up to date even if the saved one
+//! had moves pending.
 //!
-//! In a world the hierarchy is `ChildOf`, saved with the world's pairs;
-//! the links saved here repeat it (so older builds read the file). A load
-//! takes the links from the pairs; only a save with no `ChildOf` pair (one
+//! In a world the hierarchy is `ChildOf`, saved with the world's pairs,
+//! and it is the one truth: a load links each node under the node of its
+//! entity's nearest `ChildOf` ancestor with a transform, exactly as the
+//! manager follows the pairs in a world (see `follow.rs`). The links saved
+//! here repeat that (so older builds read the file) and give the order of
+//! each node's children; a saved link that disagrees with the pairs (a
+//! hand-edited or corrupt file) is ignored, never followed, so the loaded
+//! manager and the pairs cannot disagree. A link naming an entity without a
+//! node is refused as corrupt. Only a save with no `ChildOf` pair (one
 //! written before the hierarchy was saved as pairs) has its links become
-//! `ChildOf` pairs.
+//! `ChildOf` pairs, before the nodes are linked.
 
 use crate::TransformManager;
 use doecs::{Entity, World};
@@ -69,14 +76,16 @@ impl doecs_registry::SaveManager for TransformManager {
             m.create(entity, Affine3A::from_cols_array(&local))
                 .map_err(|e| e.to_string())?;
         }
+        let mut order = Vec::with_capacity(saved.links.len());
         for (child, parent) in saved.links {
             let find = |e: Entity| {
                 m.lookup(e)
+                    .map(|i| i.index())
                     .ok_or_else(|| format!("link names entity {e}, which has no node"))
             };
-            let (c, p) = (find(child)?, find(parent)?);
-            m.link(c, p).map_err(|e| e.to_string())?;
+            order.push((find(child)?, find(parent)?));
         }
+        m.link_from_hierarchy(world.hierarchy(), &order);
         if m.is_deferred() {
             m.propagate();
         }

@@ -11,7 +11,8 @@ use glam::Affine3A;
 /// Transform calls on a [`World`] or on one world of a universe
 /// ([`SharedWorld`]): each adds the world's
 /// [`TransformManager`] (immediate mode, told of despawns) if it has none,
-/// and links new instances as the world's `ChildOf` says.
+/// and links new instances as the world's `ChildOf` says (under the
+/// nearest ancestor with a transform).
 ///
 /// ```
 /// use doecs::World;
@@ -32,8 +33,9 @@ use glam::Affine3A;
 /// assert_eq!(tm.world(t).unwrap().translation, Vec3::Y.into());
 /// ```
 pub trait WorldTransforms: sealed::WorldAccess {
-    /// Gives `entity` a transform with local `local`, linked under its
-    /// `ChildOf` parent's transform and over its children's.
+    /// Gives `entity` a transform with local `local`, linked under the
+    /// transform of its nearest `ChildOf` ancestor with one, and over the
+    /// transforms below it that had no nearer ancestor with one.
     ///
     /// Errors: [`TransformError::NotAlive`], [`TransformError::AlreadyExists`],
     /// [`TransformError::CapacityOverflow`].

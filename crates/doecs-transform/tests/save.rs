@@ -1,5 +1,6 @@
 //! The transform manager through a world save: the hierarchy, child order,
-//! locals and world transforms come back exactly; bad saved states are
+//! locals and world transforms come back exactly; links that disagree with
+//! the `ChildOf` pairs are rebuilt from the pairs; bad saved states are
 //! refused with the reason.
 
 use doecs::{DestroyNotice, Entity, World};
@@ -95,15 +96,16 @@ fn bad_saved_graphs_are_refused() {
     let good: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     let load = |v: &serde_json::Value| World::load(v.to_string().as_bytes(), &registry());
     assert!(load(&good).is_ok());
-    // A cycle: 0 under 9, which is under 7, 3, 0.
+    // A link naming an entity that has no node.
     let mut v = good.clone();
+    let stranger = Entity::from_parts(500, 0).to_bits();
     v["managers"]["transform"]["links"]
         .as_array_mut()
         .unwrap()
-        .push(serde_json::json!([es[0].to_bits(), es[9].to_bits()]));
+        .push(serde_json::json!([es[0].to_bits(), stranger]));
     let err = load(&v).unwrap_err();
     assert!(
-        matches!(&err, LoadError::Manager { name, .. } if name == "transform"),
+        matches!(&err, LoadError::Manager { name, message } if name == "transform" && message.contains("has no node")),
         "{err}"
     );
     // A node of an entity that is not alive.
@@ -160,4 +162,54 @@ fn links_of_a_save_without_pairs_become_child_of() {
         assert_eq!(tm.world(a), tm2.world(b), "{e:?} world, bit for bit");
     }
     tm2.check_invariants();
+}
+
+/// The pairs are the one truth: a save whose transform links disagree with
+/// its `ChildOf` pairs (hand-edited or corrupt: every node under one leaf,
+/// or a link closing a cycle) loads with every node linked as the pairs
+/// say and world transforms computed from them as soon as the load
+/// returns, in both modes. The disagreeing links are never followed.
+#[test]
+fn links_that_disagree_with_the_pairs_are_rebuilt_from_child_of() {
+    for deferred in [false, true] {
+        let (world, es) = scene(deferred);
+        let mut bytes = Vec::new();
+        world
+            .save(&mut bytes, SaveFormat::Json, &registry())
+            .unwrap();
+        let good: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let leaf = es[19].to_bits();
+        let mut under_a_leaf = good.clone();
+        for link in under_a_leaf["managers"]["transform"]["links"]
+            .as_array_mut()
+            .unwrap()
+        {
+            link[1] = leaf.into();
+        }
+        let mut cycle = good.clone();
+        // 0 under 9, which the pairs put under 7, 3 and 0.
+        cycle["managers"]["transform"]["links"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!([es[0].to_bits(), es[9].to_bits()]));
+        for edited in [under_a_leaf, cycle] {
+            let loaded = World::load(edited.to_string().as_bytes(), &registry())
+                .unwrap_or_else(|e| panic!("deferred {deferred}: {e}"));
+            let (a, b) = (
+                world.manager::<TransformManager>().unwrap(),
+                loaded.manager::<TransformManager>().unwrap(),
+            );
+            b.check_invariants();
+            for &e in &es {
+                let (ia, ib) = (a.lookup(e).unwrap(), b.lookup(e).unwrap());
+                assert_eq!(
+                    b.parent(ib).map(|p| p.entity()),
+                    loaded.parent(e),
+                    "deferred {deferred}: {e:?} follows ChildOf"
+                );
+                // No propagation: a load leaves world transforms current.
+                assert_eq!(b.world(ib), a.world(ia), "deferred {deferred}: {e:?} world");
+            }
+        }
+    }
 }

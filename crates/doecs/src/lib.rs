@@ -50,8 +50,8 @@ pub use query::{
     ReadOnlyQueryData, View, ViewMut, With, Without,
 };
 pub use relation::{
-    ChildOf, Cleanup, Hierarchy, InheritQuery, IsA, PairQuery, ParentedBatch, ParentsFirst, Prefab,
-    Relation, RelationError, Relations, Sources, Targets, UpQuery,
+    ChildOf, Cleanup, Hierarchy, InheritQuery, IsA, PairQuery, PairsError, ParentedBatch,
+    ParentsFirst, Prefab, Relation, RelationError, Relations, Sources, Targets, UpQuery,
 };
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use storage::{ArchetypeId, Row};

@@ -71,11 +71,29 @@ pub trait ComponentManager: Any + Send + Sync {
     }
 
     /// Called after the world gave `child` the parent `parent` (`None`:
-    /// `child` lost its parent and lives on as a root). Despawns are not
-    /// reported here: they come to [`on_destroy`](Self::on_destroy). The
-    /// default does nothing.
-    fn on_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
-        let _ = (child, parent);
+    /// `child` lost its parent and lives on as a root), with the hierarchy
+    /// as it is now. Despawns are not reported here: they come to
+    /// [`on_destroy`](Self::on_destroy). The default does nothing.
+    fn on_parent_changed(
+        &mut self,
+        hierarchy: Hierarchy<'_>,
+        child: Entity,
+        parent: Option<Entity>,
+    ) {
+        let _ = (hierarchy, child, parent);
+    }
+
+    /// Called after the world gave each of `children` a parent in one call
+    /// (a batch of pairs: `set_parents_in_batch`, a level, `instantiate`,
+    /// `add_pairs`), with the hierarchy as it is now, which names each
+    /// child's parent. A manager that answers a change with a walk of the
+    /// hierarchy can share the walk across the batch here. The default
+    /// calls [`on_parent_changed`](Self::on_parent_changed) for each child,
+    /// in order.
+    fn on_parents_changed(&mut self, hierarchy: Hierarchy<'_>, children: &[Entity]) {
+        for &child in children {
+            self.on_parent_changed(hierarchy, child, hierarchy.parent(child));
+        }
     }
 }
 
@@ -250,9 +268,24 @@ impl Managers {
     }
 
     /// Tells every manager that `child`'s parent is now `parent`.
-    pub(crate) fn notify_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
+    pub(crate) fn notify_parent_changed(
+        &mut self,
+        hierarchy: Hierarchy<'_>,
+        child: Entity,
+        parent: Option<Entity>,
+    ) {
         for slot in &mut self.slots {
-            slot.get_mut().on_parent_changed(child, parent);
+            slot.get_mut().on_parent_changed(hierarchy, child, parent);
+        }
+    }
+
+    /// Tells every manager that each of `children` got a parent.
+    pub(crate) fn notify_parents_changed(&mut self, hierarchy: Hierarchy<'_>, children: &[Entity]) {
+        if children.is_empty() {
+            return;
+        }
+        for slot in &mut self.slots {
+            slot.get_mut().on_parents_changed(hierarchy, children);
         }
     }
 

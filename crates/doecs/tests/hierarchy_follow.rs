@@ -22,7 +22,7 @@ impl ComponentManager for Follower {
             .map(|&e| (e, hierarchy.parent(e)))
             .collect();
     }
-    fn on_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
+    fn on_parent_changed(&mut self, _: Hierarchy<'_>, child: Entity, parent: Option<Entity>) {
         self.changes.push((child, parent));
     }
 }

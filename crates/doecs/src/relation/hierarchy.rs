@@ -5,8 +5,10 @@
 //! the truth, and a manager that keeps parent links of its own for speed
 //! (the transform manager keeps instance indices so world transforms are
 //! immediately correct) *follows* them. The world tells every manager of
-//! each `ChildOf` change ([`ComponentManager::on_parent_changed`]) and hands
-//! it this view when it joins the world or after a load replaced the pairs
+//! each `ChildOf` change ([`ComponentManager::on_parent_changed`], or
+//! [`ComponentManager::on_parents_changed`] once for a batch), with this
+//! view as it stands after the change, and hands it this view when it joins
+//! the world or after a load replaced the pairs
 //! ([`ComponentManager::follow_hierarchy`]); a manager creating instances
 //! for entities that already have parents or children reads them here.
 //!
@@ -29,6 +31,7 @@
 //!
 //! [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
 //! [`ComponentManager::on_parent_changed`]: crate::ComponentManager::on_parent_changed
+//! [`ComponentManager::on_parents_changed`]: crate::ComponentManager::on_parents_changed
 //! [`ComponentManager::follow_hierarchy`]: crate::ComponentManager::follow_hierarchy
 
 use super::table::{RelationTable, Sources, TableStamp};

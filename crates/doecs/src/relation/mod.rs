@@ -158,6 +158,42 @@ pub enum RelationError {
         /// Number of parent indices.
         parents: usize,
     },
+    /// A batch of new pairs names a pair twice, or one that exists.
+    #[error("({relation}, {target:?}) on {subject:?} is listed twice, or exists already")]
+    DuplicatePair {
+        /// The relation's type name.
+        relation: &'static str,
+        /// The pair's source.
+        subject: Entity,
+        /// The pair's target.
+        target: Entity,
+    },
+    /// A batch of new pairs gives a source of an exclusive relation a
+    /// second target (in the batch, or beside the one it has).
+    #[error("{subject:?} already has target {existing:?} in the exclusive relation {relation}, so it cannot also have {target:?}")]
+    SecondTarget {
+        /// The relation's type name.
+        relation: &'static str,
+        /// The pair's source.
+        subject: Entity,
+        /// The target it has (or was given earlier in the batch).
+        existing: Entity,
+        /// The second target.
+        target: Entity,
+    },
+}
+
+/// Why [`WorldCore::add_pairs`](crate::WorldCore::add_pairs) refused a
+/// batch of pairs: the first pair that adding them one by one would have
+/// refused, and why. The world is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("pair {index}: {error}")]
+pub struct PairsError {
+    /// The pair's position in the batch.
+    pub index: usize,
+    /// Why it was refused.
+    #[source]
+    pub error: RelationError,
 }
 
 /// Every relation table of a world, one per relation type used.

@@ -378,6 +378,46 @@ impl<R: Relation> RelationTable<R> {
         }
     }
 
+    /// Adds pairs none of which exists yet (with `R::EXCLUSIVE`, from
+    /// sources with no pair of `R`), in order: the rows and lists that
+    /// [`insert`](Self::insert) of each in turn makes, without its walk of
+    /// the source's list per pair. Each source's list is walked to its end
+    /// once, so a batch costs time linear in its pairs and in the pairs its
+    /// sources had. `index_bound` bounds the entities' indices.
+    pub(crate) fn insert_new(
+        &mut self,
+        pairs: impl ExactSizeIterator<Item = (Entity, Entity, R)>,
+        index_bound: usize,
+    ) {
+        self.reserve(pairs.len(), index_bound);
+        // The last row of each source with a row: a source's list grows at
+        // its end.
+        let mut tails: std::collections::HashMap<u32, RowId> = std::collections::HashMap::new();
+        for (source, target, value) in pairs {
+            let after = if R::EXCLUSIVE {
+                debug_assert!(self.out_head(source).is_none(), "one pair per source");
+                None
+            } else {
+                match tails.get(&source.index()) {
+                    Some(&r) => Some(r),
+                    None => {
+                        let mut last = self.out_head(source);
+                        while let Some(next) = last.and_then(|r| self.rows[r.index()].next_out) {
+                            last = Some(next);
+                        }
+                        last
+                    }
+                }
+            };
+            debug_assert!(self.find(source, target).is_none(), "a new pair");
+            let at = self.rows.len();
+            self.push_row(source, target, value, after);
+            if !R::EXCLUSIVE {
+                tails.insert(source.index(), RowId::new(at));
+            }
+        }
+    }
+
     /// Splices rows `start..=last`, already a circular list of their own
     /// (one new row, or a run written by
     /// [`insert_fresh_batch`](Self::insert_fresh_batch)), onto the end of

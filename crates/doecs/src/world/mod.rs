@@ -25,6 +25,7 @@
 //! core per structural change; `typed` and `untyped` the component API for
 //! Rust types and for runtime components; `batch` the batch paths.
 
+mod add_pairs;
 mod batch;
 mod builder;
 pub mod core;

@@ -1,7 +1,10 @@
 //! The world's relationship API: adding, removing and reading pairs, and
 //! walking the `ChildOf` hierarchy. The pairs live beside the archetypes
 //! (see [`crate::relation`] for why); despawning cleans them up in the
-//! despawn core (`structure`), so every despawn path does.
+//! despawn core (`structure`), so every despawn path does. A batch of new
+//! pairs of any relation goes in through `add_pairs.rs`, checked as a
+//! whole in linear time; a batch of parents indexed into the batch itself
+//! (levels, prefab subtrees) through [`WorldCore::parent_batch`] here.
 
 use super::core::WorldCore;
 use super::structure::NewRows;
@@ -52,7 +55,7 @@ impl WorldCore {
             .table_mut::<R>()
             .insert(source, target, value);
         if is_child_of::<R>() {
-            self.managers.notify_parent_changed(source, Some(target));
+            self.notify_parent_changed(source, Some(target));
         }
         Ok(old)
     }
@@ -76,7 +79,7 @@ impl WorldCore {
                 target,
             })?;
         if is_child_of::<R>() {
-            self.managers.notify_parent_changed(source, None);
+            self.notify_parent_changed(source, None);
         }
         Ok(value)
     }
@@ -412,14 +415,22 @@ impl WorldCore {
         table.insert_fresh_batch(children, parents, index_bound);
         let stamp = table.stamp();
         if !self.managers.is_empty() {
-            for (&child, parent) in children.iter().zip(parents) {
-                if let Some(p) = *parent {
-                    let parent = children[p as usize];
-                    self.managers.notify_parent_changed(child, Some(parent));
-                }
-            }
+            let parented: Vec<Entity> = children
+                .iter()
+                .zip(parents)
+                .filter(|(_, p)| p.is_some())
+                .map(|(&c, _)| c)
+                .collect();
+            self.notify_parents_changed(&parented);
         }
         stamp
+    }
+
+    /// Tells every manager that `child`'s parent is now `parent`.
+    fn notify_parent_changed(&mut self, child: Entity, parent: Option<Entity>) {
+        let hierarchy = Hierarchy::new(self.relations.table::<ChildOf>());
+        self.managers
+            .notify_parent_changed(hierarchy, child, parent);
     }
 
     /// Hands every manager the hierarchy again, after the pairs were
