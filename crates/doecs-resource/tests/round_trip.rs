@@ -179,7 +179,9 @@ fn spawning_twice_gives_two_independent_copies() {
 fn dense_level_of_ten_thousand_round_trips() {
     let (compiler, spawner) = common::registry();
     let mut entities = Vec::new();
-    for i in 0..1000 {
+    // Miri runs a smaller level (still several chunks) through the same path.
+    let roots = if cfg!(miri) { 60 } else { 1000 };
+    for i in 0..roots {
         let kids: Vec<Value> = (0..9)
             .map(|k| {
                 serde_json::json!({
@@ -201,7 +203,7 @@ fn dense_level_of_ten_thousand_round_trips() {
     let out = spawner
         .spawn(&mut world, &blob, SpawnOptions::default())
         .unwrap();
-    assert_eq!(out.entities.len(), 10_000);
+    assert_eq!(out.entities.len(), roots * 10);
     assert_eq!(
         world.archetypes().iter().filter(|a| !a.is_empty()).count(),
         1,
