@@ -346,7 +346,12 @@ mod random_levels {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        // Under Miri: a few cases, and no failure file (no file system).
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 4 } else { 64 },
+            failure_persistence: if cfg!(miri) { None } else { ProptestConfig::default().failure_persistence },
+            ..ProptestConfig::default()
+        })]
         /// Any level with any mix of component sets round-trips, and each
         /// entity lands in the archetype of exactly its plain components.
         #[test]
