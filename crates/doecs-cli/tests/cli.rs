@@ -1,41 +1,12 @@
 //! The `doecs` binary end to end: help everywhere, the compile → inspect →
 //! run flow on files, and one-line errors with a non-zero exit.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-fn doecs(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_doecs"))
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("the binary runs")
-}
-
-/// Runs the binary in `dir` and fails the test (killing it) if it takes
-/// longer than `limit`: bad input must be refused, not hang.
-fn doecs_within(limit: Duration, dir: Option<&Path>, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_doecs"));
-    cmd.args(args)
-        .env_remove("RUST_BACKTRACE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(dir) = dir {
-        cmd.current_dir(dir);
-    }
-    let mut child = cmd.spawn().expect("the binary runs");
-    let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if start.elapsed() > limit {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("doecs {args:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
-}
+use common::run::{assert_one_line_error, doecs, doecs_within, temp_dir, text};
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
 
 /// `doecs compile json -o blob`.
 fn compile_to(json: &Path, blob: &Path) -> Output {
@@ -45,32 +16,6 @@ fn compile_to(json: &Path, blob: &Path) -> Output {
         "-o",
         blob.to_str().unwrap(),
     ])
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("doecs-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Asserts a failure with exactly one line on stderr, no panic text.
-fn assert_one_line_error(out: &Output, contains: &str) {
-    assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
-    let err = text(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(
-        err.contains(contains),
-        "{err:?} should contain {contains:?}"
-    );
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{err}"
-    );
 }
 
 #[test]

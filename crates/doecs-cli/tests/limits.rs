@@ -4,76 +4,20 @@
 //! Each is refused quickly with one line on stderr and exit status 1: no
 //! panic, no abort, no memory filled.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use common::run::{assert_ok, assert_one_line_error, doecs_within, s, temp_dir, text};
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
 
 /// Long enough for a debug build on a busy machine; a refusal takes
 /// milliseconds.
 const QUICK: Duration = Duration::from_secs(30);
 
-/// Runs the binary and fails the test (killing it) if it takes longer than
-/// [`QUICK`]: bad input must be refused, not run.
+/// Runs the binary within [`QUICK`].
 fn doecs(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_doecs"))
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if start.elapsed() > QUICK {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("doecs {args:?} still running after {QUICK:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("doecs-limits-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// Asserts a failure with exactly one line on stderr, no panic text.
-#[track_caller]
-fn assert_one_line_error(out: &Output, contains: &str) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(
-        err.contains(contains),
-        "{err:?} should contain {contains:?}"
-    );
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{err}"
-    );
-}
-
-#[track_caller]
-fn assert_ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "stdout: {}\nstderr: {}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    doecs_within(QUICK, None, args)
 }
 
 #[test]

@@ -2,33 +2,9 @@
 //! level at two threads and prints its figures; bad values are one-line
 //! errors.
 
-use std::process::{Command, Output};
+mod common;
 
-fn doecs(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_doecs"))
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Asserts a failure with exactly one line on stderr containing `contains`.
-#[track_caller]
-fn assert_one_line_error(out: &Output, contains: &str) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(
-        err.contains(contains),
-        "{err:?} should contain {contains:?}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-}
+use common::run::{assert_one_line_error, doecs, text};
 
 #[test]
 fn rollback_sync_test_passes_on_the_demo_level() {

@@ -17,45 +17,21 @@
 
 use criterion::measurement::Measurement;
 use criterion::{criterion_group, Criterion, Throughput};
-use doecs::{DestroyNotice, World};
+use doecs::World;
 use doecs_benchkit::{group, smoke};
-use doecs_registry::{ComponentRegistry, SaveFormat, WorldSaveExt};
-use doecs_transform::{TransformManager, WorldTransforms};
-use glam::{Affine3A, Vec3};
+use doecs_registry::{SaveFormat, WorldSaveExt};
 use std::hint::black_box;
 
-fn registry() -> ComponentRegistry {
-    let mut r = ComponentRegistry::new();
-    r.register_manager::<TransformManager>("transform", DestroyNotice::Callback)
-        .unwrap();
-    r
-}
-
-/// `n` entities in one hierarchy: a chain (`deep`) or a star.
-fn hierarchy(n: usize, deep: bool) -> World {
-    let mut world = World::new();
-    let es = world.spawn_empty_batch(n);
-    let parents: Vec<Option<u32>> = (0..n as u32)
-        .map(|k| match k {
-            0 => None,
-            _ if deep => Some(k - 1),
-            _ => Some(0),
-        })
-        .collect();
-    world.set_parents_in_batch(&es, &parents).unwrap();
-    let locals: Vec<Affine3A> = (0..n)
-        .map(|k| Affine3A::from_translation(Vec3::new(1.0, k as f32 * 1e-3, 0.0)))
-        .collect();
-    world.add_transforms(&es, &locals).unwrap();
-    world
-}
+#[path = "../tests/common/hierarchy.rs"]
+mod hierarchy;
+use hierarchy::{hierarchy, registry};
 
 fn save_hierarchy<M: Measurement>(c: &mut Criterion<M>) {
     let n = if smoke() { 1_000 } else { 100_000 };
     let registry = registry();
     let mut g = group(c, &format!("save_hierarchy_{n}"));
     for (shape, deep) in [("deep", true), ("wide", false)] {
-        let world = hierarchy(n, deep);
+        let (world, _) = hierarchy(n, deep);
         for (format, name) in [(SaveFormat::Binary, "binary"), (SaveFormat::Json, "json")] {
             let mut file = Vec::new();
             world.save(&mut file, format, &registry).unwrap();

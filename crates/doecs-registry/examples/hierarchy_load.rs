@@ -11,11 +11,13 @@
 //! Arguments, all optional: the number of entities (100,000), the shape
 //! (`deep` or `wide`) and the format (`binary` or `json`).
 
-use doecs::{DestroyNotice, Entity, World};
-use doecs_registry::{ComponentRegistry, SaveFormat, WorldSaveExt};
-use doecs_transform::{TransformManager, WorldTransforms};
-use glam::{Affine3A, Vec3};
+use doecs::World;
+use doecs_registry::{SaveFormat, WorldSaveExt};
+use doecs_transform::TransformManager;
 use std::time::Instant;
+
+#[path = "../tests/common/hierarchy.rs"]
+mod hierarchy;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -25,24 +27,10 @@ fn main() {
         Some("json") => SaveFormat::Json,
         _ => SaveFormat::Binary,
     };
-    let mut registry = ComponentRegistry::new();
-    registry
-        .register_manager::<TransformManager>("transform", DestroyNotice::Callback)
-        .unwrap();
+    let registry = hierarchy::registry();
 
     let start = Instant::now();
-    let mut world = World::new();
-    let es: Vec<Entity> = world.spawn_empty_batch(n);
-    let parents: Vec<Option<u32>> = (0..n as u32)
-        .map(|k| match k {
-            0 => None,
-            _ if deep => Some(k - 1),
-            _ => Some(0),
-        })
-        .collect();
-    world.set_parents_in_batch(&es, &parents).unwrap();
-    let locals = vec![Affine3A::from_translation(Vec3::X); n];
-    world.add_transforms(&es, &locals).unwrap();
+    let (world, es) = hierarchy::hierarchy(n, deep);
     let spawned = start.elapsed();
 
     let start = Instant::now();

@@ -8,38 +8,17 @@
 //! slow shared machine, hopeless for a load quadratic in depth, in debug
 //! and release builds alike.
 
-use doecs::{DestroyNotice, Entity, World};
-use doecs_registry::{ComponentRegistry, SaveFormat, WorldSaveExt};
-use doecs_transform::{TransformManager, WorldTransforms};
-use glam::{Affine3A, Vec3};
+mod common {
+    pub mod hierarchy;
+}
+
+use common::hierarchy::registry;
+use doecs::World;
+use doecs_registry::{SaveFormat, WorldSaveExt};
+use doecs_transform::TransformManager;
 use std::time::{Duration, Instant};
 
 const N: usize = 50_000;
-
-fn registry() -> ComponentRegistry {
-    let mut r = ComponentRegistry::new();
-    r.register_manager::<TransformManager>("transform", DestroyNotice::Callback)
-        .unwrap();
-    r
-}
-
-/// `N` entities, each one unit along x from its parent: a chain (`deep`)
-/// or a star under the first.
-fn hierarchy(deep: bool) -> (World, Vec<Entity>) {
-    let mut world = World::new();
-    let es = world.spawn_empty_batch(N);
-    let parents: Vec<Option<u32>> = (0..N as u32)
-        .map(|k| match k {
-            0 => None,
-            _ if deep => Some(k - 1),
-            _ => Some(0),
-        })
-        .collect();
-    world.set_parents_in_batch(&es, &parents).unwrap();
-    let locals = vec![Affine3A::from_translation(Vec3::X); N];
-    world.add_transforms(&es, &locals).unwrap();
-    (world, es)
-}
 
 /// Loads `bytes` on another thread, failing if that takes over `limit`
 /// (the thread is left to finish on its own); returns the world and the
@@ -61,7 +40,7 @@ fn load_within(bytes: Vec<u8>, limit: Duration) -> (World, Duration) {
 /// and checks every parent link and a few world transforms; returns the
 /// load's time.
 fn round_trip(deep: bool, format: SaveFormat, limit: Duration) -> Duration {
-    let (world, es) = hierarchy(deep);
+    let (world, es) = common::hierarchy::hierarchy(N, deep);
     let mut bytes = Vec::new();
     world.save(&mut bytes, format, &registry()).unwrap();
     let (loaded, took) = load_within(bytes, limit);

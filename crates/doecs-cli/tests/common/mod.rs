@@ -3,6 +3,8 @@
 //! HTTP/1.1 to it over a `TcpStream` (no client library).
 #![allow(dead_code)]
 
+pub mod run;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
