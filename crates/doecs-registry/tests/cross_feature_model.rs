@@ -803,6 +803,9 @@ impl Run {
                     let e = at(who);
                     if self.model.ents.contains_key(&e) {
                         bomb |= self.model.insert(e, c.kind(), c.value(), hooks);
+                    } else {
+                        // Refused: the value is dropped unused.
+                        bomb |= matches!(c, Comp::Bomb);
                     }
                 }
                 BufCmd::Despawn(_) => {
@@ -1002,7 +1005,7 @@ fn cases() -> u32 {
         std::env::var("DOECS_MODEL_CASES")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(48)
+            .unwrap_or(128)
     }
 }
 
