@@ -58,7 +58,7 @@ pub use storage::{ArchetypeId, Row};
 pub use system::desc::SystemDesc;
 pub use system::{
     function_system, system, Conflict, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut,
-    System, SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemParam,
+    System, SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemKind, SystemParam,
 };
 pub use tick::{ChangeWindow, Tick};
 pub use type_index::{TypeIdHasher, TypeIdMap};

@@ -1,13 +1,28 @@
 //! The names most programs use: `use doecs::prelude::*;`.
+//!
+//! Everything the README's examples name from doecs is here: the world and
+//! entities, bundles (the trait and `#[derive(Bundle)]`), queries and their
+//! filters, systems and their parameters, the schedule and its errors,
+//! command buffers, events, hooks, managers, snapshots, relationships and
+//! prefabs, and shared worlds. Lower-level pieces (runtime component
+//! descriptors, storage ids, access sets) stay at the crate root.
 
 pub use crate::command::{CommandBuffer, Commands};
 pub use crate::entity::Entity;
+pub use crate::error::EntityError;
 pub use crate::event::{EventReader, EventWriter, Events};
 pub use crate::hooks::{ComponentHooks, HookContext};
+pub use crate::manager::{ComponentManager, DestroyNotice};
 pub use crate::query::{Added, Changed, Or, Query, QueryState, View, ViewMut, With, Without};
-pub use crate::schedule::Schedule;
+pub use crate::relation::{
+    ChildOf, Cleanup, InheritQuery, IsA, PairQuery, Prefab, Relation, RelationError, UpQuery,
+};
+pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::{
     system, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut, SystemConfig,
 };
+pub use crate::universe::Universe;
 pub use crate::world::RemovedComponents;
-pub use crate::world::{World, WorldCore};
+pub use crate::world::{EntityBuilder, Snapshot, World, WorldCore};
+/// The `Bundle` trait and `#[derive(Bundle)]`.
+pub use crate::Bundle;

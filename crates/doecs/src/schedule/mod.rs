@@ -35,7 +35,7 @@ pub use plan::Plan;
 
 use crate::command::{ApplyReport, CommandBuffer};
 use crate::system::context::QueryCaches;
-use crate::system::desc::{IntoSystemDesc, SystemDesc};
+use crate::system::desc::{IntoSystemDesc, SystemDesc, SystemKind};
 use crate::system::{System, SystemAccess};
 use crate::tick::{ChangeWindow, Tick};
 use crate::world::per_world::PerWorld as PerWorldMap;
@@ -292,10 +292,13 @@ impl Schedule {
     }
 
     /// Adds a system (see [`crate::system`](mod@crate::system)).
-    pub fn add_system<M>(
-        &mut self,
-        system: impl IntoSystemDesc<M>,
-    ) -> Result<&mut Self, ScheduleError> {
+    ///
+    /// `SystemKind` comes before `IntoSystemDesc` in the bounds so that a
+    /// wrong parameter is reported by its type (see [`SystemKind`]).
+    pub fn add_system<M, S>(&mut self, system: S) -> Result<&mut Self, ScheduleError>
+    where
+        S: SystemKind<M> + IntoSystemDesc<M>,
+    {
         let desc: SystemDesc = system.into_desc();
         let system = desc.system?;
         let access = system.access().clone();

@@ -99,6 +99,11 @@ impl SystemDesc {
 
 /// Something [`Schedule::add_system`](crate::Schedule::add_system) accepts.
 /// `Marker` only tells the implementations apart.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a system",
+    label = "not a system",
+    note = "a system is a function of up to 12 system parameters (`Query`, `Res`, `Commands`, ..), a function whose only parameter is `&mut World`, or a `SystemDesc`"
+)]
 pub trait IntoSystemDesc<Marker> {
     /// The system with its ordering.
     fn into_desc(self) -> SystemDesc;
@@ -112,6 +117,51 @@ impl IntoSystemDesc<()> for SystemDesc {
 
 /// Marks function systems in [`IntoSystemDesc`].
 pub struct FunctionMarker;
+
+/// Which kind of system a value is, from its signature alone: a function
+/// of so many parameters (`Marker` names their types), an exclusive
+/// function over `&mut World`, or a [`SystemDesc`].
+///
+/// It exists for the compiler's messages.
+/// [`Schedule::add_system`](crate::Schedule::add_system) and
+/// [`SystemConfig`] ask for it before [`IntoSystemDesc`]: the number of
+/// parameters picks one kind, so the marker is known when the parameters
+/// are checked, and a parameter that is not a
+/// [`SystemParam`](super::SystemParam) is reported by its own type
+/// ("`&World` is not a system parameter"). Asked for `IntoSystemDesc` with
+/// the marker still open, the compiler would try every implementation,
+/// find that none applies, and name only the function. (A function of one
+/// `&mut World` parameter fits two kinds; `IntoSystemDesc` then picks the
+/// exclusive one.)
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a system",
+    label = "not a system",
+    note = "a system is a function of up to 12 system parameters (`Query`, `Res`, `Commands`, ..), a function whose only parameter is `&mut World`, or a `SystemDesc`"
+)]
+pub trait SystemKind<Marker> {}
+
+impl SystemKind<()> for SystemDesc {}
+
+impl<F: FnMut(&mut World)> SystemKind<ExclusiveMarker> for F {}
+
+macro_rules! function_kind {
+    ($($param:ident),*) => {
+        impl<F: FnMut($($param),*), $($param),*> SystemKind<(FunctionMarker, fn($($param,)*))> for F {}
+    };
+}
+function_kind!();
+function_kind!(P0);
+function_kind!(P0, P1);
+function_kind!(P0, P1, P2);
+function_kind!(P0, P1, P2, P3);
+function_kind!(P0, P1, P2, P3, P4);
+function_kind!(P0, P1, P2, P3, P4, P5);
+function_kind!(P0, P1, P2, P3, P4, P5, P6);
+function_kind!(P0, P1, P2, P3, P4, P5, P6, P7);
+function_kind!(P0, P1, P2, P3, P4, P5, P6, P7, P8);
+function_kind!(P0, P1, P2, P3, P4, P5, P6, P7, P8, P9);
+function_kind!(P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10);
+function_kind!(P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11);
 
 impl<M: 'static, F: SystemParamFunction<M>> IntoSystemDesc<(FunctionMarker, M)> for F {
     fn into_desc(self) -> SystemDesc {
@@ -131,26 +181,42 @@ impl<F: FnMut(&mut World) + Send + 'static> IntoSystemDesc<ExclusiveMarker> for 
 
 /// Ordering and naming for anything that becomes a system: a function
 /// system (`integrate.after("gravity")`), an exclusive one, or a desc.
-pub trait SystemConfig<Marker>: IntoSystemDesc<Marker> + Sized {
+///
+/// Implemented for every [`SystemKind`]; the methods ask for
+/// [`IntoSystemDesc`] themselves, so a function with a parameter that is not
+/// a system parameter is reported by that parameter's type here too.
+pub trait SystemConfig<Marker>: SystemKind<Marker> + Sized {
     /// Runs before the system, or every system labelled, `other`.
-    fn before(self, other: impl Into<String>) -> SystemDesc {
+    fn before(self, other: impl Into<String>) -> SystemDesc
+    where
+        Self: IntoSystemDesc<Marker>,
+    {
         self.into_desc().before(other)
     }
 
     /// Runs after the system, or every system labelled, `other`.
-    fn after(self, other: impl Into<String>) -> SystemDesc {
+    fn after(self, other: impl Into<String>) -> SystemDesc
+    where
+        Self: IntoSystemDesc<Marker>,
+    {
         self.into_desc().after(other)
     }
 
     /// Adds a label others can order against.
-    fn label(self, label: impl Into<String>) -> SystemDesc {
+    fn label(self, label: impl Into<String>) -> SystemDesc
+    where
+        Self: IntoSystemDesc<Marker>,
+    {
         self.into_desc().label(label)
     }
 
     /// Renames the system.
-    fn named(self, name: impl Into<String>) -> SystemDesc {
+    fn named(self, name: impl Into<String>) -> SystemDesc
+    where
+        Self: IntoSystemDesc<Marker>,
+    {
         self.into_desc().named(name)
     }
 }
 
-impl<M, T: IntoSystemDesc<M>> SystemConfig<M> for T {}
+impl<M, T: SystemKind<M>> SystemConfig<M> for T {}

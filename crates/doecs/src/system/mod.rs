@@ -25,7 +25,7 @@ pub mod param;
 
 pub use builder::{system, SystemBuilder};
 pub use context::SystemContext;
-pub use desc::{IntoSystemDesc, SystemConfig, SystemDesc};
+pub use desc::{IntoSystemDesc, SystemConfig, SystemDesc, SystemKind};
 pub use function::{function_system, FunctionSystem, SystemParamFunction};
 pub use param::{Local, Manager, ManagerMut, Res, ResMut, SystemParam};
 

@@ -104,6 +104,12 @@ impl SystemRun<'_> {
 /// `describe` must record everything `fetch` reads (as reads) and hands out
 /// mutably (as writes), and every resource or manager `fetch` expects to
 /// exist as required; `fetch` must touch nothing else.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a system parameter",
+    label = "not a system parameter",
+    note = "a function system's parameters are `Query<D, F>`, `Res<T>`, `ResMut<T>` (or an `Option` of either), `Commands`, `Local<T>`, `EventReader<E>`, `EventWriter<E>`, `RemovedComponents<T>`, `Manager<M>` and `ManagerMut<M>`",
+    note = "a component is reached through a query (`Query<&mut Position>`, not `&mut Position`); a system over the whole world takes `&mut World` as its only parameter"
+)]
 pub unsafe trait SystemParam: Sized {
     /// What the parameter keeps between runs (a query's matched archetypes,
     /// a local value).
