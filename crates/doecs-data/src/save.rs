@@ -1,4 +1,4 @@
-//! The DataComponent in save files (`doecs_registry::SaveManager`).
+//! The DataComponent in save files (`doecs::SaveManager`).
 //!
 //! A record is already a self-contained block of bytes (Bitsquid's
 //! "Allocation Adventures 1: The DataComponent": relocatable by `memcpy`),
@@ -34,7 +34,7 @@ pub struct SavedStore {
     pub records: Vec<(Entity, serde_bytes::ByteBuf)>,
 }
 
-impl doecs_registry::SaveManager for DataStore {
+impl doecs::SaveManager for DataStore {
     type Saved = SavedStore;
 
     fn to_saved(&self) -> SavedStore {

@@ -18,8 +18,6 @@ mod managers;
 mod relations;
 mod save;
 
-pub use managers::SaveManager;
-
 pub use save::{
     load_world, load_world_from_bytes, save_world, LoadError, LoadOptions, SaveError, SaveFormat,
     SaveOptions, WorldSaveExt, SAVE_MAGIC, SAVE_VERSION,

@@ -3,8 +3,9 @@
 //! A component manager (Bitsquid's "Building a Data-Oriented Entity
 //! System": a component that owns its storage, such as the transform
 //! hierarchy) is not an archetype column, so a save cannot copy it column
-//! by column. A manager type that implements [`SaveManager`] says what its
-//! saved form is (any serde type) and how to rebuild itself from it;
+//! by column. A manager type that implements [`SaveManager`] (in doecs,
+//! beside `ComponentManager`, with its `serde` feature) says what its saved
+//! form is (any serde type) and how to rebuild itself from it;
 //! [`ComponentRegistry::register_manager`] names it. Saving writes every
 //! registered manager the world has; loading rebuilds each one after the
 //! entities are placed, so it can check the entities it names, and adds it
@@ -14,35 +15,9 @@
 //! unless the save is told to skip what it cannot write.
 
 use crate::{ComponentRegistry, RegistryError};
-use doecs::{ComponentManager, DestroyNotice, World};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use doecs::{DestroyNotice, SaveManager, World};
 use serde_json::Value;
 use std::any::TypeId;
-
-/// A manager that can be written to and rebuilt from a save file.
-pub trait SaveManager: ComponentManager + Sized {
-    /// What a save holds for the manager.
-    type Saved: Serialize + DeserializeOwned;
-    /// The manager's state in saved form.
-    fn to_saved(&self) -> Self::Saved;
-    /// Rebuilds the manager in `world`, whose entities are placed already,
-    /// with their pairs (a manager that follows the hierarchy links itself
-    /// from the world's `ChildOf`).
-    /// A saved state that does not fit (an entity that is not alive, a
-    /// cycle) is an error saying why, never a panic.
-    fn from_saved(saved: Self::Saved, world: &World) -> Result<Self, String>;
-
-    /// `(child, parent)` links a saved state holds that belong in the
-    /// world's `ChildOf` hierarchy: saves written before the hierarchy was
-    /// saved as pairs kept it in the transform manager alone. A load adds
-    /// them as `ChildOf` pairs, in this order, when the save holds no
-    /// `ChildOf` pair of its own. The default holds none.
-    fn saved_parents(saved: &Self::Saved) -> Vec<(doecs::Entity, doecs::Entity)> {
-        let _ = saved;
-        Vec::new()
-    }
-}
 
 /// Writes the world's manager as postcard bytes (`None`: the world has none).
 type ToPostcard = fn(&World) -> Option<Result<Vec<u8>, String>>;

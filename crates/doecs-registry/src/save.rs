@@ -36,7 +36,7 @@
 //! unless [`SaveOptions::skip_unregistered`] says to leave it out.
 //! Managers registered with
 //! [`ComponentRegistry::register_manager`] are saved in their own form and
-//! rebuilt after the entities are placed (see [`SaveManager`](crate::SaveManager));
+//! rebuilt after the entities are placed (see [`SaveManager`](doecs::SaveManager));
 //! an unregistered manager is refused like an unregistered component.
 //! Relationship pairs are saved per relation, in an order that rebuilds
 //! every entity's targets and sources in their saved order (see

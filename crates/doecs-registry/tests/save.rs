@@ -465,7 +465,7 @@ impl doecs::ComponentManager for Names {
     }
 }
 
-impl doecs_registry::SaveManager for Names {
+impl doecs::SaveManager for Names {
     type Saved = Vec<(Entity, String)>;
     fn to_saved(&self) -> Self::Saved {
         self.0.iter().map(|(e, n)| (*e, n.clone())).collect()

@@ -1,4 +1,4 @@
-//! The transform manager in save files (`doecs_registry::SaveManager`).
+//! The transform manager in save files (`doecs::SaveManager`).
 //!
 //! The saved form is what defines the scene graph and nothing derived:
 //! each node's entity and local transform, in array order, and the
@@ -38,7 +38,7 @@ pub struct SavedTransforms {
     pub links: Vec<(Entity, Entity)>,
 }
 
-impl doecs_registry::SaveManager for TransformManager {
+impl doecs::SaveManager for TransformManager {
     type Saved = SavedTransforms;
 
     fn to_saved(&self) -> SavedTransforms {

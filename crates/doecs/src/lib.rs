@@ -44,6 +44,8 @@ pub use error::EntityError;
 pub use event::{EventCursor, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use location::Location;
+#[cfg(feature = "serde")]
+pub use manager::SaveManager;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
     Access, Added, Changed, Or, Query, QueryData, QueryFilter, QueryIter, QueryState,
