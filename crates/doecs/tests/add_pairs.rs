@@ -169,6 +169,7 @@ fn parents_in_one_batch(n: usize, deep: bool) -> Duration {
 /// star's time plus a second (one by one, the chain's cycle checks alone
 /// walk 2 * 10^10 steps).
 #[test]
+#[cfg_attr(miri, ignore = "a timing test at scale")]
 fn a_deep_chain_goes_in_about_as_fast_as_a_wide_star() {
     const N: usize = 200_000;
     let wide = parents_in_one_batch(N, false);
