@@ -462,7 +462,8 @@ impl World {
     /// capacity kept). Commands whose entity died meanwhile are reported, and
     /// the others still apply.
     pub fn apply(&mut self, commands: &mut CommandBuffer) -> ApplyReport {
-        let report = commands.apply_to(self);
+        // One check at the end, not one per command.
+        let report = self.with_checks_held(|world| commands.apply_to(world));
         self.flush_hooks();
         report
     }
@@ -472,10 +473,13 @@ impl World {
         &mut self,
         buffers: impl IntoIterator<Item = &'a mut CommandBuffer>,
     ) -> ApplyReport {
-        let mut report = ApplyReport::default();
-        for buffer in buffers {
-            report.absorb(buffer.apply_to(self));
-        }
+        let report = self.with_checks_held(|world| {
+            let mut report = ApplyReport::default();
+            for buffer in buffers {
+                report.absorb(buffer.apply_to(world));
+            }
+            report
+        });
         self.flush_hooks();
         report
     }

@@ -1,4 +1,14 @@
 #![doc = include_str!("../../../README.md")]
+//!
+//! # Cargo features
+//!
+//! - `serde`: `Serialize` and `Deserialize` for [`Entity`], so components
+//!   holding entity references can be saved and loaded.
+//! - `sanitize`: every structural operation ends with a check of the whole
+//!   world's invariants ([`World::check_invariants`]), as flecs's
+//!   `FLECS_SANITIZE` does (see "Sanitize builds" above). O(world) per
+//!   operation, for tests and debugging; off, the checks compile to
+//!   nothing. `cargo test -p doecs --features sanitize`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 

@@ -96,13 +96,16 @@ impl Universe {
 
     /// Creates an entity with no components in any world.
     pub fn spawn(&mut self) -> Entity {
-        self.entities.alloc()
+        let entity = self.entities.alloc();
+        self.sanitize();
+        entity
     }
 
     /// Creates `count` entities at once.
     pub fn spawn_many(&mut self, count: usize) -> Vec<Entity> {
         let mut out = Vec::with_capacity(count);
         self.entities.alloc_many(count, &mut out);
+        self.sanitize();
         out
     }
 
@@ -114,6 +117,7 @@ impl Universe {
         for world in &mut self.worlds {
             world.core.forget_destroyed(std::slice::from_ref(&entity));
         }
+        self.sanitize();
         Ok(())
     }
 
@@ -128,6 +132,7 @@ impl Universe {
         }
         let count = destroyed.len();
         self.scratch = destroyed;
+        self.sanitize();
         count
     }
 
@@ -166,12 +171,29 @@ impl Universe {
     pub fn check_invariants(&self) {
         self.entities.check_invariants();
         for world in &self.worlds {
-            world.core.check_invariants();
-            world.core.entities.check_index_invariants();
-            for e in world.core.iter_entities() {
-                assert!(self.entities.alive(e), "world keeps dead entity {e}");
-            }
+            check_member(&self.entities, &world.core);
         }
+    }
+
+    /// With the `sanitize` feature, [`Universe::check_invariants`];
+    /// otherwise nothing.
+    #[inline]
+    fn sanitize(&self) {
+        #[cfg(feature = "sanitize")]
+        {
+            crate::world::sanitize::count_check();
+            self.check_invariants();
+        }
+    }
+}
+
+/// Verifies one world of a universe whose allocator is `entities`: its
+/// storage, its index, and that every entity it stores is alive.
+fn check_member(entities: &Entities, core: &WorldCore) {
+    core.check_invariants();
+    core.entities.check_index_invariants();
+    for e in core.iter_entities() {
+        assert!(entities.alive(e), "world keeps dead entity {e}");
     }
 }
 
@@ -238,7 +260,10 @@ impl SharedWorld<'_> {
     pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
         self.core.bundle_id::<B>()?;
         self.enter(entity)?;
-        self.core.insert(entity, bundle)
+        self.core.insert(entity, bundle)?;
+        #[cfg(feature = "sanitize")]
+        check_member(self.entities, self.core);
+        Ok(())
     }
 
     /// A query with mutable access.

@@ -53,8 +53,20 @@ fn first_move_caches_both_edges() {
 
 #[test]
 fn repeated_moves_follow_cached_edges() {
-    let n = if cfg!(miri) { 20 } else { 2000 };
-    let rounds = if cfg!(miri) { 3 } else { 20 };
+    // With `sanitize` every move checks the whole world: fewer, smaller
+    // rounds (still several chunks of rows).
+    let n = if cfg!(miri) {
+        20
+    } else if cfg!(feature = "sanitize") {
+        300
+    } else {
+        2000
+    };
+    let rounds = if cfg!(miri) || cfg!(feature = "sanitize") {
+        3
+    } else {
+        20
+    };
     let mut world = World::with_config(WorldConfig {
         chunk_bytes: 1024,
         min_free_indices: 0,

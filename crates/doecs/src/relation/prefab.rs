@@ -179,6 +179,7 @@ impl World {
             .flat_map(|slot| (0..n).map(move |i| slot.map(|s| (s * n + i) as u32)))
             .collect();
         self.insert_fresh_child_of(&all, &parents, index_bound);
+        self.sanitize();
         Ok(all[..n].to_vec())
     }
 }

@@ -511,15 +511,19 @@ impl PlanRun<'_> {
                         // A hook run by a command may panic: report it as
                         // the panic of the system whose commands were being
                         // applied, drop the rest, and settle the id pools.
+                        // The world is checked once, when the pools are
+                        // settled (`sanitize`).
                         let mut applying = None;
                         let outcome = catch_unwind(AssertUnwindSafe(|| {
-                            for &i in &graph.systems {
-                                let mut slot = lock(&slots[i]);
-                                if !slot.commands.is_empty() {
-                                    applying = Some(i);
-                                    report.commands.absorb(world.apply(&mut slot.commands));
+                            world.with_checks_held(|world| {
+                                for &i in &graph.systems {
+                                    let mut slot = lock(&slots[i]);
+                                    if !slot.commands.is_empty() {
+                                        applying = Some(i);
+                                        report.commands.absorb(world.apply(&mut slot.commands));
+                                    }
                                 }
-                            }
+                            })
                         }));
                         match outcome {
                             Ok(()) => None,
@@ -543,6 +547,7 @@ impl PlanRun<'_> {
                     self.with_pools(graph, |pools| {
                         ids::settle_pools(&mut world.core.entities, pools)
                     });
+                    world.sanitize();
                     // The commands were stamped with the segment's closing
                     // tick; what follows gets a later one.
                     let after = world.change_tick().next();

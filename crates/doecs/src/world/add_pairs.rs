@@ -100,6 +100,7 @@ impl WorldCore {
             let children: Vec<Entity> = ends.iter().map(|&(s, _)| s).collect();
             self.notify_parents_changed(&children);
         }
+        self.sanitize();
         Ok(())
     }
 

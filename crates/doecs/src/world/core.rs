@@ -69,6 +69,10 @@ pub struct WorldCore {
     pub(crate) event_updaters: Vec<EventUpdater>,
     /// Relationship pairs, beside the archetypes (see [`crate::relation`]).
     pub(crate) relations: crate::relation::Relations,
+    /// How many operations under way check the world once at their end,
+    /// for all the operations they are made of (see `sanitize`).
+    #[cfg(feature = "sanitize")]
+    pub(crate) checks_held: u32,
 }
 
 impl std::fmt::Debug for WorldCore {
@@ -102,6 +106,8 @@ impl WorldCore {
             removals: Default::default(),
             event_updaters: Vec::new(),
             relations: Default::default(),
+            #[cfg(feature = "sanitize")]
+            checks_held: 0,
         }
     }
 
@@ -397,7 +403,9 @@ impl WorldCore {
     /// assert_eq!(world.chunk_memory_bytes(), 0);
     /// ```
     pub fn free_unused_chunk_memory(&mut self) -> usize {
-        self.archetypes.iter_mut().map(|a| a.shrink_to_fit()).sum()
+        let freed = self.archetypes.iter_mut().map(|a| a.shrink_to_fit()).sum();
+        self.sanitize();
+        freed
     }
 
     /// Verifies the storage invariants: the archetypes and their graph, and

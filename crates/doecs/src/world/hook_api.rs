@@ -66,19 +66,31 @@ impl World {
     /// Applies the commands hooks recorded, round after round (see the
     /// module docs). World operations call this themselves; calling it is
     /// only needed after [`MAX_HOOK_ROUNDS`] rounds ran out.
+    ///
+    /// With the `sanitize` feature, this is also where the operation's
+    /// invariant check runs: once after the last round (not after each
+    /// command of each round), or at once when there are no commands or a
+    /// flush is already under way.
     pub fn flush_hooks(&mut self) {
-        if self.core.hooks.commands.is_empty() || self.flushing_hooks {
-            return;
+        if !self.core.hooks.commands.is_empty() && !self.flushing_hooks {
+            self.apply_hook_commands();
         }
+        self.sanitize();
+    }
+
+    /// The rounds of [`flush_hooks`](Self::flush_hooks).
+    fn apply_hook_commands(&mut self) {
         self.flushing_hooks = true;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let mut rounds = 0;
-            while !self.core.hooks.commands.is_empty() && rounds < MAX_HOOK_ROUNDS {
-                rounds += 1;
-                let mut batch = std::mem::take(&mut self.core.hooks.commands);
-                let report = self.apply(&mut batch);
-                self.hook_failures.extend(report.failed);
-            }
+            self.with_checks_held(|world| {
+                let mut rounds = 0;
+                while !world.core.hooks.commands.is_empty() && rounds < MAX_HOOK_ROUNDS {
+                    rounds += 1;
+                    let mut batch = std::mem::take(&mut world.core.hooks.commands);
+                    let report = world.apply(&mut batch);
+                    world.hook_failures.extend(report.failed);
+                }
+            })
         }));
         self.flushing_hooks = false;
         if let Err(payload) = outcome {
@@ -136,7 +148,7 @@ impl World {
         if self.core.entities.is_reserved(entity) {
             return self.spawn_reserved(entity, (value,));
         }
-        let result = self.core.insert_one(entity, value);
+        let result = self.with_checks_held(|w| w.core.insert_one(entity, value));
         self.flush_hooks();
         result
     }
@@ -147,7 +159,7 @@ impl World {
         if self.core.entities.is_reserved(entity) {
             return self.spawn_reserved(entity, bundle);
         }
-        let result = self.core.insert(entity, bundle);
+        let result = self.with_checks_held(|w| w.core.insert(entity, bundle));
         self.flush_hooks();
         result
     }
@@ -156,7 +168,7 @@ impl World {
     /// reserved id is spawned (empty) first, so it lacks `T`.
     pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
         self.spawn_if_reserved(entity);
-        let result = self.core.remove_one::<T>(entity);
+        let result = self.with_checks_held(|w| w.core.remove_one::<T>(entity));
         self.flush_hooks();
         result
     }
@@ -165,7 +177,7 @@ impl World {
     /// reserved id is spawned (empty) first, so it lacks `B`.
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
         self.spawn_if_reserved(entity);
-        let result = self.core.remove::<B>(entity);
+        let result = self.with_checks_held(|w| w.core.remove::<B>(entity));
         self.flush_hooks();
         result
     }
@@ -176,7 +188,7 @@ impl World {
         entity: Entity,
         new: New,
     ) -> Result<Old, EntityError> {
-        let result = self.core.exchange::<Old, New>(entity, new);
+        let result = self.with_checks_held(|w| w.core.exchange::<Old, New>(entity, new));
         self.flush_hooks();
         result
     }
@@ -188,7 +200,7 @@ impl World {
         id: ComponentId,
         bytes: &[u8],
     ) -> Result<(), EntityError> {
-        let result = self.core.insert_bytes(entity, id, bytes);
+        let result = self.with_checks_held(|w| w.core.insert_bytes(entity, id, bytes));
         self.flush_hooks();
         result
     }
@@ -204,14 +216,14 @@ impl World {
         value: *const u8,
     ) -> Result<(), EntityError> {
         // SAFETY: forwarded contract.
-        let result = unsafe { self.core.insert_raw(entity, id, value) };
+        let result = self.with_checks_held(|w| unsafe { w.core.insert_raw(entity, id, value) });
         self.flush_hooks();
         result
     }
 
     /// As [`WorldCore::remove_by_id`], then applies what hooks recorded.
     pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<(), EntityError> {
-        let result = self.core.remove_by_id(entity, id);
+        let result = self.with_checks_held(|w| w.core.remove_by_id(entity, id));
         self.flush_hooks();
         result
     }

@@ -31,6 +31,8 @@ impl World {
             ..config
         });
         world.core.entities = entities;
+        world.note_placing();
+        world.sanitize();
         Ok(world)
     }
 
@@ -83,6 +85,7 @@ impl World {
                 }
             })
         };
+        self.note_placing();
         self.flush_hooks();
         Ok(())
     }

@@ -23,7 +23,8 @@
 //! The file is split by concern: this file holds the `World` (ids, spawning,
 //! despawning); [`core`] the `WorldCore` and its lookups; `structure` the one
 //! core per structural change; `typed` and `untyped` the component API for
-//! Rust types and for runtime components; `batch` the batch paths.
+//! Rust types and for runtime components; `batch` the batch paths;
+//! `sanitize` the invariant checks of the `sanitize` feature.
 
 mod add_pairs;
 mod batch;
@@ -35,6 +36,7 @@ mod load;
 pub(crate) mod per_world;
 mod relations;
 mod removals;
+pub(crate) mod sanitize;
 mod snapshot;
 mod structure;
 mod tracking;
@@ -101,6 +103,10 @@ pub struct World {
     pub(crate) restore_scratch: crate::storage::RestoreScratch,
     /// The last snapshot restored (its serial) and the tick it was at.
     pub(crate) last_restore: Option<(u64, crate::tick::Tick)>,
+    /// Whether a load is placing rows: some live entity has none yet (see
+    /// `sanitize`).
+    #[cfg(feature = "sanitize")]
+    pub(crate) placing: bool,
 }
 
 impl Default for World {
@@ -146,6 +152,8 @@ impl World {
             resource_savers: Vec::new(),
             restore_scratch: Default::default(),
             last_restore: None,
+            #[cfg(feature = "sanitize")]
+            placing: false,
         }
     }
 
@@ -276,7 +284,7 @@ impl World {
     /// assert!(!world.alive(e));
     /// ```
     pub fn take<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
-        let values = self.core.remove::<B>(entity)?;
+        let values = self.with_checks_held(|w| w.core.remove::<B>(entity))?;
         // A hook run by the removal may have despawned it already; either
         // way it is gone now.
         let _ = self

@@ -57,6 +57,7 @@ impl WorldCore {
         if is_child_of::<R>() {
             self.notify_parent_changed(source, Some(target));
         }
+        self.sanitize();
         Ok(old)
     }
 
@@ -81,6 +82,7 @@ impl WorldCore {
         if is_child_of::<R>() {
             self.notify_parent_changed(source, None);
         }
+        self.sanitize();
         Ok(value)
     }
 
@@ -341,7 +343,9 @@ impl WorldCore {
         if !in_order {
             Self::check_batch_acyclic(children, parents)?;
         }
-        Ok(self.insert_batch_rows(children, parents, in_order, index_bound))
+        let rows = self.insert_batch_rows(children, parents, in_order, index_bound);
+        self.sanitize();
+        Ok(rows)
     }
 
     /// Adds a checked batch's pairs ([`WorldCore::insert_fresh_child_of`])

@@ -335,6 +335,7 @@ impl World {
         self.last_restore = Some((snapshot.serial, now));
         // Later writes must stamp after the restore.
         self.core.set_change_tick(now.next());
+        self.sanitize();
         Ok(())
     }
 }

@@ -38,6 +38,7 @@ impl WorldCore {
         let id = self.bundle_id::<B>()?;
         // SAFETY: `location` is the entity's; the writer fills exactly `B`'s fields.
         unsafe { self.insert_fields(entity, location, id, typed_writer(bundle)) };
+        self.sanitize();
         Ok(())
     }
 
@@ -63,6 +64,7 @@ impl WorldCore {
                 values = Some(B::read_row(bases, row));
             })?
         };
+        self.sanitize();
         Ok(values.expect("read by remove_fields"))
     }
 
@@ -102,6 +104,7 @@ impl WorldCore {
                 typed_writer(new),
             )?
         };
+        self.sanitize();
         Ok(values.expect("read by exchange_fields"))
     }
 

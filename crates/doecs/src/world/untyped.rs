@@ -123,6 +123,7 @@ impl WorldCore {
                 std::ptr::copy_nonoverlapping(value, bases[0].add(row * size), size)
             })
         };
+        self.sanitize();
         Ok(())
     }
 
@@ -142,6 +143,7 @@ impl WorldCore {
         }
         .map_err(|_| EntityError::MissingComponentId { entity, id })?;
         drop(graveyard);
+        self.sanitize();
         Ok(())
     }
 }
