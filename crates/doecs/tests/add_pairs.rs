@@ -117,8 +117,14 @@ fn pairs(n: usize, len: usize) -> impl Strategy<Value = Vec<(usize, usize)>> {
 }
 
 proptest! {
+    // Under Miri: a few cases, and no failure file (no file system).
     #![proptest_config(ProptestConfig {
         cases: if cfg!(miri) { 4 } else { 256 },
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
         ..ProptestConfig::default()
     })]
 
