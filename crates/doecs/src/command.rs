@@ -35,10 +35,10 @@
 
 use crate::bundle::Bundle;
 use crate::component::Component;
+use crate::entities::spawn_ids::SpawnIds;
 use crate::entities::Entities;
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::schedule::ids::SpawnIds;
 use crate::world::World;
 use std::mem::{self, MaybeUninit};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};

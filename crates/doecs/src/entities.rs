@@ -24,7 +24,8 @@
 //! ids with `&mut self`, in exactly the order [`Entities::alloc_many`] would,
 //! so a caller that reserves in a fixed order gets the same ids on every run;
 //! the schedule uses this to give each system its own pool of ids before the
-//! systems start, which keeps ids independent of the thread count.
+//! systems start (`spawn_ids`), which keeps ids independent of the thread
+//! count.
 //! [`Entities::reserve`] needs only `&self` and hands out fresh indices
 //! through an atomic cursor, for command buffers recorded outside a schedule;
 //! ids reserved that way on several threads at once depend on timing.
@@ -39,6 +40,7 @@
 //! [`WorldCore`](crate::WorldCore) offers no way to reach its table.
 
 mod image;
+pub(crate) mod spawn_ids;
 pub use image::{EntityTableImage, ImageError};
 
 use crate::entity::{Entity, MIN_FREE_INDICES};

@@ -13,7 +13,7 @@
 //! system insertion order at the end of the schedule or at a sync point, so
 //! the result does not depend on the thread count or on timing. Entity ids
 //! for spawns recorded while systems run come from per-system pools handed
-//! out before the systems start (see `ids`), so they too are the same at
+//! out before the systems start (see `entities::spawn_ids`), so they too are the same at
 //! any thread count and in every run.
 //!
 //! A schedule can run on any number of worlds. What a system keeps about a
@@ -27,20 +27,19 @@
 //! Since systems cannot change the world's structure while they run, the
 //! world stays consistent.
 
-pub(crate) mod ids;
 pub mod plan;
 mod runner;
 
 pub use plan::Plan;
 
 use crate::command::{ApplyReport, CommandBuffer};
+use crate::entities::spawn_ids::{self as ids, SpawnIds};
 use crate::system::context::QueryCaches;
 use crate::system::desc::{IntoSystemDesc, SystemDesc, SystemKind};
 use crate::system::{System, SystemAccess};
 use crate::tick::{ChangeWindow, Tick};
 use crate::world::per_world::PerWorld as PerWorldMap;
 use crate::world::{World, WorldCore};
-use ids::SpawnIds;
 use plan::{Graph, Segment, Step, SystemFacts};
 pub use runner::on_schedule_pool;
 pub(crate) use runner::sequential_here;

@@ -17,11 +17,11 @@ use super::SystemAccess;
 use crate::bundle::Bundle;
 use crate::command::{CommandBuffer, Commands, IdSource};
 use crate::component::Component;
+use crate::entities::spawn_ids::SpawnIds;
 use crate::entities::Entities;
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::query::{AccessKey, Query, QueryData, QueryFilter, QueryState};
-use crate::schedule::ids::SpawnIds;
 use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 
