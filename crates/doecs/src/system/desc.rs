@@ -21,9 +21,9 @@
 //! # Ok::<(), doecs::ScheduleError>(())
 //! ```
 
+use super::error::ScheduleError;
 use super::function::{function_system, system_name, ExclusiveFunctionSystem, SystemParamFunction};
 use super::System;
-use crate::schedule::ScheduleError;
 use crate::world::World;
 
 /// A system ready to add to a schedule, with its ordering hints, or why it

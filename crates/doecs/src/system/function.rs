@@ -31,9 +31,9 @@
 //! the parameter types as written and with their items for any lifetime.
 
 use super::context::SystemContext;
+use super::error::ScheduleError;
 use super::param::{short_type_name, ParamAccess, SystemParam, SystemRun};
 use super::{System, SystemAccess};
-use crate::schedule::ScheduleError;
 use crate::world::per_world::PerWorld;
 use crate::world::World;
 use std::marker::PhantomData;

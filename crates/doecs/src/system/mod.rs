@@ -16,16 +16,20 @@
 //!   is only known at run time: `system("move").for_each::<(&mut Pos, &Vel)>(..)`.
 //! - [`context`]: [`SystemContext`], the checked view of the world a builder
 //!   system runs with (queries, resources, its command buffer).
+//! - [`error`]: [`ScheduleError`], what making a system (and building or
+//!   running a schedule) can fail with.
 
 pub mod builder;
 pub mod context;
 pub mod desc;
+pub mod error;
 pub mod function;
 pub mod param;
 
 pub use builder::{system, SystemBuilder};
 pub use context::SystemContext;
 pub use desc::{IntoSystemDesc, SystemConfig, SystemDesc, SystemKind};
+pub use error::ScheduleError;
 pub use function::{function_system, FunctionSystem, SystemParamFunction};
 pub use param::{Local, Manager, ManagerMut, Res, ResMut, SystemParam};
 
