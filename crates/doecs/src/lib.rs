@@ -25,6 +25,7 @@ pub mod event;
 pub mod hooks;
 pub mod location;
 pub mod manager;
+mod parallel;
 pub mod prelude;
 pub mod query;
 pub mod relation;

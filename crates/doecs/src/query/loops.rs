@@ -457,7 +457,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ) where
         for<'w> Q::Item<'w>: Send,
     {
-        if crate::schedule::sequential_here() {
+        if crate::parallel::sequential_here() {
             // SAFETY: forwarded contract; one thread visits every row once.
             return unsafe { self.for_each_unchecked(world, window, f) };
         }
@@ -499,7 +499,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 );
             }
         };
-        crate::schedule::on_schedule_pool(|| {
+        crate::parallel::on_schedule_pool(|| {
             rayon::iter::split(Share::Ranges(&work), Share::halve).for_each(|share| match share {
                 Share::Ranges(ranges) => ranges.iter().copied().for_each(run),
                 Share::Rows(range) => run(range),
@@ -531,7 +531,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             }
         };
         let archetypes = world.archetypes();
-        if crate::schedule::sequential_here() {
+        if crate::parallel::sequential_here() {
             for &(id, states) in &self.cache.matched {
                 let arch = archetypes.get(id);
                 for chunk in 0..arch.chunk_count() {
@@ -548,7 +548,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 (0..archetypes.get(id).chunk_count()).map(move |c| (id, states, c))
             })
             .collect();
-        crate::schedule::on_schedule_pool(|| {
+        crate::parallel::on_schedule_pool(|| {
             work.into_par_iter()
                 .for_each(|(id, states, chunk)| body(archetypes.get(id), states, chunk))
         });

@@ -34,6 +34,8 @@ pub use plan::Plan;
 
 use crate::command::{ApplyReport, CommandBuffer};
 use crate::entities::spawn_ids::{self as ids, SpawnIds};
+use crate::parallel;
+pub use crate::parallel::on_schedule_pool;
 use crate::system::context::QueryCaches;
 use crate::system::desc::{IntoSystemDesc, SystemDesc, SystemKind};
 pub use crate::system::error::ScheduleError;
@@ -42,8 +44,6 @@ use crate::tick::{ChangeWindow, Tick};
 use crate::world::per_world::PerWorld as PerWorldMap;
 use crate::world::{World, WorldCore};
 use plan::{Graph, Segment, Step, SystemFacts};
-pub use runner::on_schedule_pool;
-pub(crate) use runner::sequential_here;
 use runner::{run_graph, SegmentTimes, WorkerPool};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};
@@ -338,7 +338,9 @@ impl Schedule {
         // Systems that run on this thread (exclusive ones, inline segments) send
         // their parallel loops to the schedule's pool.
         // With one thread, parallel query loops run in place.
-        runner::with_sequential(threads == 1, || runner::with_pool(pool, || run.run(world)))
+        parallel::with_sequential(threads == 1, || {
+            parallel::with_pool(pool, || run.run(world))
+        })
     }
 }
 
