@@ -272,11 +272,11 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         Ok(filtered)
     }
 
-    /// Whether the query names [`Prefab`](crate::relation::Prefab): fetches
+    /// Whether the query names [`Prefab`](crate::Prefab): fetches
     /// it (also as an `Option`) or filters `With<Prefab>`. Only such a
     /// query sees prefabs.
     pub fn asks_for_prefabs() -> bool {
-        let prefab = TypeId::of::<crate::relation::Prefab>();
+        let prefab = TypeId::of::<crate::tags::Prefab>();
         Self::filtered_access().is_ok_and(|f| {
             f.with.contains(&prefab) || f.access.reads().iter().any(|k| k.type_id == prefab)
         })
@@ -324,7 +324,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         // Prefabs stay out of queries that do not ask for them.
         let hidden = world
             .components()
-            .id_of::<crate::relation::Prefab>()
+            .id_of::<crate::tags::Prefab>()
             .filter(|_| !Self::asks_for_prefabs());
         for arch in archetypes.since(cache.seen) {
             let visible = hidden.is_none_or(|prefab| !arch.has(prefab));
