@@ -59,12 +59,12 @@ pub use location::Location;
 pub use manager::SaveManager;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, Added, Changed, Or, Query, QueryData, QueryFilter, QueryIter, QueryState,
-    ReadOnlyQueryData, View, ViewMut, With, Without,
+    Access, Added, Changed, InheritQuery, Or, PairQuery, Query, QueryData, QueryFilter, QueryIter,
+    QueryState, ReadOnlyQueryData, UpQuery, View, ViewMut, With, Without,
 };
 pub use relation::{
-    ChildOf, Cleanup, Hierarchy, InheritQuery, IsA, PairQuery, PairsError, ParentedBatch,
-    ParentsFirst, Prefab, Relation, RelationError, Relations, Sources, Targets, UpQuery,
+    ChildOf, Cleanup, Hierarchy, IsA, PairsError, ParentedBatch, ParentsFirst, Prefab, Relation,
+    RelationError, Relations, Sources, Targets,
 };
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use storage::{ArchetypeId, Row};

@@ -13,10 +13,11 @@ pub use crate::error::EntityError;
 pub use crate::event::{EventReader, EventWriter, Events};
 pub use crate::hooks::{ComponentHooks, HookContext};
 pub use crate::manager::{ComponentManager, DestroyNotice};
-pub use crate::query::{Added, Changed, Or, Query, QueryState, View, ViewMut, With, Without};
-pub use crate::relation::{
-    ChildOf, Cleanup, InheritQuery, IsA, PairQuery, Prefab, Relation, RelationError, UpQuery,
+pub use crate::query::{
+    Added, Changed, InheritQuery, Or, PairQuery, Query, QueryState, UpQuery, View, ViewMut, With,
+    Without,
 };
+pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError};
 pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::{
     system, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut, SystemConfig,

@@ -7,6 +7,8 @@
 //! - [`state`]: [`QueryState`], the cached matching; `loops` and `iter`:
 //!   every loop form over it.
 //! - [`view`]: [`View`], one component type by entity, resolved once.
+//! - `relation`: [`PairQuery`], [`UpQuery`] and [`InheritQuery`], queries
+//!   joined with a relation's pairs.
 //!
 //! A [`Query`] is a query borrowing its world: what `world.query_mut()`,
 //! `world.query()` and a system's `ctx.query()` return. It reuses a
@@ -22,6 +24,7 @@ pub mod data;
 pub mod filter;
 mod iter;
 mod loops;
+mod relation;
 pub mod state;
 pub mod view;
 
@@ -31,6 +34,7 @@ pub use change::{Added, Changed};
 pub use data::{QueryData, ReadOnlyQueryData};
 pub use filter::{Or, QueryFilter, With, Without};
 pub use iter::QueryIter;
+pub use relation::{InheritQuery, PairQuery, UpQuery};
 pub use state::{QueryCaches, QueryState};
 pub use view::{View, ViewMut};
 

@@ -26,17 +26,26 @@
 //! ways and applies each relation's cleanup to the sources pointing at it.
 //!
 //! [`ChildOf`] is the built-in hierarchy: exclusive, acyclic, and deleting
-//! children with their parent, recursively.
+//! children with their parent, recursively. [`IsA`] links an instance to
+//! its prefab (see [`world::prefab`](crate::world::prefab)).
+//!
+//! This module is the bottom of the relationship code, below the world:
+//! the pair tables, the [`Relation`] trait, the built-in relations and the
+//! [`Hierarchy`] view. What builds on them lives in the layers above: the
+//! world's pair operations and prefab instancing in `world` (`relations`,
+//! `add_pairs`, `prefab`), and the pair queries ([`PairQuery`],
+//! [`UpQuery`], [`InheritQuery`]) in `query`.
+//!
+//! [`PairQuery`]: crate::PairQuery
+//! [`UpQuery`]: crate::UpQuery
+//! [`InheritQuery`]: crate::InheritQuery
 
 mod hierarchy;
-pub mod prefab;
-mod query;
 pub(crate) mod table;
 
+pub use crate::tags::Prefab;
 pub(crate) use hierarchy::BatchParents;
 pub use hierarchy::{Hierarchy, ParentedBatch, ParentsFirst};
-pub use prefab::{IsA, Prefab};
-pub use query::{InheritQuery, PairQuery, UpQuery};
 pub use table::{Sources, Targets};
 
 use crate::entity::Entity;
@@ -97,6 +106,20 @@ pub trait Relation: Clone + Send + Sync + 'static {
 pub struct ChildOf;
 
 impl Relation for ChildOf {
+    const EXCLUSIVE: bool = true;
+    const ACYCLIC: bool = true;
+    const ON_TARGET_DESPAWN: Cleanup = Cleanup::DespawnSource;
+}
+
+/// `(IsA, prefab)` on an instance: it reads the prefab's components it has
+/// none of its own for. Exclusive (one prefab per instance; a prefab may be
+/// an instance of another), acyclic, and instances go with their prefab.
+/// See [`world::prefab`](crate::world::prefab).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct IsA;
+
+impl Relation for IsA {
     const EXCLUSIVE: bool = true;
     const ACYCLIC: bool = true;
     const ON_TARGET_DESPAWN: Cleanup = Cleanup::DespawnSource;

@@ -237,7 +237,7 @@ impl WorldCore {
     }
 
     /// Pointer to the `T` `entity` inherits through `IsA` (see
-    /// [`crate::relation::prefab`]), for reads only.
+    /// [`crate::world::prefab`]), for reads only.
     #[cold]
     #[inline(never)]
     fn inherited_ptr<T: Component>(&self, entity: Entity) -> Result<*mut T, EntityError> {

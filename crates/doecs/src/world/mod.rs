@@ -34,6 +34,7 @@ mod entity_ref;
 mod hook_api;
 mod load;
 pub(crate) mod per_world;
+pub mod prefab;
 mod relations;
 mod removals;
 pub(crate) mod sanitize;

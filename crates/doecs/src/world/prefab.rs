@@ -21,29 +21,18 @@
 //! instances at once, with a copy of the prefab's `ChildOf` subtree for
 //! each: every child prefab gets `n` instances of its own, parented to the
 //! matching instance of its parent. Despawning a prefab despawns its
-//! instances (`IsA` has the [`Cleanup::DespawnSource`] policy), and with
+//! instances (`IsA` has the [`Cleanup::DespawnSource`](crate::Cleanup::DespawnSource) policy), and with
 //! them their subtrees.
+//!
+//! `IsA` and `Prefab` are defined below the world (in `relation` and the
+//! crate's built-in tags); this file holds what the world does with them.
 
-use super::{Cleanup, Relation, RelationError};
+use super::{World, WorldCore};
 use crate::component::Component;
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::world::{World, WorldCore};
-
-pub use crate::tags::Prefab;
-
-/// `(IsA, prefab)` on an instance: it reads the prefab's components it has
-/// none of its own for. Exclusive (one prefab per instance; a prefab may be
-/// an instance of another), acyclic, and instances go with their prefab.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct IsA;
-
-impl Relation for IsA {
-    const EXCLUSIVE: bool = true;
-    const ACYCLIC: bool = true;
-    const ON_TARGET_DESPAWN: Cleanup = Cleanup::DespawnSource;
-}
+use crate::relation::{IsA, RelationError};
+use crate::tags::Prefab;
 
 impl WorldCore {
     /// The prefab `entity` is an instance of, if any.

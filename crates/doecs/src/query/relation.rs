@@ -2,7 +2,7 @@
 //! up a relation.
 //!
 //! Design. Pairs live in their relation's table beside the archetypes (see
-//! the [module docs](super)), so a pair query is a join: an ordinary held
+//! the [relation module docs](crate::relation)), so a pair query is a join: an ordinary held
 //! query over the sources, and the table looked up by entity index for each
 //! row. [`PairQuery::for_each`] walks the matched archetypes row by row and
 //! hands each source that has pairs its item with an iterator over its
@@ -19,10 +19,12 @@
 //! source query may write the very component the target query reads (a
 //! child writing its `Transform` from its parent's).
 
-use super::table::Targets;
-use super::{Prefab, Relation};
+use super::{QueryData, QueryFilter, QueryState, ReadOnlyQueryData};
+use crate::component::Component;
 use crate::entity::Entity;
-use crate::query::{QueryData, QueryFilter, QueryState, ReadOnlyQueryData};
+use crate::relation::table::Targets;
+use crate::relation::Relation;
+use crate::tags::Prefab;
 use crate::world::WorldCore;
 use std::marker::PhantomData;
 
@@ -230,11 +232,11 @@ impl<R: Relation, Q: QueryData, P: ReadOnlyQueryData, F: QueryFilter> UpQuery<R,
 /// assert_eq!(seen, [(1.0, "crate"), (2.0, "barrel")]);
 /// # let _ = plain;
 /// ```
-pub struct InheritQuery<Q: QueryData, T: crate::Component, F: QueryFilter = ()> {
+pub struct InheritQuery<Q: QueryData, T: Component, F: QueryFilter = ()> {
     sources: QueryState<(Entity, Q, Option<&'static T>), F>,
 }
 
-impl<Q: QueryData, T: crate::Component, F: QueryFilter> InheritQuery<Q, T, F> {
+impl<Q: QueryData, T: Component, F: QueryFilter> InheritQuery<Q, T, F> {
     /// An own-or-inherited query over `world`.
     ///
     /// # Panics
