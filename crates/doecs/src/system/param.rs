@@ -11,13 +11,15 @@
 //! The parameters: [`Query`] (with filters), [`Res`] and [`ResMut`] (and
 //! their `Option`s, for resources that may be missing), [`Commands`],
 //! [`Local`], [`Manager`] and [`ManagerMut`] (component managers, such as
-//! the transform hierarchy).
+//! the transform hierarchy), and [`RemovedComponents`] (entities that lost
+//! a component).
 
 use crate::command::{CommandBuffer, Commands, IdSource};
+use crate::component::Component;
 use crate::manager::ComponentManager;
 use crate::query::{Access, AccessKey, FilteredAccess, Query, QueryData, QueryFilter, QueryState};
 use crate::system::context::SpawnSource;
-use crate::world::WorldCore;
+use crate::world::{RemovedComponents, WorldCore};
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
@@ -417,6 +419,27 @@ unsafe impl<M: ComponentManager> SystemParam for ManagerMut<'_, M> {
             )
         });
         ManagerMut { manager }
+    }
+}
+
+/// Starts `T`'s removal log before the system first runs.
+fn setup_removals<T: Component>(world: &mut WorldCore) {
+    world.track_removals::<T>();
+}
+
+// SAFETY: reads only the removal log, which is written by structural
+// changes alone, and those need `&mut` to the world, so never happen while
+// systems run; no component or resource is touched.
+unsafe impl<T: Component> SystemParam for RemovedComponents<'_, T> {
+    type State = ();
+    type Item<'a> = RemovedComponents<'a, T>;
+
+    fn describe(access: &mut ParamAccess) {
+        access.setup.push(setup_removals::<T>);
+    }
+
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> RemovedComponents<'a, T> {
+        RemovedComponents::new(run.world(), run.window())
     }
 }
 

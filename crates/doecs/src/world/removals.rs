@@ -12,11 +12,14 @@
 //! system that runs in every run never misses an entry; one that skips runs
 //! sees only the last two runs' losses. Components nobody asked about log
 //! nothing, at the cost of one flag test per removal.
+//!
+//! The logs and their reader live here, in the world; the reader's
+//! `SystemParam` implementation is with the other parameters, in
+//! `system/param.rs`.
 
 use super::core::WorldCore;
 use crate::component::{Component, ComponentId};
 use crate::entity::Entity;
-use crate::system::param::{ParamAccess, SystemParam, SystemRun};
 use crate::tick::{ChangeWindow, Tick};
 use std::any::TypeId;
 use std::marker::PhantomData;
@@ -158,6 +161,15 @@ pub struct RemovedComponents<'a, T: 'static> {
 }
 
 impl<'a, T: Component> RemovedComponents<'a, T> {
+    /// The losses of `T` in `window` (what a system's parameter sees).
+    pub(crate) fn new(world: &'a WorldCore, window: ChangeWindow) -> Self {
+        RemovedComponents {
+            world,
+            window,
+            _marker: PhantomData,
+        }
+    }
+
     /// The entities, oldest loss first.
     pub fn iter(&self) -> impl Iterator<Item = Entity> + 'a {
         self.world.removed_in::<T>(self.window)
@@ -171,30 +183,5 @@ impl<'a, T: Component> RemovedComponents<'a, T> {
     /// Whether there were none.
     pub fn is_empty(&self) -> bool {
         self.iter().next().is_none()
-    }
-}
-
-/// Starts `T`'s removal log before the system first runs.
-fn setup_removals<T: Component>(world: &mut WorldCore) {
-    world.track_removals::<T>();
-}
-
-// SAFETY: reads only the removal log, which is written by structural
-// changes alone, and those need `&mut` to the world, so never happen while
-// systems run; no component or resource is touched.
-unsafe impl<T: Component> SystemParam for RemovedComponents<'_, T> {
-    type State = ();
-    type Item<'a> = RemovedComponents<'a, T>;
-
-    fn describe(access: &mut ParamAccess) {
-        access.setup.push(setup_removals::<T>);
-    }
-
-    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> RemovedComponents<'a, T> {
-        RemovedComponents {
-            world: run.world(),
-            window: run.window(),
-            _marker: PhantomData,
-        }
     }
 }
