@@ -22,10 +22,11 @@ use super::data::QueryData;
 use super::filter::QueryFilter;
 use crate::storage::{ArchetypeId, LayoutStamp, WriteStamps};
 use crate::tick::{ChangeWindow, Tick};
-use crate::type_index::TypeIndex;
 use crate::world::{WorldCore, WorldId};
 use std::any::{Any, TypeId};
 use std::marker::PhantomData;
+
+pub use crate::world::query_caches::QueryCaches;
 
 /// One matched archetype: its id, and what `Q` and `F` found there.
 pub type Matched<Q, F> = (
@@ -121,25 +122,9 @@ unsafe impl<P> Send for FetchPlan<P> {}
 // SAFETY: as above; `&FetchPlan` allows no access through its pointers.
 unsafe impl<P> Sync for FetchPlan<P> {}
 
-/// Caches of matched archetypes, one per query shape, each in its own boxed
-/// slot. A [`Query`](super::Query) built per call (`World::query_mut`, a
-/// system's `ctx.query`) borrows the cache of its shape in place: one cached
-/// type lookup, no allocation.
-#[derive(Default)]
-pub struct QueryCaches {
-    /// Query shape to its slot.
-    index: TypeIndex<u32>,
-    slots: Vec<Box<dyn Any + Send + Sync>>,
-}
-
-impl std::fmt::Debug for QueryCaches {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("QueryCaches")
-            .field("shapes", &self.slots.len())
-            .finish()
-    }
-}
-
+/// What makes a [`QueryCaches`] slot a query cache: the world layer keeps
+/// the slots type-erased (`world/query_caches.rs`), and these methods are
+/// the only ones that put a cache in or take one out.
 impl QueryCaches {
     /// Whether shape `(Q, F)` has been used here before.
     pub(crate) fn contains<Q: QueryData, F: QueryFilter + 'static>(&self) -> bool {

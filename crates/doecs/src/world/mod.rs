@@ -35,6 +35,7 @@ mod hook_api;
 mod load;
 pub(crate) mod per_world;
 pub mod prefab;
+pub(crate) mod query_caches;
 mod relations;
 mod removals;
 pub(crate) mod sanitize;
@@ -55,8 +56,8 @@ use crate::bundle::Bundle;
 use crate::entities::Entities;
 use crate::entity::{Entity, MIN_FREE_INDICES};
 use crate::error::EntityError;
-use crate::query::QueryCaches;
 use crate::storage::DEFAULT_CHUNK_BYTES;
+use query_caches::QueryCaches;
 
 /// Settings fixed when a world is created.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
