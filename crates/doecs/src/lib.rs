@@ -16,13 +16,11 @@
 extern crate self as doecs;
 
 pub mod bundle;
-pub mod command;
 pub mod component;
 pub mod entities;
 pub mod entity;
 pub mod error;
 pub mod event;
-pub mod hooks;
 pub mod location;
 pub mod manager;
 mod parallel;
@@ -39,6 +37,12 @@ pub mod tick;
 mod type_index;
 pub mod universe;
 pub mod world;
+
+// Command buffers and hooks belong to the world layer (the structural core
+// applies and fires them); their public paths stay `doecs::command` and
+// `doecs::hooks`.
+#[doc(inline)]
+pub use world::{command, hooks};
 
 pub use bundle::{Bundle, BundleId};
 pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands};

@@ -7,11 +7,9 @@
 //! prefabs, and shared worlds. Lower-level pieces (runtime component
 //! descriptors, storage ids, access sets) stay at the crate root.
 
-pub use crate::command::{CommandBuffer, Commands};
 pub use crate::entity::Entity;
 pub use crate::error::EntityError;
 pub use crate::event::{EventReader, EventWriter, Events};
-pub use crate::hooks::{ComponentHooks, HookContext};
 pub use crate::manager::{ComponentManager, DestroyNotice};
 pub use crate::query::{
     Added, Changed, InheritQuery, Or, PairQuery, Query, QueryState, UpQuery, View, ViewMut, With,
@@ -23,6 +21,8 @@ pub use crate::system::{
     system, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut, SystemConfig,
 };
 pub use crate::universe::Universe;
+pub use crate::world::command::{CommandBuffer, Commands};
+pub use crate::world::hooks::{ComponentHooks, HookContext};
 pub use crate::world::RemovedComponents;
 pub use crate::world::{EntityBuilder, Snapshot, World, WorldCore};
 /// The `Bundle` trait and `#[derive(Bundle)]`.

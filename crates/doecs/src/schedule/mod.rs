@@ -32,7 +32,6 @@ mod runner;
 
 pub use plan::Plan;
 
-use crate::command::{ApplyReport, CommandBuffer};
 use crate::entities::spawn_ids::{self as ids, SpawnIds};
 use crate::parallel;
 pub use crate::parallel::on_schedule_pool;
@@ -41,6 +40,7 @@ use crate::system::desc::{IntoSystemDesc, SystemDesc, SystemKind};
 pub use crate::system::error::ScheduleError;
 use crate::system::{System, SystemAccess};
 use crate::tick::{ChangeWindow, Tick};
+use crate::world::command::{ApplyReport, CommandBuffer};
 use crate::world::per_world::PerWorld as PerWorldMap;
 use crate::world::{World, WorldCore};
 use plan::{Graph, Segment, Step, SystemFacts};

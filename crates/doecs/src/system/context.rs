@@ -15,7 +15,6 @@
 
 use super::SystemAccess;
 use crate::bundle::Bundle;
-use crate::command::{CommandBuffer, Commands, IdSource};
 use crate::component::Component;
 use crate::entities::spawn_ids::SpawnIds;
 use crate::entities::Entities;
@@ -23,6 +22,7 @@ use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::query::{AccessKey, Query, QueryData, QueryFilter, QueryState};
 use crate::tick::ChangeWindow;
+use crate::world::command::{CommandBuffer, Commands, IdSource};
 use crate::world::WorldCore;
 
 /// Per-system caches of matched archetypes, keyed by query shape.

@@ -33,9 +33,9 @@ pub use error::ScheduleError;
 pub use function::{function_system, FunctionSystem, SystemParamFunction};
 pub use param::{Local, Manager, ManagerMut, Res, ResMut, SystemParam};
 
-use crate::command::CommandBuffer;
 use crate::query::{Access, AccessKey};
 use crate::tick::ChangeWindow;
+use crate::world::command::CommandBuffer;
 use crate::world::World;
 
 /// What a system touches.

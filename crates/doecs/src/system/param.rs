@@ -14,11 +14,11 @@
 //! the transform hierarchy), and [`RemovedComponents`] (entities that lost
 //! a component).
 
-use crate::command::{CommandBuffer, Commands, IdSource};
 use crate::component::Component;
 use crate::manager::ComponentManager;
 use crate::query::{Access, AccessKey, FilteredAccess, Query, QueryData, QueryFilter, QueryState};
 use crate::system::context::SpawnSource;
+use crate::world::command::{CommandBuffer, Commands, IdSource};
 use crate::world::{RemovedComponents, WorldCore};
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};

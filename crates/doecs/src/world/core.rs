@@ -61,7 +61,7 @@ pub struct WorldCore {
     /// The change clock and pending row-stamp requests.
     pub(crate) tracking: super::tracking::Tracking,
     /// Component hooks and the commands they recorded.
-    pub(crate) hooks: crate::hooks::Hooks,
+    pub(crate) hooks: super::hooks::Hooks,
     /// Removal logs.
     pub(crate) removals: super::removals::Removals,
     /// How to turn over each event type added (see [`crate::event`]),

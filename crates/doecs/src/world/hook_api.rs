@@ -15,14 +15,14 @@
 //! name (insert, remove, exchange, and their untyped forms): each calls the
 //! core's, then flushes.
 
+use super::command::CommandFailure;
 use super::core::WorldCore;
+use super::hooks::ComponentHooks;
 use super::World;
 use crate::bundle::Bundle;
-use crate::command::CommandFailure;
 use crate::component::{Component, ComponentId};
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::hooks::ComponentHooks;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Most rounds of hook commands one flush applies.

@@ -24,14 +24,21 @@
 //! despawning); [`core`] the `WorldCore` and its lookups; `structure` the one
 //! core per structural change; `typed` and `untyped` the component API for
 //! Rust types and for runtime components; `batch` the batch paths;
-//! `sanitize` the invariant checks of the `sanitize` feature.
+//! `sanitize` the invariant checks of the `sanitize` feature. [`command`]
+//! (command buffers) and [`hooks`] (component hooks) are part of this layer
+//! too, because the structural core fires the hooks and applies the commands
+//! they record; the crate root re-exports them as `doecs::command` and
+//! `doecs::hooks`. Queries, systems and the schedule sit above the world and
+//! build on it; nothing here imports them.
 
 mod add_pairs;
 mod batch;
 mod builder;
+pub mod command;
 pub mod core;
 mod entity_ref;
 mod hook_api;
+pub mod hooks;
 mod load;
 pub(crate) mod per_world;
 pub mod prefab;
@@ -98,7 +105,7 @@ pub struct World {
     /// `as_one_operation` (nested flushes wait).
     pub(crate) flushing_hooks: bool,
     /// Hook commands that failed when applied.
-    pub(crate) hook_failures: Vec<crate::command::CommandFailure>,
+    pub(crate) hook_failures: Vec<command::CommandFailure>,
     /// Resources that snapshots include.
     pub(crate) resource_savers: Vec<snapshot::ResourceSaver>,
     /// Reused memory for restores.

@@ -21,12 +21,12 @@
 //! and only then call a core, so a refused call changes nothing.
 
 use super::core::WorldCore;
+use super::hooks::HookKind;
 use crate::bundle::{Bundle, BundleId};
 use crate::component::ComponentId;
 use crate::entities::Entities;
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::hooks::HookKind;
 use crate::location::Location;
 use crate::relation::Cleanup;
 use crate::storage::archetype::copy_value;

@@ -33,13 +33,13 @@
 //! rest still apply. A buffer dropped unapplied drops its payloads exactly
 //! once, and so does an `apply` that a panicking payload interrupts.
 
+use super::World;
 use crate::bundle::Bundle;
 use crate::component::Component;
 use crate::entities::spawn_ids::SpawnIds;
 use crate::entities::Entities;
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::world::World;
 use std::mem::{self, MaybeUninit};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 

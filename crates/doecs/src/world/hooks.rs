@@ -29,10 +29,10 @@
 //! [`Universe`](crate::Universe) have none, because commands need an id
 //! allocator to apply to.
 
-use crate::command::CommandBuffer;
+use super::command::CommandBuffer;
+use super::WorldCore;
 use crate::component::ComponentId;
 use crate::entity::Entity;
-use crate::world::WorldCore;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -52,7 +52,7 @@ pub struct HookContext<'w> {
 impl HookContext<'_> {
     /// Records spawning an entity with `bundle` after the operation; its id
     /// is reserved now, so later commands can refer to it.
-    pub fn spawn<B: crate::Bundle>(&mut self, bundle: B) -> Entity {
+    pub fn spawn<B: crate::bundle::Bundle>(&mut self, bundle: B) -> Entity {
         let entity = self.world.entities.reserve();
         self.commands.spawn_reserved(entity, bundle);
         entity
@@ -271,7 +271,7 @@ impl WorldCore {
         &mut self,
         kind: HookKind,
         entity: Entity,
-        location: crate::Location,
+        location: crate::location::Location,
     ) {
         if !self.has_hooks(location.archetype, kind) {
             return;
