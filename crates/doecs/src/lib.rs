@@ -59,8 +59,6 @@ pub use error::EntityError;
 pub use event::{EventCursor, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use location::Location;
-#[cfg(feature = "serde")]
-pub use manager::SaveManager;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
     Access, Added, Changed, InheritQuery, Or, PairQuery, Query, QueryData, QueryFilter, QueryIter,
@@ -80,6 +78,8 @@ pub use system::{
 pub use tick::{ChangeWindow, Tick};
 pub use type_index::{TypeIdHasher, TypeIdMap};
 pub use universe::{SharedWorld, Universe, WorldKey};
+#[cfg(feature = "serde")]
+pub use world::SaveManager;
 pub use world::{
     EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, Snapshot,
     SnapshotError, World, WorldConfig, WorldCore, WorldId, MAX_HOOK_ROUNDS,

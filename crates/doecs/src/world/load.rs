@@ -9,12 +9,18 @@
 //! [`World::finish_placing`] checks that every live entity got a row, so a
 //! file that names an entity in no table, or in two, is refused instead of
 //! leaving a world with an entity that has no row.
+//!
+//! Managers are not rows: with the `serde` feature, a manager that
+//! implements `SaveManager` says what it saves and rebuilds itself in the
+//! loaded world once the rows are placed.
 
 use super::{World, WorldConfig};
 use crate::component::ComponentId;
 use crate::entities::{Entities, EntityTableImage, ImageError};
 use crate::entity::Entity;
 use crate::error::EntityError;
+#[cfg(feature = "serde")]
+use crate::manager::ComponentManager;
 
 impl World {
     /// An empty world (settings from `config`, except the reuse threshold,
@@ -141,6 +147,43 @@ fn first_repeated(entities: &[Entity], slots: usize) -> Option<Entity> {
         .map(|w| w[1].1)
         .min()
         .map(|k| entities[k])
+}
+
+/// A manager that can be written to and rebuilt from a save file (with the
+/// `serde` feature).
+///
+/// A manager is not an archetype column, so a save cannot copy it column
+/// by column: the manager says what its saved form is (any serde type) and
+/// how to rebuild itself from it. The trait is part of doecs (re-exported
+/// at the crate root, beside [`ComponentManager`]), so a manager crate
+/// implements it with no more than doecs and serde; it lives with the
+/// world's load path because rebuilding takes the loaded [`World`]. The
+/// save format itself (`doecs-registry`, whose
+/// `ComponentRegistry::register_manager` names a manager for save files)
+/// writes `Saved` as JSON or postcard and rebuilds the manager after the
+/// entities are placed.
+#[cfg(feature = "serde")]
+pub trait SaveManager: ComponentManager + Sized {
+    /// What a save holds for the manager.
+    type Saved: serde::Serialize + serde::de::DeserializeOwned;
+    /// The manager's state in saved form.
+    fn to_saved(&self) -> Self::Saved;
+    /// Rebuilds the manager in `world`, whose entities are placed already,
+    /// with their pairs (a manager that follows the hierarchy links itself
+    /// from the world's `ChildOf`).
+    /// A saved state that does not fit (an entity that is not alive, a
+    /// cycle) is an error saying why, never a panic.
+    fn from_saved(saved: Self::Saved, world: &World) -> Result<Self, String>;
+
+    /// `(child, parent)` links a saved state holds that belong in the
+    /// world's `ChildOf` hierarchy: saves written before the hierarchy was
+    /// saved as pairs kept it in the transform manager alone. A load adds
+    /// them as `ChildOf` pairs, in this order, when the save holds no
+    /// `ChildOf` pair of its own. The default holds none.
+    fn saved_parents(saved: &Self::Saved) -> Vec<(Entity, Entity)> {
+        let _ = saved;
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

@@ -56,6 +56,8 @@ pub use self::core::{WorldCore, WorldId};
 pub use builder::{EntityBuilder, EntityTemplate};
 pub use entity_ref::{EntityMut, EntityRef};
 pub use hook_api::MAX_HOOK_ROUNDS;
+#[cfg(feature = "serde")]
+pub use load::SaveManager;
 pub use removals::RemovedComponents;
 pub use snapshot::{Snapshot, SnapshotError};
 
