@@ -310,15 +310,6 @@ impl Components {
         self.by_hash.get(&hash).copied()
     }
 
-    /// The error for `entity` lacking component `id`: named by its Rust type
-    /// when it has one, else by id.
-    pub(crate) fn missing(&self, entity: crate::Entity, id: ComponentId) -> crate::EntityError {
-        match self.info(id).type_name {
-            Some(component) => crate::EntityError::MissingComponent { entity, component },
-            None => crate::EntityError::MissingComponentId { entity, id },
-        }
-    }
-
     /// The id of `T`, registering it under its type name on first use.
     #[inline]
     pub fn register<T: Component>(&mut self) -> ComponentId {

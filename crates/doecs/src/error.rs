@@ -1,6 +1,6 @@
 //! Errors returned by world operations.
 
-use crate::component::ComponentId;
+use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
 
 /// Why an operation on an entity or component failed.
@@ -81,6 +81,17 @@ pub enum EntityError {
         /// The repeated component's type name.
         component: &'static str,
     },
+}
+
+impl EntityError {
+    /// The error for `entity` lacking component `id`: named by its Rust type
+    /// when it has one, else by id.
+    pub(crate) fn missing(components: &Components, entity: Entity, id: ComponentId) -> Self {
+        match components.info(id).type_name() {
+            Some(component) => EntityError::MissingComponent { entity, component },
+            None => EntityError::MissingComponentId { entity, id },
+        }
+    }
 }
 
 /// For a component type that is a reference (`get::<&Health>`, the hecs

@@ -462,7 +462,7 @@ impl WorldCore {
                 .remove_edge(location.archetype, bundle, info, &self.components);
         let target = match self.archetypes.remove_edge_at(edge_index).target {
             Ok(target) => target,
-            Err(missing) => return Err(self.components.missing(entity, missing)),
+            Err(missing) => return Err(EntityError::missing(&self.components, entity, missing)),
         };
         let removed = self
             .removal_observed(location)
@@ -515,7 +515,7 @@ impl WorldCore {
             .clone();
         let target = match edge.target {
             Ok(target) => target,
-            Err(missing) => return Err(self.components.missing(entity, missing)),
+            Err(missing) => return Err(EntityError::missing(&self.components, entity, missing)),
         };
         // Hooks first, while nothing has changed: the old bundle leaves, and
         // the new bundle's components the entity keeps are replaced.

@@ -191,7 +191,7 @@ impl WorldCore {
         let arch = self.archetypes.get(location.archetype);
         let column = arch
             .column_of(component)
-            .ok_or_else(|| self.components.missing(entity, component))?;
+            .ok_or_else(|| EntityError::missing(&self.components, entity, component))?;
         let tick = self.write_tick();
         let arch = self.archetypes.get(location.archetype);
         // SAFETY: the row is live, and `&mut self` gives write access to it.
