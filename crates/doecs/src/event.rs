@@ -95,6 +95,12 @@ impl<T> Events<T> {
         self.current.1 = next;
     }
 
+    /// How many kept events are numbered `from` or later.
+    fn count_from(&self, from: u64) -> usize {
+        let from = from.max(self.oldest_number());
+        usize::try_from(self.next_number().saturating_sub(from)).unwrap_or(usize::MAX)
+    }
+
     /// The event numbered `number`, if it is still kept.
     pub fn get(&self, number: u64) -> Option<&T> {
         let buffer = if number >= self.current.1 {
@@ -238,9 +244,7 @@ impl<'e, T> Iterator for EventIter<'_, 'e, T> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let from = (*self.next).max(self.events.oldest_number());
-        let left =
-            usize::try_from(self.events.next_number().saturating_sub(from)).unwrap_or(usize::MAX);
+        let left = self.events.count_from(*self.next);
         (left, Some(left))
     }
 }
@@ -288,8 +292,7 @@ impl<'a, T: 'static> EventReader<'a, T> {
 
     /// How many events this system has not read yet.
     pub fn len(&self) -> usize {
-        let from = self.cursor.next.max(self.events.oldest_number());
-        usize::try_from(self.events.next_number().saturating_sub(from)).unwrap_or(usize::MAX)
+        self.events.count_from(self.cursor.next)
     }
 
     /// Whether there is nothing new to read.

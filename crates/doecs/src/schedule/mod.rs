@@ -41,7 +41,7 @@ pub use crate::system::error::ScheduleError;
 use crate::system::{System, SystemAccess};
 use crate::tick::{ChangeWindow, Tick};
 use crate::world::command::{ApplyReport, CommandBuffer};
-use crate::world::per_world::PerWorld as PerWorldMap;
+use crate::world::per_world::PerWorld;
 use crate::world::{World, WorldCore};
 use plan::{Graph, Segment, Step, SystemFacts};
 use runner::{run_graph, SegmentTimes, WorkerPool};
@@ -69,7 +69,7 @@ pub struct SystemTime {
 
 /// What one system keeps about one world.
 #[derive(Default)]
-struct PerWorld {
+struct WorldState {
     caches: QueryCaches,
     spawn_ids: SpawnIds,
     /// The tick of the system's last run on this world ([`Tick::ZERO`]
@@ -90,7 +90,7 @@ struct Slot {
     labels: Vec<String>,
     commands: CommandBuffer,
     /// Per-world state, one entry per live world this schedule ran on.
-    worlds: PerWorldMap<PerWorld>,
+    worlds: PerWorld<WorldState>,
     /// How long the system took in its last run; `None` before its first.
     last_time: Option<Duration>,
     /// Whether the system ran in the current run (false: skipped).
@@ -103,11 +103,11 @@ impl Slot {
     /// Makes `world` the current run's world, creating its state on first
     /// use (and freeing the state of worlds dropped since).
     fn enter(&mut self, world: &WorldCore) {
-        self.worlds.enter(world, PerWorld::default);
+        self.worlds.enter(world, WorldState::default);
     }
 
     /// The current run's per-world state.
-    fn here(&mut self) -> &mut PerWorld {
+    fn here(&mut self) -> &mut WorldState {
         self.worlds.current()
     }
 }
@@ -230,7 +230,7 @@ impl Schedule {
             after: desc.after,
             labels: desc.labels,
             commands: CommandBuffer::new(),
-            worlds: PerWorldMap::default(),
+            worlds: PerWorld::default(),
             last_time: None,
             ran: false,
             window: ChangeWindow::default(),

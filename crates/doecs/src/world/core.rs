@@ -224,12 +224,11 @@ impl WorldCore {
     ) -> Result<*mut T, EntityError> {
         let location = self.location(entity)?;
         let arch = self.archetypes.get(location.archetype);
-        // SAFETY: the entity index holds live rows only (world invariant),
-        // so `location.row` is below the archetype's length.
-        let own = self
-            .components
-            .id_of::<T>()
-            .and_then(|id| unsafe { arch.component_slot_ptr_unchecked(id, location.row) });
+        let own = self.components.id_of::<T>().and_then(|id| {
+            // SAFETY: the entity index holds live rows only (world
+            // invariant), so `location.row` is below the archetype's length.
+            unsafe { arch.component_slot_ptr_unchecked(id, location.row) }
+        });
         match own {
             Some(slot) => Ok(slot.cast::<T>().as_ptr()),
             None => self.inherited_ptr::<T>(entity),

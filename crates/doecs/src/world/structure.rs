@@ -36,6 +36,27 @@ use crate::tick::Tick;
 use std::alloc::Layout;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
+/// Runs each piece of a batch even if an earlier one panics, keeping the
+/// first panic to resume once the batch is done.
+#[derive(Default)]
+struct FirstPanic(Option<Box<dyn std::any::Any + Send>>);
+
+impl FirstPanic {
+    /// Runs `f`, keeping its panic if it is the first.
+    fn run(&mut self, f: impl FnOnce()) {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+            self.0.get_or_insert(payload);
+        }
+    }
+
+    /// Resumes the first panic, if any.
+    fn resume(self) {
+        if let Some(payload) = self.0 {
+            resume_unwind(payload);
+        }
+    }
+}
+
 /// Most fields whose column pointers are gathered on the stack; runtime
 /// bundles with more use the heap.
 const STACK_FIELDS: usize = 16;
@@ -643,7 +664,7 @@ impl WorldCore {
         // Every listed entity is removed even if a hook or a `Drop` panics
         // on an earlier one, and managers hear of every removal; the first
         // panic then goes on.
-        let mut first_panic = None;
+        let mut panics = FirstPanic::default();
         for (k, &entity) in entities.iter().enumerate() {
             // A hook of an earlier removal may have despawned it already.
             let Some(location) = self.entities.location(entity) else {
@@ -651,22 +672,17 @@ impl WorldCore {
                 continue;
             };
             count += 1;
-            let removal = catch_unwind(AssertUnwindSafe(|| {
+            panics.run(|| {
                 if free_ids && self.relations.has_dependents(entity) {
                     self.despawn_subtree(entity, &mut destroyed);
                 } else {
                     self.despawn_one(entity, location, free_ids, &mut destroyed);
                 }
-            }));
-            if let Err(payload) = removal {
-                first_panic.get_or_insert(payload);
-            }
+            });
         }
         self.managers.notify_destroyed(&destroyed);
         self.despawned = destroyed;
-        if let Some(payload) = first_panic {
-            resume_unwind(payload);
-        }
+        panics.resume();
         count
     }
 
@@ -675,22 +691,15 @@ impl WorldCore {
     /// earlier one panicked; the first panic goes on at the end.
     fn despawn_subtree(&mut self, root: Entity, destroyed: &mut Vec<Entity>) {
         let doomed = self.doomed_with(root);
-        let mut first_panic = None;
+        let mut panics = FirstPanic::default();
         for &e in &doomed {
             // A hook of an earlier removal may have despawned it already.
             let Some(location) = self.entities.location(e) else {
                 continue;
             };
-            let removal = catch_unwind(AssertUnwindSafe(|| {
-                self.despawn_one(e, location, true, destroyed)
-            }));
-            if let Err(payload) = removal {
-                first_panic.get_or_insert(payload);
-            }
+            panics.run(|| self.despawn_one(e, location, true, destroyed));
         }
-        if let Some(payload) = first_panic {
-            resume_unwind(payload);
-        }
+        panics.resume();
     }
 
     /// `root` and every live entity that despawns with it through a
@@ -765,12 +774,12 @@ impl WorldCore {
     pub(crate) fn forget_destroyed(&mut self, destroyed: &[Entity]) {
         // Every row goes even if a `Drop` panics on an earlier one; the
         // first panic goes on at the end.
-        let mut first_panic = None;
+        let mut panics = FirstPanic::default();
         for &entity in destroyed {
             let Some(location) = self.entities.location(entity) else {
                 continue;
             };
-            let removal = catch_unwind(AssertUnwindSafe(|| {
+            panics.run(|| {
                 if self.removals_active() {
                     let components = self
                         .archetypes
@@ -789,15 +798,10 @@ impl WorldCore {
                     location,
                     false,
                 );
-            }));
-            if let Err(payload) = removal {
-                first_panic.get_or_insert(payload);
-            }
+            });
         }
         self.managers.notify_destroyed(destroyed);
-        if let Some(payload) = first_panic {
-            resume_unwind(payload);
-        }
+        panics.resume();
     }
 }
 
