@@ -190,7 +190,7 @@ impl Universe {
 /// Verifies one world of a universe whose allocator is `entities`: its
 /// storage, its index, and that every entity it stores is alive.
 fn check_member(entities: &Entities, core: &WorldCore) {
-    core.check_invariants();
+    core.check_storage_invariants();
     core.entities.check_index_invariants();
     for e in core.iter_entities() {
         assert!(entities.alive(e), "world keeps dead entity {e}");
@@ -264,6 +264,57 @@ impl SharedWorld<'_> {
         #[cfg(feature = "sanitize")]
         check_member(self.entities, self.core);
         Ok(())
+    }
+
+    /// Removes `T` from `entity` and returns it. (A universe's worlds have
+    /// no hooks, so nothing is left to apply afterwards.)
+    pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
+        self.core.remove_one::<T>(entity)
+    }
+
+    /// Removes every component of bundle `B` from `entity` and returns
+    /// them. If any is missing, nothing changes.
+    pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
+        self.core.remove::<B>(entity)
+    }
+
+    /// Swaps bundle `Old` for bundle `New` on `entity` in one move.
+    pub fn exchange<Old: Bundle, New: Bundle>(
+        &mut self,
+        entity: Entity,
+        new: New,
+    ) -> Result<Old, EntityError> {
+        self.core.exchange::<Old, New>(entity, new)
+    }
+
+    /// Adds (or overwrites) plain-bytes component `id` from `bytes`,
+    /// entering the entity into this world if needed.
+    pub fn insert_bytes(
+        &mut self,
+        entity: Entity,
+        id: crate::component::ComponentId,
+        bytes: &[u8],
+    ) -> Result<(), EntityError> {
+        // Refused before the entity enters, so a refusal changes nothing.
+        let info = self.core.components().get_info(id).ok_or(EntityError::UnknownComponent(id))?;
+        if !info.is_plain_bytes() {
+            return Err(EntityError::NotPlainBytes(id));
+        }
+        let expected = info.layout().size();
+        if bytes.len() != expected {
+            return Err(EntityError::WrongSize { id, expected, actual: bytes.len() });
+        }
+        self.enter(entity)?;
+        self.core.insert_bytes(entity, id, bytes)
+    }
+
+    /// Removes component `id` from `entity` and drops it.
+    pub fn remove_by_id(
+        &mut self,
+        entity: Entity,
+        id: crate::component::ComponentId,
+    ) -> Result<(), EntityError> {
+        self.core.remove_by_id(entity, id)
     }
 
     /// A query with mutable access.

@@ -85,7 +85,6 @@ fn schedule(threads: usize) -> Schedule {
         system("reap")
             .reads::<Life>()
             .commands()
-            .after("age")
             .run(|ctx| {
                 let dead: Vec<Entity> = ctx
                     .query::<(Entity, &Life)>()
@@ -97,7 +96,8 @@ fn schedule(threads: usize) -> Schedule {
                 for e in dead {
                     commands.despawn(e);
                 }
-            }),
+            })
+            .after("age"),
     )
     .unwrap();
     s

@@ -201,10 +201,11 @@ fn conflicting_systems_run_in_insertion_order_unless_constrained() {
     let mut s = Schedule::with_threads(4);
     for name in ["a", "b", "c"] {
         let log = log.clone();
-        let desc = system(name).writes::<Pos>();
+        let desc = system(name)
+            .writes::<Pos>()
+            .run(move |_| log.lock().unwrap().push(name));
         let desc = if name == "a" { desc.after("c") } else { desc };
-        s.add_system(desc.run(move |_| log.lock().unwrap().push(name)))
-            .unwrap();
+        s.add_system(desc).unwrap();
     }
     let mut world = World::new();
     for _ in 0..5 {
@@ -244,9 +245,9 @@ fn plan_shows_stages() {
 #[test]
 fn build_errors_are_clear() {
     let mut s = Schedule::new();
-    s.add_system(system("a").after("b").run(|_| {})).unwrap();
-    s.add_system(system("b").after("c").run(|_| {})).unwrap();
-    s.add_system(system("c").after("a").run(|_| {})).unwrap();
+    s.add_system(system("a").run(|_| {}).after("b")).unwrap();
+    s.add_system(system("b").run(|_| {}).after("c")).unwrap();
+    s.add_system(system("c").run(|_| {}).after("a")).unwrap();
     let err = s.build().unwrap_err();
     match &err {
         ScheduleError::Cycle { cycle } => {
@@ -262,7 +263,7 @@ fn build_errors_are_clear() {
     );
 
     let mut s = Schedule::new();
-    s.add_system(system("a").before("nobody").run(|_| {}))
+    s.add_system(system("a").run(|_| {}).before("nobody"))
         .unwrap();
     assert_eq!(
         s.build(),
@@ -280,14 +281,14 @@ fn build_errors_are_clear() {
     let mut s = Schedule::new();
     s.add_system(system("a").run(|_| {})).unwrap();
     s.add_sync_point();
-    s.add_system(system("b").before("a").run(|_| {})).unwrap();
+    s.add_system(system("b").run(|_| {}).before("a")).unwrap();
     assert!(matches!(
         s.build(),
         Err(ScheduleError::ContradictsSyncPoint { .. })
     ));
 
     let mut s = Schedule::new();
-    s.add_system(system("a").after("a").run(|_| {})).unwrap();
+    s.add_system(system("a").run(|_| {}).after("a")).unwrap();
     assert!(matches!(s.build(), Err(ScheduleError::Cycle { .. })));
 }
 

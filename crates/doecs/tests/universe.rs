@@ -58,3 +58,32 @@ fn ids_come_only_from_the_universe() {
     indices.dedup();
     assert_eq!(indices.len(), all.len(), "no index handed out twice");
 }
+
+#[test]
+fn a_shared_world_removes_exchanges_and_refuses_bad_bytes_unchanged() {
+    use doecs::{ComponentDescriptor, EntityError};
+    use std::alloc::Layout;
+    let mut universe = Universe::new();
+    let game = universe.add_world();
+    let (a, b) = (universe.spawn(), universe.spawn());
+    let mut shared = universe.world_mut(game);
+    shared.insert(a, (1u32, 2u16)).unwrap();
+    assert_eq!(shared.remove_one::<u16>(a), Ok(2));
+    assert_eq!(shared.exchange::<(u32,), _>(a, (3.5f32,)), Ok((1,)));
+    assert_eq!(shared.get::<f32>(a), Ok(&3.5));
+    assert!(shared.remove::<(u32,)>(a).is_err(), "a lacks u32");
+    let bytes = shared
+        .register_component(ComponentDescriptor::dynamic("Blob", Layout::new::<[u8; 4]>()))
+        .unwrap();
+    // A refused insert does not enter `b` into the world.
+    assert!(matches!(
+        shared.insert_bytes(b, bytes, &[1, 2, 3]),
+        Err(EntityError::WrongSize { expected: 4, actual: 3, .. })
+    ));
+    assert!(!shared.contains_entity(b));
+    shared.insert_bytes(b, bytes, &[1, 2, 3, 4]).unwrap();
+    assert_eq!(shared.get_bytes(b, bytes), Ok(&[1u8, 2, 3, 4][..]));
+    shared.remove_by_id(b, bytes).unwrap();
+    assert!(!shared.has_id(b, bytes));
+    universe.check_invariants();
+}

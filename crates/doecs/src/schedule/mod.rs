@@ -135,13 +135,14 @@ impl Slot {
 ///         }),
 /// ).unwrap();
 /// schedule.add_system(
-///     system("despawn_far").reads::<Pos>().commands().after("integrate").run(|ctx| {
+///     system("despawn_far").reads::<Pos>().commands().run(|ctx| {
 ///         let mut far = Vec::new();
 ///         ctx.query::<(doecs::Entity, &Pos)>().for_each(|(e, p)| if p.0 > 1.5 { far.push(e) });
 ///         for e in far {
 ///             ctx.commands().despawn(e);
 ///         }
-///     }),
+///     })
+///     .after("integrate"),
 /// ).unwrap();
 /// schedule.run(&mut world).unwrap(); // Pos 1.0
 /// assert!(world.alive(e));

@@ -1,9 +1,13 @@
-//! Closure systems: a name, a declared access, ordering hints and a body.
+//! Closure systems: a name, an access declared at run time, and a body.
 //!
-//! [`system`] starts a [`SystemBuilder`]. Declarations (`reads`, `writes`,
-//! `query`, `reads_resource`, `writes_resource`, `commands`) and ordering hints
-//! (`before`, `after`) come first; a body method ends the chain and yields a
-//! [`SystemDesc`] for [`Schedule::add_system`](crate::Schedule::add_system).
+//! Function systems are the usual way to write a system; the builder is for
+//! systems whose access is only known at run time (a tool choosing
+//! components by name, say). [`system`] starts a [`SystemBuilder`].
+//! Declarations (`reads`, `writes`, `query`, `reads_resource`,
+//! `writes_resource`, `commands`) come first; a body method ends the chain
+//! and yields the same [`SystemDesc`] a function system becomes, ordered
+//! with the same [`SystemDesc::before`] and [`SystemDesc::after`], for
+//! [`Schedule::add_system`](crate::Schedule::add_system).
 //! The per-entity, per-chunk and parallel bodies declare their query's access
 //! themselves, so the common system is one line:
 //!
@@ -22,6 +26,7 @@
 
 use super::context::SystemContext;
 use super::desc::SystemDesc;
+use super::function::ExclusiveSystem;
 use super::{System, SystemAccess};
 use crate::query::{AccessKey, QueryData, QueryFilter, QueryState};
 use crate::world::World;
@@ -31,8 +36,6 @@ pub fn system(name: impl Into<String>) -> SystemBuilder {
     SystemBuilder {
         name: name.into(),
         access: SystemAccess::default(),
-        before: Vec::new(),
-        after: Vec::new(),
     }
 }
 
@@ -42,8 +45,6 @@ pub fn system(name: impl Into<String>) -> SystemBuilder {
 pub struct SystemBuilder {
     name: String,
     access: SystemAccess,
-    before: Vec<String>,
-    after: Vec<String>,
 }
 
 impl SystemBuilder {
@@ -106,33 +107,13 @@ impl SystemBuilder {
         self
     }
 
-    /// Runs before the system called `other`.
-    pub fn before(mut self, other: impl Into<String>) -> Self {
-        self.before.push(other.into());
-        self
-    }
-
-    /// Runs after the system called `other`.
-    pub fn after(mut self, other: impl Into<String>) -> Self {
-        self.after.push(other.into());
-        self
-    }
-
-    fn finish(self, system: impl System + 'static) -> SystemDesc {
-        let mut desc = SystemDesc::new(system);
-        desc.before = self.before;
-        desc.after = self.after;
-        desc
-    }
-
     /// Ends the chain with a body that gets the [`SystemContext`].
     pub fn run(self, body: impl FnMut(&mut SystemContext<'_>) + Send + 'static) -> SystemDesc {
-        let system = FnSystem {
-            name: self.name.clone(),
-            access: self.access.clone(),
+        SystemDesc::new(FnSystem {
+            name: self.name,
+            access: self.access,
             body,
-        };
-        self.finish(system)
+        })
     }
 
     /// Ends the chain with a per-entity body over query `Q`.
@@ -191,14 +172,12 @@ impl SystemBuilder {
     /// Ends the chain with a body that gets the whole world. The system runs
     /// alone, at a sync point: command buffers recorded before it are applied
     /// first.
-    pub fn exclusive(mut self, body: impl FnMut(&mut World) + Send + 'static) -> SystemDesc {
-        self.access.exclusive = true;
-        let system = ExclusiveSystem {
-            name: self.name.clone(),
-            access: self.access.clone(),
-            body,
-        };
-        self.finish(system)
+    ///
+    /// The declarations made so far are moot: an exclusive system may touch
+    /// anything. This is the same system as a function over `&mut World`
+    /// added with [`SystemConfig::named`](super::SystemConfig::named).
+    pub fn exclusive(self, body: impl FnMut(&mut World) + Send + 'static) -> SystemDesc {
+        SystemDesc::new(ExclusiveSystem::new(body, self.name))
     }
 }
 
@@ -230,30 +209,5 @@ impl<B: FnMut(&mut SystemContext<'_>) + Send> System for FnSystem<B> {
     }
     fn run(&mut self, context: &mut SystemContext<'_>) {
         (self.body)(context)
-    }
-}
-
-/// A system whose body is a closure over the whole world.
-struct ExclusiveSystem<B> {
-    name: String,
-    access: SystemAccess,
-    body: B,
-}
-
-impl<B: FnMut(&mut World) + Send> System for ExclusiveSystem<B> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn access(&self) -> &SystemAccess {
-        &self.access
-    }
-    fn run(&mut self, _context: &mut SystemContext<'_>) {
-        unreachable!(
-            "doecs: exclusive system `{}` run without the world",
-            self.name
-        )
-    }
-    fn run_exclusive(&mut self, world: &mut World, _window: crate::tick::ChangeWindow) {
-        (self.body)(world)
     }
 }

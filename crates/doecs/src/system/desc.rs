@@ -22,7 +22,7 @@
 //! ```
 
 use super::error::ScheduleError;
-use super::function::{function_system, system_name, ExclusiveFunctionSystem, SystemParamFunction};
+use super::function::{function_system, system_name, ExclusiveSystem, SystemParamFunction};
 use super::System;
 use crate::world::World;
 
@@ -175,7 +175,7 @@ pub struct ExclusiveMarker;
 impl<F: FnMut(&mut World) + Send + 'static> IntoSystemDesc<ExclusiveMarker> for F {
     fn into_desc(self) -> SystemDesc {
         let name = system_name::<F>();
-        SystemDesc::new(ExclusiveFunctionSystem::new(self, name))
+        SystemDesc::new(ExclusiveSystem::new(self, name))
     }
 }
 

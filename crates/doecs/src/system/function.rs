@@ -246,16 +246,18 @@ impl<F: SystemParamFunction<M>, M: 'static> System for FunctionSystem<F, M> {
     }
 }
 
-/// A function over the whole world, run alone at a sync point.
-pub(crate) struct ExclusiveFunctionSystem<F> {
+/// A function over the whole world, run alone at a sync point: the one
+/// exclusive system type, made from a function over `&mut World` or by
+/// [`SystemBuilder::exclusive`](super::SystemBuilder::exclusive).
+pub(crate) struct ExclusiveSystem<F> {
     func: F,
     name: String,
     access: SystemAccess,
 }
 
-impl<F: FnMut(&mut World) + Send + 'static> ExclusiveFunctionSystem<F> {
+impl<F: FnMut(&mut World) + Send + 'static> ExclusiveSystem<F> {
     pub(crate) fn new(func: F, name: String) -> Self {
-        ExclusiveFunctionSystem {
+        ExclusiveSystem {
             func,
             name,
             access: SystemAccess {
@@ -266,7 +268,7 @@ impl<F: FnMut(&mut World) + Send + 'static> ExclusiveFunctionSystem<F> {
     }
 }
 
-impl<F: FnMut(&mut World) + Send + 'static> System for ExclusiveFunctionSystem<F> {
+impl<F: FnMut(&mut World) + Send + 'static> System for ExclusiveSystem<F> {
     fn name(&self) -> &str {
         &self.name
     }

@@ -410,7 +410,7 @@ impl WorldCore {
     /// Verifies the storage invariants: the archetypes and their graph, and
     /// that the entity table and the rows agree both ways. Panics on failure.
     /// Meant for tests and debugging; it walks the whole world.
-    pub fn check_invariants(&self) {
+    pub(crate) fn check_storage_invariants(&self) {
         self.archetypes.check_invariants();
         self.relations
             .check_invariants(&|e| self.entities.location(e).is_some());

@@ -11,17 +11,17 @@
 //! [`MAX_HOOK_ROUNDS`] rounds and leaves the rest queued for the next
 //! operation's flush (nothing is dropped, and nothing hangs).
 //!
-//! The `World` methods here shadow the [`WorldCore`] methods of the same
-//! name (insert, remove, exchange, and their untyped forms): each calls the
-//! core's, then flushes.
+//! Every `World` operation that can fire hooks (spawn, despawn, insert,
+//! remove, exchange, and their untyped and batch forms) flushes when it
+//! returns, so hook commands are applied the same way whichever method
+//! made the change. The structural cores below (`WorldCore`'s crate-private
+//! methods) only fire hooks and queue their commands.
 
 use super::command::CommandFailure;
 use super::core::WorldCore;
 use super::hooks::ComponentHooks;
 use super::World;
-use crate::bundle::Bundle;
 use crate::component::{Component, ComponentId};
-use crate::entity::Entity;
 use crate::error::EntityError;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -136,96 +136,6 @@ impl World {
     /// already dead, say), oldest first; taking them empties the list.
     pub fn take_hook_failures(&mut self) -> Vec<CommandFailure> {
         std::mem::take(&mut self.hook_failures)
-    }
-
-    /// As [`WorldCore::insert_one`], then applies what hooks recorded. A
-    /// reserved id ([`World::reserve_entity`]) is spawned with `value`.
-    pub fn insert_one<T: Component>(
-        &mut self,
-        entity: Entity,
-        value: T,
-    ) -> Result<(), EntityError> {
-        if self.core.entities.is_reserved(entity) {
-            return self.spawn_reserved(entity, (value,));
-        }
-        let result = self.with_checks_held(|w| w.core.insert_one(entity, value));
-        self.flush_hooks();
-        result
-    }
-
-    /// As [`WorldCore::insert`], then applies what hooks recorded. A
-    /// reserved id ([`World::reserve_entity`]) is spawned with `bundle`.
-    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
-        if self.core.entities.is_reserved(entity) {
-            return self.spawn_reserved(entity, bundle);
-        }
-        let result = self.with_checks_held(|w| w.core.insert(entity, bundle));
-        self.flush_hooks();
-        result
-    }
-
-    /// As [`WorldCore::remove_one`], then applies what hooks recorded. A
-    /// reserved id is spawned (empty) first, so it lacks `T`.
-    pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
-        self.spawn_if_reserved(entity);
-        let result = self.with_checks_held(|w| w.core.remove_one::<T>(entity));
-        self.flush_hooks();
-        result
-    }
-
-    /// As [`WorldCore::remove`], then applies what hooks recorded. A
-    /// reserved id is spawned (empty) first, so it lacks `B`.
-    pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
-        self.spawn_if_reserved(entity);
-        let result = self.with_checks_held(|w| w.core.remove::<B>(entity));
-        self.flush_hooks();
-        result
-    }
-
-    /// As [`WorldCore::exchange`], then applies what hooks recorded.
-    pub fn exchange<Old: Bundle, New: Bundle>(
-        &mut self,
-        entity: Entity,
-        new: New,
-    ) -> Result<Old, EntityError> {
-        let result = self.with_checks_held(|w| w.core.exchange::<Old, New>(entity, new));
-        self.flush_hooks();
-        result
-    }
-
-    /// As [`WorldCore::insert_bytes`], then applies what hooks recorded.
-    pub fn insert_bytes(
-        &mut self,
-        entity: Entity,
-        id: ComponentId,
-        bytes: &[u8],
-    ) -> Result<(), EntityError> {
-        let result = self.with_checks_held(|w| w.core.insert_bytes(entity, id, bytes));
-        self.flush_hooks();
-        result
-    }
-
-    /// As [`WorldCore::insert_raw`], then applies what hooks recorded.
-    ///
-    /// # Safety
-    /// As [`WorldCore::insert_raw`].
-    pub unsafe fn insert_raw(
-        &mut self,
-        entity: Entity,
-        id: ComponentId,
-        value: *const u8,
-    ) -> Result<(), EntityError> {
-        // SAFETY: forwarded contract.
-        let result = self.with_checks_held(|w| unsafe { w.core.insert_raw(entity, id, value) });
-        self.flush_hooks();
-        result
-    }
-
-    /// As [`WorldCore::remove_by_id`], then applies what hooks recorded.
-    pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<(), EntityError> {
-        let result = self.with_checks_held(|w| w.core.remove_by_id(entity, id));
-        self.flush_hooks();
-        result
     }
 }
 

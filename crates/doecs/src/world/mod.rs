@@ -382,7 +382,7 @@ impl World {
     /// Panics on failure. Meant for tests and debugging; it walks the whole world.
     pub fn check_invariants(&self) {
         self.core.entities.check_invariants();
-        self.core.check_invariants();
+        self.core.check_storage_invariants();
         assert_eq!(
             self.core.len(),
             self.core.entities.len(),

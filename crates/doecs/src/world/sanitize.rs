@@ -47,7 +47,7 @@ impl World {
             count_check();
             if self.placing {
                 self.core.entities.check_invariants();
-                self.core.check_invariants();
+                self.core.check_storage_invariants();
             } else {
                 self.check_invariants();
             }
@@ -86,14 +86,14 @@ impl World {
 }
 
 impl WorldCore {
-    /// With the `sanitize` feature, [`WorldCore::check_invariants`] (unless
+    /// With the `sanitize` feature, [`WorldCore::check_storage_invariants`] (unless
     /// an operation under way holds the checks); otherwise nothing.
     #[inline]
     pub(crate) fn sanitize(&self) {
         #[cfg(feature = "sanitize")]
         if self.checks_held == 0 {
             count_check();
-            self.check_invariants();
+            self.check_storage_invariants();
         }
     }
 }

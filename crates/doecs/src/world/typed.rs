@@ -5,14 +5,17 @@
 //! the same paths the untyped API and command buffers take.
 
 use super::core::WorldCore;
+use super::World;
 use super::structure::typed_writer;
 use crate::bundle::Bundle;
 use crate::component::Component;
 use crate::entity::Entity;
 use crate::error::EntityError;
 
-impl WorldCore {
-    /// Adds `value` to `entity`, replacing (and dropping) any `T` it already has.
+impl World {
+    /// Adds `value` to `entity`, replacing (and dropping) any `T` it
+    /// already has, then applies what hooks recorded. A reserved id
+    /// ([`World::reserve_entity`]) is spawned with `value`.
     ///
     /// ```
     /// let mut world = doecs::World::new();
@@ -20,8 +23,83 @@ impl WorldCore {
     /// world.insert_one(e, 2.5f32).unwrap();
     /// assert_eq!(world.get::<f32>(e), Ok(&2.5));
     /// ```
-    #[inline]
     pub fn insert_one<T: Component>(
+        &mut self,
+        entity: Entity,
+        value: T,
+    ) -> Result<(), EntityError> {
+        if self.core.entities.is_reserved(entity) {
+            return self.spawn_reserved(entity, (value,));
+        }
+        let result = self.with_checks_held(|w| w.core.insert_one(entity, value));
+        self.flush_hooks();
+        result
+    }
+
+
+    /// Adds every component of `bundle` to `entity`, then applies what
+    /// hooks recorded. Components it already has are replaced; the old
+    /// values drop after the new ones are in place. A bundle that names one
+    /// type twice is refused, changing nothing. A reserved id
+    /// ([`World::reserve_entity`]) is spawned with `bundle`.
+    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+        if self.core.entities.is_reserved(entity) {
+            return self.spawn_reserved(entity, bundle);
+        }
+        let result = self.with_checks_held(|w| w.core.insert(entity, bundle));
+        self.flush_hooks();
+        result
+    }
+
+
+    /// Removes `T` from `entity` and returns it, then applies what hooks
+    /// recorded. A reserved id is spawned (empty) first, so it lacks `T`.
+    pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
+        self.spawn_if_reserved(entity);
+        let result = self.with_checks_held(|w| w.core.remove_one::<T>(entity));
+        self.flush_hooks();
+        result
+    }
+
+
+    /// Removes every component of bundle `B` from `entity` and returns
+    /// them, then applies what hooks recorded. If any is missing, nothing
+    /// changes. A reserved id is spawned (empty) first, so it lacks `B`.
+    pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
+        self.spawn_if_reserved(entity);
+        let result = self.with_checks_held(|w| w.core.remove::<B>(entity));
+        self.flush_hooks();
+        result
+    }
+
+
+    /// Swaps bundle `Old` for bundle `New` on `entity` in one move, and
+    /// returns the old values, then applies what hooks recorded. If the
+    /// entity lacks one of `Old`'s components, nothing changes.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// let e = world.spawn((1u8, 2u16));
+    /// let old: (u8,) = world.exchange(e, (3.0f32,)).unwrap();
+    /// assert_eq!(old, (1,));
+    /// assert!(world.get::<u8>(e).is_err());
+    /// assert_eq!(world.get::<f32>(e), Ok(&3.0));
+    /// ```
+    pub fn exchange<Old: Bundle, New: Bundle>(
+        &mut self,
+        entity: Entity,
+        new: New,
+    ) -> Result<Old, EntityError> {
+        let result = self.with_checks_held(|w| w.core.exchange::<Old, New>(entity, new));
+        self.flush_hooks();
+        result
+    }
+}
+
+impl WorldCore {
+    /// Adds `value` to `entity`, replacing (and dropping) any `T` it already has.
+    #[inline]
+    pub(crate) fn insert_one<T: Component>(
         &mut self,
         entity: Entity,
         value: T,
@@ -33,7 +111,7 @@ impl WorldCore {
     /// are replaced; the old values drop after the new ones are in place. A
     /// bundle that names one type twice is refused, changing nothing.
     #[inline]
-    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+    pub(crate) fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
         let location = self.location(entity)?;
         let id = self.bundle_id::<B>()?;
         // SAFETY: `location` is the entity's; the writer fills exactly `B`'s fields.
@@ -44,13 +122,13 @@ impl WorldCore {
 
     /// Removes `T` from `entity` and returns it.
     #[inline]
-    pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
+    pub(crate) fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
         self.remove::<(T,)>(entity).map(|(value,)| value)
     }
 
     /// Removes every component of bundle `B` from `entity` and returns them. If
     /// any is missing, nothing changes.
-    pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
+    pub(crate) fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
         let location = self.location(entity)?;
         let id = match self.bundles.id_of::<B>() {
             Some(id) => id,
@@ -71,16 +149,7 @@ impl WorldCore {
     /// Swaps bundle `Old` for bundle `New` on `entity` in one move, and
     /// returns the old values. If the entity lacks one of `Old`'s
     /// components, nothing changes.
-    ///
-    /// ```
-    /// let mut world = doecs::World::new();
-    /// let e = world.spawn((1u8, 2u16));
-    /// let old: (u8,) = world.exchange(e, (3.0f32,)).unwrap();
-    /// assert_eq!(old, (1,));
-    /// assert!(world.get::<u8>(e).is_err());
-    /// assert_eq!(world.get::<f32>(e), Ok(&3.0));
-    /// ```
-    pub fn exchange<Old: Bundle, New: Bundle>(
+    pub(crate) fn exchange<Old: Bundle, New: Bundle>(
         &mut self,
         entity: Entity,
         new: New,

@@ -8,11 +8,55 @@
 //! bundle of one component.
 
 use super::core::WorldCore;
+use super::World;
 use super::structure::Graveyard;
 use crate::component::{ComponentId, ComponentInfo};
 use crate::entity::Entity;
 use crate::error::EntityError;
 use std::ptr::NonNull;
+
+impl World {
+    /// Adds (or overwrites) plain-bytes component `id` on `entity` from
+    /// `bytes`, then applies what hooks recorded.
+    pub fn insert_bytes(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        bytes: &[u8],
+    ) -> Result<(), EntityError> {
+        let result = self.with_checks_held(|w| w.core.insert_bytes(entity, id, bytes));
+        self.flush_hooks();
+        result
+    }
+
+
+    /// Adds (or replaces) component `id` on `entity`, moving the value from
+    /// `value`, then applies what hooks recorded. A replaced value is dropped.
+    ///
+    /// # Safety
+    /// `value` must point to a valid, initialised value of component `id`
+    /// (any alignment), which the world takes ownership of.
+    pub unsafe fn insert_raw(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        value: *const u8,
+    ) -> Result<(), EntityError> {
+        // SAFETY: forwarded contract.
+        let result = self.with_checks_held(|w| unsafe { w.core.insert_raw(entity, id, value) });
+        self.flush_hooks();
+        result
+    }
+
+
+    /// Removes component `id` from `entity` and drops it, then applies what
+    /// hooks recorded.
+    pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<(), EntityError> {
+        let result = self.with_checks_held(|w| w.core.remove_by_id(entity, id));
+        self.flush_hooks();
+        result
+    }
+}
 
 impl WorldCore {
     fn info_checked(&self, id: ComponentId) -> Result<&ComponentInfo, EntityError> {
@@ -78,7 +122,7 @@ impl WorldCore {
     }
 
     /// Adds (or overwrites) a plain-bytes component from `bytes`.
-    pub fn insert_bytes(
+    pub(crate) fn insert_bytes(
         &mut self,
         entity: Entity,
         id: ComponentId,
@@ -107,7 +151,7 @@ impl WorldCore {
     /// # Safety
     /// `value` must point to a valid, initialised value of component `id` (any
     /// alignment), which the world takes ownership of.
-    pub unsafe fn insert_raw(
+    pub(crate) unsafe fn insert_raw(
         &mut self,
         entity: Entity,
         id: ComponentId,
@@ -128,7 +172,7 @@ impl WorldCore {
     }
 
     /// Removes component `id` from `entity` and drops it.
-    pub fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<(), EntityError> {
+    pub(crate) fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<(), EntityError> {
         let location = self.location(entity)?;
         let info = self.info_checked(id)?;
         let (layout, drop_fn) = (info.layout(), info.drop_fn());
