@@ -63,8 +63,7 @@ fn churn(c: &mut Criterion) {
             for &e in &live {
                 world.despawn(e).unwrap();
             }
-            live.clear();
-            world.spawn_batch_into((0..n).map(|_| bundle()), &mut live);
+            live = world.spawn_batch((0..n).map(|_| bundle()));
         })
     });
 

@@ -150,9 +150,9 @@ fn render_memory(md: &mut String, memory: &serde_json::Value) {
     }
     let _ = writeln!(
         md,
-        "\n`doecs` spawns with `World::extend`, which returns no ids (like hecs's `spawn_batch`, \
-         an iterator nobody consumes here); `doecs_spawn_batch` also returns the `Vec` of a \
-         million ids.\n"
+        "\n`doecs` spawns with `World::spawn_batch` and drops the ids it returns (like hecs's \
+         `spawn_batch`, an iterator nobody consumes here); `doecs_spawn_batch` keeps the `Vec` \
+         of a million ids.\n"
     );
 }
 

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 fn despawn_releases_records_through_the_callback() {
     let mut world = World::new();
     world.add_manager(DataStore::new(), DestroyNotice::Callback);
-    let es = world.spawn_empty_batch(1000);
+    let es = world.spawn_batch((0..1000).map(|_| ()));
     let store = world.manager_mut::<DataStore>().unwrap();
     for (i, &e) in es.iter().enumerate() {
         store.set(e, "health", i as f32).unwrap();
@@ -45,7 +45,7 @@ fn lazy_gc_sweeps_dead_records() {
         }),
         DestroyNotice::LazyGc,
     );
-    let es = world.spawn_empty_batch(200);
+    let es = world.spawn_batch((0..200).map(|_| ()));
     let prefab = Record::from_json(&json!({"stats": {"health": 100, "mana": 50}})).unwrap();
     world
         .manager_mut::<DataStore>()

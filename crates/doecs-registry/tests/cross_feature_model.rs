@@ -413,7 +413,7 @@ fn spawn_bundle(world: &mut World, comps: &[Comp]) -> Entity {
             Comp::Bomb => builder.add(Bomb),
         };
     }
-    world.spawn_built(&mut builder)
+    world.spawn(&mut builder)
 }
 
 fn insert(world: &mut World, e: Entity, c: Comp) -> Result<(), doecs::EntityError> {

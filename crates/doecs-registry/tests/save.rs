@@ -384,7 +384,7 @@ fn random_world(ops: &[(u8, u32)]) -> World {
                         b.add(Target(t));
                     }
                 }
-                live.push(world.spawn_built(&mut b));
+                live.push(world.spawn(&mut b));
             }
             2 if !live.is_empty() => {
                 let e = live.swap_remove(x as usize % live.len());

@@ -296,13 +296,21 @@ impl SharedWorld<'_> {
         bytes: &[u8],
     ) -> Result<(), EntityError> {
         // Refused before the entity enters, so a refusal changes nothing.
-        let info = self.core.components().get_info(id).ok_or(EntityError::UnknownComponent(id))?;
+        let info = self
+            .core
+            .components()
+            .get_info(id)
+            .ok_or(EntityError::UnknownComponent(id))?;
         if !info.is_plain_bytes() {
             return Err(EntityError::NotPlainBytes(id));
         }
         let expected = info.layout().size();
         if bytes.len() != expected {
-            return Err(EntityError::WrongSize { id, expected, actual: bytes.len() });
+            return Err(EntityError::WrongSize {
+                id,
+                expected,
+                actual: bytes.len(),
+            });
         }
         self.enter(entity)?;
         self.core.insert_bytes(entity, id, bytes)

@@ -43,7 +43,7 @@ fn agrees<R: Relation + PartialEq + std::fmt::Debug>(
     // Two identical worlds: one for the batch, one for adding in order.
     let build = || {
         let mut w = World::new();
-        let mut es = w.spawn_empty_batch(n);
+        let mut es = w.spawn_batch((0..n).map(|_| ()));
         let dead = w.spawn(());
         w.despawn(dead).unwrap();
         es.push(dead);
@@ -157,7 +157,7 @@ proptest! {
 /// time taken.
 fn parents_in_one_batch(n: usize, deep: bool) -> Duration {
     let mut w = World::new();
-    let es = w.spawn_empty_batch(n);
+    let es = w.spawn_batch((0..n).map(|_| ()));
     let pairs = (1..n)
         .map(|k| (es[k], if deep { es[k - 1] } else { es[0] }, ChildOf))
         .collect();

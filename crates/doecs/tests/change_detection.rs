@@ -642,30 +642,24 @@ fn every_spawn_path_marks_added_and_changed() {
     assert_spawn_path(&mut world, &mut r, "spawn_batch", |w| {
         w.spawn_batch((0..30).map(|i| (A(i),)))
     });
-    assert_spawn_path(&mut world, &mut r, "spawn_batch_into", |w| {
-        let mut out = Vec::new();
-        w.spawn_batch_into((0..5).map(|i| (B(i), A(i as u32))), &mut out);
-        out
+    assert_spawn_path(&mut world, &mut r, "try_spawn_batch", |w| {
+        w.try_spawn_batch((0..5).map(|i| (B(i), A(i as u32))))
+            .unwrap()
     });
-    assert_spawn_path(&mut world, &mut r, "extend", |w| {
-        let before: Vec<Entity> = w.iter_entities().collect();
-        w.extend((0..7).map(|i| (A(i),)));
-        w.iter_entities().filter(|e| !before.contains(e)).collect()
-    });
-    assert_spawn_path(&mut world, &mut r, "spawn_built", |w| {
+    assert_spawn_path(&mut world, &mut r, "spawn builder", |w| {
         let mut builder = EntityBuilder::new();
         builder.add(A(3)).add(C);
-        vec![w.spawn_built(&mut builder)]
+        vec![w.spawn(&mut builder)]
     });
-    assert_spawn_path(&mut world, &mut r, "spawn_template", |w| {
+    assert_spawn_path(&mut world, &mut r, "spawn template", |w| {
         let mut template = EntityTemplate::new();
         template.add(A(4));
-        vec![w.spawn_template(&template)]
+        vec![w.spawn(&template)]
     });
-    assert_spawn_path(&mut world, &mut r, "spawn_template_batch", |w| {
+    assert_spawn_path(&mut world, &mut r, "spawn template, repeated", |w| {
         let mut template = EntityTemplate::new();
         template.add(A(4)).add(B(4));
-        w.spawn_template_batch(&template, 9)
+        (0..9).map(|_| w.spawn(&template)).collect::<Vec<_>>()
     });
     assert_spawn_path(&mut world, &mut r, "spawn_columns_raw", |w| {
         let id = w.component_id::<A>();
@@ -692,7 +686,7 @@ fn every_spawn_path_marks_added_and_changed() {
     assert_eq!(r.read(&world), (set(&[old, new]), vec![new]));
     // Spawning without A is invisible to an A reader.
     world.spawn((B(0),));
-    world.spawn_empty_batch(3);
+    world.spawn_batch((0..3).map(|_| ()));
     assert_eq!(r.read(&world), (vec![], vec![]));
     world.check_invariants();
 }

@@ -153,7 +153,7 @@ fn builders_assemble_bundles_at_run_time() {
     builder.add(A(1)).add(C("x".into())).add(A(2));
     assert_eq!(builder.len(), 2);
     assert!(builder.has::<A>() && !builder.has::<B>());
-    let e = world.spawn_built(&mut builder);
+    let e = world.spawn(&mut builder);
     assert_eq!(world.get::<A>(e), Ok(&A(2)));
     assert!(builder.is_empty());
     builder.add(B(3.0));
@@ -177,7 +177,7 @@ fn templates_clone_their_values_into_every_spawn() {
         .add(C("orc".into()))
         .add(Counted(drops.clone()))
         .add(A(10));
-    let orcs = world.spawn_template_batch(&template, 50);
+    let orcs = (0..50).map(|_| world.spawn(&template)).collect::<Vec<_>>();
     assert_eq!(orcs.len(), 50);
     for &o in &orcs {
         assert_eq!(world.get::<C>(o).unwrap().0, "orc");
@@ -185,7 +185,7 @@ fn templates_clone_their_values_into_every_spawn() {
     }
     let copy = template.clone();
     drop(template);
-    let last = world.spawn_template(&copy);
+    let last = world.spawn(&copy);
     assert!(world.alive(last));
     drop(copy);
     assert_eq!(

@@ -368,7 +368,7 @@ fn one_operation_holds_hook_commands_until_it_ends() {
 fn a_batch_is_located_until_one_of_its_entities_leaves() {
     let mut world = World::new();
     let other = world.spawn(());
-    let es = world.spawn_empty_batch(3);
+    let es = world.spawn_batch((0..3).map(|_| ()));
     let batch = world
         .parent_batch(es.clone(), vec![None, Some(0), Some(0)])
         .unwrap();
@@ -380,7 +380,7 @@ fn a_batch_is_located_until_one_of_its_entities_leaves() {
     let mut before = doecs::Snapshot::new();
     let mut world2 = World::new();
     world2.snapshot_into(&mut before).unwrap();
-    let es2 = world2.spawn_empty_batch(2);
+    let es2 = world2.spawn_batch((0..2).map(|_| ()));
     let batch2 = world2.parent_batch(es2, vec![None, Some(0)]).unwrap();
     assert!(world2.batch_located(&batch2));
     world2.restore(&before).unwrap();

@@ -290,43 +290,28 @@ fn every_spawn_path_fires_add_then_insert_once_per_component() {
         .spawn_batch((0..3).map(|i| (A(10 + i), B(110 + i))));
     assert_eq!(fx.take(), expect(&fx, &es, 10));
 
-    let mut es = Vec::new();
-    fx.world
-        .spawn_batch_into((0..2).map(|i| (A(20 + i), B(120 + i))), &mut es);
-    assert_eq!(fx.take(), expect(&fx, &es, 20));
-
-    let mut es = Vec::new();
-    fx.world
-        .try_spawn_batch_into((0..2).map(|i| (A(30 + i), B(130 + i))), &mut es)
+    let es = fx
+        .world
+        .try_spawn_batch((0..2).map(|i| (A(30 + i), B(130 + i))))
         .unwrap();
     assert_eq!(fx.take(), expect(&fx, &es, 30));
 
-    let before = fx.world.len();
-    fx.world.extend((0..3).map(|i| (A(40 + i), B(140 + i))));
-    assert_eq!(fx.world.len(), before + 3);
-    let calls = fx.take();
-    let es: Vec<Entity> = calls
-        .iter()
-        .filter(|c| c.kind == Add && c.component == a)
-        .map(|c| c.entity)
-        .collect();
-    assert_eq!(es.len(), 3);
-    assert_eq!(calls, expect(&fx, &es, 40));
-
     let mut builder = EntityBuilder::new();
     builder.add(B(150)).add(Plain(0)).add(A(50));
-    let e = fx.world.spawn_built(&mut builder);
+    let e = fx.world.spawn(&mut builder);
     assert_eq!(fx.take(), fx.spawned_ab(e, 50, 150));
 
     let mut template = EntityTemplate::new();
     template.add(A(60)).add(B(160));
-    let e = fx.world.spawn_template(&template);
+    let e = fx.world.spawn(&template);
     assert_eq!(fx.take(), fx.spawned_ab(e, 60, 160));
-    let es = fx.world.spawn_template_batch(&template, 3);
+    let es = (0..3)
+        .map(|_| fx.world.spawn(&template))
+        .collect::<Vec<_>>();
     let want: Vec<Rec> = es.iter().flat_map(|&e| fx.spawned_ab(e, 60, 160)).collect();
     assert_eq!(fx.take(), want);
 
-    assert_eq!(fx.world.spawn_empty_batch(2).len(), 2);
+    assert_eq!(fx.world.spawn_batch((0..2).map(|_| ())).len(), 2);
     assert!(fx.take().is_empty());
 
     // Runtime component, from columns.
@@ -373,12 +358,10 @@ fn refused_spawns_fire_nothing() {
     let len = fx.world.len();
     assert!(fx.world.try_spawn((A(1), A(2))).is_err());
     assert!(fx.world.try_spawn((A(1), B(2), A(3))).is_err());
-    let mut out = Vec::new();
     assert!(fx
         .world
-        .try_spawn_batch_into((0..3).map(|i| (B(i), B(i))), &mut out)
+        .try_spawn_batch((0..3).map(|i| (B(i), B(i))))
         .is_err());
-    assert!(out.is_empty());
     let w = &mut fx.world;
     assert!(catch_unwind(AssertUnwindSafe(|| w.spawn((B(1), B(2))))).is_err());
     assert!(catch_unwind(AssertUnwindSafe(|| w.spawn_batch([(A(1), A(2))]))).is_err());
@@ -1066,15 +1049,15 @@ fn a_panicking_add_or_insert_hook_leaves_the_operation_complete() {
     assert_eq!(world.get::<Plain>(e), Ok(&Plain(1)), "add's then insert's");
     assert!(world.take_hook_failures().is_empty());
 
-    // on_add panics in a batch placed all at once: every row is there.
+    // on_add panics in a template's spawn: its row is there.
     p.arm(1, false);
     p.arm(0, true);
     let mut template = EntityTemplate::new();
     template.add(A(2));
     let w = &mut world;
-    assert!(catch_unwind(AssertUnwindSafe(|| w.spawn_template_batch(&template, 3))).is_err());
+    assert!(catch_unwind(AssertUnwindSafe(|| w.spawn(&template))).is_err());
     world.check_invariants();
-    assert_eq!(world.query::<&A>().iter().filter(|a| a.0 == 2).count(), 3);
+    assert_eq!(world.query::<&A>().iter().filter(|a| a.0 == 2).count(), 1);
 
     // on_add panics in a typed batch: the rows placed so far stay.
     let w = &mut world;

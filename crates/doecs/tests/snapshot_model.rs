@@ -125,7 +125,7 @@ fn apply(world: &mut World, live: &mut Vec<Entity>, op: &Op, counter: &Arc<Atomi
             if kinds & 16 != 0 {
                 b.add(Counted::new(v, counter));
             }
-            live.push(world.spawn_built(&mut b));
+            live.push(world.spawn(&mut b));
         }
         Op::Despawn(i) => {
             if !live.is_empty() {

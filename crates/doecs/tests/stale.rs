@@ -124,7 +124,7 @@ fn batch_spawn_reuses_only_above_the_threshold() {
     let b = world.spawn_batch((0..5u32).map(|i| (Hp(100 + i),)));
     let reused = b.iter().filter(|e| e.index() < 10).count();
     assert_eq!(reused, 3);
-    let empties = world.spawn_empty_batch(5);
+    let empties = world.spawn_batch((0..5).map(|_| ()));
     assert!(empties.iter().all(|e| e.index() >= 10), "3 waiting < 4");
     for &d in doomed {
         assert_refused(&mut world, d);

@@ -73,12 +73,19 @@ fn a_shared_world_removes_exchanges_and_refuses_bad_bytes_unchanged() {
     assert_eq!(shared.get::<f32>(a), Ok(&3.5));
     assert!(shared.remove::<(u32,)>(a).is_err(), "a lacks u32");
     let bytes = shared
-        .register_component(ComponentDescriptor::dynamic("Blob", Layout::new::<[u8; 4]>()))
+        .register_component(ComponentDescriptor::dynamic(
+            "Blob",
+            Layout::new::<[u8; 4]>(),
+        ))
         .unwrap();
     // A refused insert does not enter `b` into the world.
     assert!(matches!(
         shared.insert_bytes(b, bytes, &[1, 2, 3]),
-        Err(EntityError::WrongSize { expected: 4, actual: 3, .. })
+        Err(EntityError::WrongSize {
+            expected: 4,
+            actual: 3,
+            ..
+        })
     ));
     assert!(!shared.contains_entity(b));
     shared.insert_bytes(b, bytes, &[1, 2, 3, 4]).unwrap();

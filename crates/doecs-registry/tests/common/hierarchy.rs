@@ -20,7 +20,7 @@ pub fn registry() -> ComponentRegistry {
 /// The world and its entities, in spawn order.
 pub fn hierarchy(n: usize, deep: bool) -> (World, Vec<Entity>) {
     let mut world = World::new();
-    let es = world.spawn_empty_batch(n);
+    let es = world.spawn_batch((0..n).map(|_| ()));
     let parents: Vec<Option<u32>> = (0..n as u32)
         .map(|k| match k {
             0 => None,

@@ -52,7 +52,7 @@ impl WorldCore {
     /// ```
     /// use doecs::{ChildOf, RelationError, World};
     /// let mut world = World::new();
-    /// let es = world.spawn_empty_batch(4);
+    /// let es = world.spawn_batch((0..4).map(|_| ()));
     /// // A chain 0 <- 1 <- 2 <- 3, added in one call.
     /// let chain = (1..4).map(|k| (es[k], es[k - 1], ChildOf)).collect();
     /// world.add_pairs(chain).unwrap();

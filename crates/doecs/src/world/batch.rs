@@ -16,7 +16,10 @@ use crate::error::EntityError;
 use crate::relation::{ParentedBatch, ParentsFirst};
 
 impl World {
-    /// Spawns one entity per item and returns the new entities in order.
+    /// Spawns one entity per bundle and returns the new entities in order:
+    /// the batch path, which reserves room for the whole batch and writes
+    /// rows straight into the columns. (Builders and templates spawn one at
+    /// a time, with [`World::spawn`].)
     ///
     /// ```
     /// let mut world = doecs::World::new();
@@ -26,54 +29,25 @@ impl World {
     /// ```
     ///
     /// # Panics
-    /// If the bundle names one component type twice, before anything changes.
+    /// If the bundle names one component type twice, before anything changes
+    /// ([`World::try_spawn_batch`] returns that as an error instead).
     pub fn spawn_batch<B: Bundle, I: IntoIterator<Item = B>>(&mut self, bundles: I) -> Vec<Entity> {
-        let mut out = Vec::new();
-        self.spawn_batch_into(bundles, &mut out);
-        out
-    }
-
-    /// Like [`World::spawn_batch`], appending the new entities to `out`.
-    ///
-    /// # Panics
-    /// As [`World::spawn_batch`].
-    pub fn spawn_batch_into<B: Bundle, I: IntoIterator<Item = B>>(
-        &mut self,
-        bundles: I,
-        out: &mut Vec<Entity>,
-    ) {
-        if let Err(e) = self.try_spawn_batch_into(bundles, out) {
-            panic!("doecs: {e}");
+        match self.try_spawn_batch(bundles) {
+            Ok(out) => out,
+            Err(e) => panic!("doecs: {e}"),
         }
     }
 
-    /// Like [`World::spawn_batch_into`], but a bundle that names one type
-    /// twice is refused, changing nothing.
-    pub fn try_spawn_batch_into<B: Bundle, I: IntoIterator<Item = B>>(
+    /// As [`World::spawn_batch`], but a bundle that names one type twice is
+    /// refused, changing nothing.
+    pub fn try_spawn_batch<B: Bundle, I: IntoIterator<Item = B>>(
         &mut self,
         bundles: I,
-        out: &mut Vec<Entity>,
-    ) -> Result<(), EntityError> {
+    ) -> Result<Vec<Entity>, EntityError> {
         let bundles = bundles.into_iter();
-        out.reserve(bundles.size_hint().0);
-        self.spawn_each(bundles, |e| out.push(e))
-    }
-
-    /// Spawns one entity per bundle without collecting the ids (the batch
-    /// path, minus the `Vec` of ids `spawn_batch` returns).
-    ///
-    /// ```
-    /// let mut world = doecs::World::new();
-    /// world.extend((0..100u32).map(|i| (i,)));
-    /// assert_eq!(world.len(), 100);
-    /// ```
-    ///
-    /// # Panics
-    /// As [`World::spawn_batch`].
-    pub fn extend<B: Bundle, I: IntoIterator<Item = B>>(&mut self, bundles: I) {
-        if let Err(e) = self.spawn_each(bundles.into_iter(), |_| {}) {
-            panic!("doecs: {e}");
-        }
+        let mut out = Vec::with_capacity(bundles.size_hint().0);
+        self.spawn_each(bundles, |e| out.push(e))?;
+        Ok(out)
     }
 
     /// The batch core: spawns one entity per bundle, telling `spawned` each id.
@@ -101,7 +75,7 @@ impl World {
     }
 
     /// Spawns `count` entities with no components and returns them.
-    pub fn spawn_empty_batch(&mut self, count: usize) -> Vec<Entity> {
+    pub(crate) fn spawn_empty_batch(&mut self, count: usize) -> Vec<Entity> {
         let id = self
             .core
             .bundle_id::<()>()

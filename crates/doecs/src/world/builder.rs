@@ -10,6 +10,7 @@
 
 use super::core::WorldCore;
 use super::World;
+use crate::bundle::Bundle;
 use crate::component::{Component, ComponentId, Components};
 use crate::entity::Entity;
 use crate::error::EntityError;
@@ -61,7 +62,7 @@ impl<T: Component + Clone> ClonePart for Value<T> {
 /// let mut world = World::new();
 /// let mut builder = EntityBuilder::new();
 /// builder.add(1u32).add("name").add(2u32); // the second u32 replaces the first
-/// let e = world.spawn_built(&mut builder);
+/// let e = world.spawn(&mut builder);
 /// assert_eq!(world.get::<u32>(e), Ok(&2));
 /// assert_eq!(world.get::<&str>(e), Ok(&"name"));
 /// assert!(builder.is_empty());
@@ -121,10 +122,10 @@ impl EntityBuilder {
 /// let mut world = World::new();
 /// let mut template = EntityTemplate::new();
 /// template.add(String::from("orc")).add(10u32);
-/// let orcs = world.spawn_template_batch(&template, 3);
+/// let orcs: Vec<_> = (0..3).map(|_| world.spawn(&template)).collect();
 /// assert_eq!(world.get::<String>(orcs[2]).unwrap(), "orc");
 /// let copy = template.clone();
-/// let one_more = world.spawn_template(&copy);
+/// let one_more = world.spawn(&copy);
 /// assert_eq!(world.get::<u32>(one_more), Ok(&10));
 /// ```
 #[derive(Default)]
@@ -188,57 +189,82 @@ fn runtime_bundle<'p, P: Part + ?Sized + 'p>(
     (bundle, sizes)
 }
 
-impl World {
-    /// Spawns an entity with the builder's components, leaving it empty.
-    pub fn spawn_built(&mut self, builder: &mut EntityBuilder) -> Entity {
-        let (bundle, sizes) = runtime_bundle(&mut self.core, builder.parts.iter().map(|p| &**p));
-        let entity = self.core.entities.alloc();
-        let parts = std::mem::take(&mut builder.parts);
+/// What [`World::spawn`] accepts: a [`Bundle`] by value, an
+/// [`EntityBuilder`] by `&mut` (its values are moved out, leaving it empty)
+/// or an [`EntityTemplate`] by `&` (its values are cloned). Sealed: these
+/// three are the ways to spawn one entity.
+pub trait Spawn: sealed::Sealed {
+    /// Places the new entity's row (hooks fire; their commands wait for
+    /// the caller's flush).
+    #[doc(hidden)]
+    fn spawn_in(self, world: &mut World) -> Result<Entity, EntityError>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<B: crate::bundle::Bundle> Sealed for B {}
+    impl Sealed for &mut super::EntityBuilder {}
+    impl Sealed for &super::EntityTemplate {}
+}
+
+impl<B: Bundle> Spawn for B {
+    #[inline]
+    fn spawn_in(self, world: &mut World) -> Result<Entity, EntityError> {
+        let id = world.core.bundle_id::<B>()?;
+        let entity = world.core.entities.alloc();
+        // SAFETY: the entity is new, and the writer fills exactly `B`'s fields.
+        unsafe {
+            world
+                .core
+                .place_row(entity, id, super::structure::typed_writer(self))
+        };
+        Ok(entity)
+    }
+}
+
+impl Spawn for &mut EntityBuilder {
+    fn spawn_in(self, world: &mut World) -> Result<Entity, EntityError> {
+        let (bundle, sizes) = runtime_bundle(&mut world.core, self.parts.iter().map(|p| &**p));
+        let entity = world.core.entities.alloc();
+        let parts = std::mem::take(&mut self.parts);
         // SAFETY: the entity is new; the writer moves each part into its own
         // field's slot (bases follow the bundle's field order, the parts'
         // order), filling every field.
         unsafe {
-            self.core.place_row(entity, bundle, |bases, row| {
+            world.core.place_row(entity, bundle, |bases, row| {
                 for ((part, &base), &size) in parts.into_iter().zip(bases).zip(&sizes) {
                     part.move_into(base.add(row * size));
                 }
             })
         };
-        self.flush_hooks();
-        entity
+        Ok(entity)
     }
+}
 
-    /// Spawns an entity with clones of the template's components.
-    pub fn spawn_template(&mut self, template: &EntityTemplate) -> Entity {
-        self.spawn_template_batch(template, 1)[0]
-    }
-
-    /// Spawns `count` entities, each with clones of the template's components.
-    pub fn spawn_template_batch(&mut self, template: &EntityTemplate, count: usize) -> Vec<Entity> {
+impl Spawn for &EntityTemplate {
+    fn spawn_in(self, world: &mut World) -> Result<Entity, EntityError> {
         let (bundle, sizes) = runtime_bundle(
-            &mut self.core,
-            template.parts.iter().map(|p| &**p as &dyn Part),
+            &mut world.core,
+            self.parts.iter().map(|p| &**p as &dyn Part),
         );
-        // A panicking `clone` must not leave rows unfilled: clone first.
-        let clones: Vec<Vec<Box<dyn ClonePart>>> = (0..count)
-            .map(|_| template.parts.iter().map(|p| p.clone_box()).collect())
-            .collect();
-        // SAFETY: every row gets a clone of every part in its field's
-        // column (bases follow the parts' order).
-        let out = unsafe {
-            self.core.place_new_rows(count, bundle, |bases, first| {
-                for (k, row) in clones.into_iter().enumerate() {
-                    for ((part, &base), &size) in row.into_iter().zip(bases).zip(&sizes) {
-                        let part: Box<dyn Part> = part;
-                        part.move_into(base.add((first + k) * size));
-                    }
+        // A panicking `clone` must not leave a row unfilled: clone first.
+        let clones: Vec<Box<dyn ClonePart>> = self.parts.iter().map(|p| p.clone_box()).collect();
+        let entity = world.core.entities.alloc();
+        // SAFETY: the entity is new; the row gets a clone of every part in
+        // its field's column (bases follow the parts' order).
+        unsafe {
+            world.core.place_row(entity, bundle, |bases, row| {
+                for ((part, &base), &size) in clones.into_iter().zip(bases).zip(&sizes) {
+                    let part: Box<dyn Part> = part;
+                    part.move_into(base.add(row * size));
                 }
             })
         };
-        self.flush_hooks();
-        out.entities
+        Ok(entity)
     }
+}
 
+impl World {
     /// Adds (or replaces) the builder's components on `entity`, leaving the
     /// builder empty.
     pub fn insert_built(

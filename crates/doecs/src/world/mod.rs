@@ -53,7 +53,7 @@ mod typed;
 mod untyped;
 
 pub use self::core::{WorldCore, WorldId};
-pub use builder::{EntityBuilder, EntityTemplate};
+pub use builder::{EntityBuilder, EntityTemplate, Spawn};
 pub use entity_ref::{EntityMut, EntityRef};
 pub use hook_api::MAX_HOOK_ROUNDS;
 #[cfg(feature = "serde")]
@@ -204,27 +204,35 @@ impl World {
         self.core.entities.reserve()
     }
 
-    /// Spawns an entity with the components of `bundle`.
+    /// Spawns an entity with the components of `source`: a bundle (a tuple
+    /// or a `#[derive(Bundle)]` struct), an [`EntityBuilder`] (`&mut`,
+    /// emptied) or an [`EntityTemplate`] (`&`, cloned). See [`Spawn`].
     ///
     /// ```
+    /// use doecs::{EntityBuilder, World};
     /// let mut world = doecs::World::new();
     /// let e = world.spawn((1u32, "name"));
     /// assert_eq!(world.get::<u32>(e), Ok(&1));
+    /// let mut builder = EntityBuilder::new();
+    /// builder.add(2u32);
+    /// let f = world.spawn(&mut builder);
+    /// assert_eq!(world.get::<u32>(f), Ok(&2));
     /// ```
     ///
     /// # Panics
-    /// If the bundle names one component type twice, before anything changes
+    /// If a bundle names one component type twice, before anything changes
     /// ([`World::try_spawn`] returns that as an error instead).
     #[inline]
-    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
-        match self.try_spawn(bundle) {
+    pub fn spawn(&mut self, source: impl Spawn) -> Entity {
+        match self.try_spawn(source) {
             Ok(entity) => entity,
             Err(e) => panic!("doecs: {e}"),
         }
     }
 
-    /// Spawns an entity with the components of `bundle`, or refuses a bundle
-    /// that names one component type twice, leaving the world as it was.
+    /// As [`World::spawn`], but a bundle that names one component type twice
+    /// is refused, leaving the world as it was. Choose it where the bundle's
+    /// types are not fixed in the source (generic code, tools).
     ///
     /// ```
     /// let mut world = doecs::World::new();
@@ -232,14 +240,8 @@ impl World {
     /// assert!(world.is_empty());
     /// ```
     #[inline]
-    pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EntityError> {
-        let id = self.core.bundle_id::<B>()?;
-        let entity = self.core.entities.alloc();
-        // SAFETY: the entity is new, and the writer fills exactly `B`'s fields.
-        unsafe {
-            self.core
-                .place_row(entity, id, structure::typed_writer(bundle))
-        };
+    pub fn try_spawn(&mut self, source: impl Spawn) -> Result<Entity, EntityError> {
+        let entity = source.spawn_in(self)?;
         self.flush_hooks();
         Ok(entity)
     }

@@ -192,7 +192,7 @@ impl WorldCore {
     ///
     /// ```
     /// let mut world = doecs::World::new();
-    /// let es = world.spawn_empty_batch(3);
+    /// let es = world.spawn_batch((0..3).map(|_| ()));
     /// let batch = world.parent_batch(es.clone(), vec![None, Some(0), Some(0)]).unwrap();
     /// assert_eq!(world.hierarchy().batch_parents(&batch), Some(&[None, Some(0), Some(0)][..]));
     /// world.remove_parent(es[2]);
@@ -240,7 +240,7 @@ impl WorldCore {
     ///
     /// ```
     /// let mut world = doecs::World::new();
-    /// let es = world.spawn_empty_batch(3);
+    /// let es = world.spawn_batch((0..3).map(|_| ()));
     /// let batch = world.parent_batch(es.clone(), vec![None, Some(0), None]).unwrap();
     /// assert!(world.batch_located(&batch));
     /// world.despawn(es[2]).unwrap();

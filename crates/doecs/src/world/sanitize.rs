@@ -139,7 +139,9 @@ mod tests {
         world.snapshot_by_copy::<f32>();
         let e = checked("spawn", || world.spawn((1u32,)));
         let es = checked("spawn_batch", || world.spawn_batch((0..4u32).map(|i| (i,))));
-        checked("extend", || world.extend([(5u32,)]));
+        checked("try_spawn_batch", || {
+            world.try_spawn_batch([(5u32,)]).unwrap()
+        });
         let empties = checked("spawn_empty_batch", || world.spawn_empty_batch(3));
         checked("insert", || world.insert(e, (2.0f32,)).unwrap());
         checked("insert_one", || world.insert_one(e, 3u32).unwrap());
@@ -152,10 +154,10 @@ mod tests {
         checked("despawn_batch", || world.despawn_batch(&es[2..]));
         let mut template = crate::EntityTemplate::new();
         template.add(7u32);
-        checked("spawn_template", || world.spawn_template(&template));
+        checked("spawn_template", || world.spawn(&template));
         let mut builder = crate::EntityBuilder::new();
         builder.add(8u32);
-        checked("spawn_built", || world.spawn_built(&mut builder));
+        checked("spawn_built", || world.spawn(&mut builder));
         let mut buffer = CommandBuffer::new();
         let reserved = buffer.spawn(&world, (9u32,));
         buffer.insert_one(e, 1u32);

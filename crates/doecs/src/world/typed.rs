@@ -5,8 +5,8 @@
 //! the same paths the untyped API and command buffers take.
 
 use super::core::WorldCore;
-use super::World;
 use super::structure::typed_writer;
+use super::World;
 use crate::bundle::Bundle;
 use crate::component::Component;
 use crate::entity::Entity;
@@ -36,7 +36,6 @@ impl World {
         result
     }
 
-
     /// Adds every component of `bundle` to `entity`, then applies what
     /// hooks recorded. Components it already has are replaced; the old
     /// values drop after the new ones are in place. A bundle that names one
@@ -51,7 +50,6 @@ impl World {
         result
     }
 
-
     /// Removes `T` from `entity` and returns it, then applies what hooks
     /// recorded. A reserved id is spawned (empty) first, so it lacks `T`.
     pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
@@ -60,7 +58,6 @@ impl World {
         self.flush_hooks();
         result
     }
-
 
     /// Removes every component of bundle `B` from `entity` and returns
     /// them, then applies what hooks recorded. If any is missing, nothing
@@ -71,7 +68,6 @@ impl World {
         self.flush_hooks();
         result
     }
-
 
     /// Swaps bundle `Old` for bundle `New` on `entity` in one move, and
     /// returns the old values, then applies what hooks recorded. If the
@@ -111,7 +107,11 @@ impl WorldCore {
     /// are replaced; the old values drop after the new ones are in place. A
     /// bundle that names one type twice is refused, changing nothing.
     #[inline]
-    pub(crate) fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+    pub(crate) fn insert<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), EntityError> {
         let location = self.location(entity)?;
         let id = self.bundle_id::<B>()?;
         // SAFETY: `location` is the entity's; the writer fills exactly `B`'s fields.

@@ -8,8 +8,8 @@
 //! bundle of one component.
 
 use super::core::WorldCore;
-use super::World;
 use super::structure::Graveyard;
+use super::World;
 use crate::component::{ComponentId, ComponentInfo};
 use crate::entity::Entity;
 use crate::error::EntityError;
@@ -29,7 +29,6 @@ impl World {
         result
     }
 
-
     /// Adds (or replaces) component `id` on `entity`, moving the value from
     /// `value`, then applies what hooks recorded. A replaced value is dropped.
     ///
@@ -47,7 +46,6 @@ impl World {
         self.flush_hooks();
         result
     }
-
 
     /// Removes component `id` from `entity` and drops it, then applies what
     /// hooks recorded.
@@ -172,7 +170,11 @@ impl WorldCore {
     }
 
     /// Removes component `id` from `entity` and drops it.
-    pub(crate) fn remove_by_id(&mut self, entity: Entity, id: ComponentId) -> Result<(), EntityError> {
+    pub(crate) fn remove_by_id(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+    ) -> Result<(), EntityError> {
         let location = self.location(entity)?;
         let info = self.info_checked(id)?;
         let (layout, drop_fn) = (info.layout(), info.drop_fn());
