@@ -3,7 +3,8 @@
 //! hand-written random liveness checks: the sweep should cost about the same.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use doecs::{Entities, Entity};
+use doecs::raw::Entities;
+use doecs::Entity;
 use doecs_bench::*;
 use doecs_transform::TransformManager;
 

@@ -173,7 +173,7 @@ fn instantiate(c: &mut Criterion) {
     let local = glam::Affine3A::from_translation(Vec3::new(1.0, 2.0, 3.0));
     let mut blob = BlobBuilder::new(parents.iter().map(|p| p.unwrap_or(NO_PARENT)).collect());
     blob.push_dense(
-        doecs::name_hash("transform"),
+        doecs::raw::name_hash("transform"),
         TRANSFORM_SIZE as u32,
         parents
             .iter()

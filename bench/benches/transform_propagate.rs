@@ -5,7 +5,7 @@
 //! propagation of their own in these crates (see `NOT_AVAILABLE`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use doecs::Entities;
+use doecs::raw::Entities;
 use doecs_bench::*;
 use doecs_transform::TransformManager;
 use glam::{Affine3A, Quat};

@@ -42,17 +42,17 @@ impl Level {
         let le = |v: &Vec3| v.to_array().into_iter().flat_map(f32::to_le_bytes);
         let mut b = BlobBuilder::new(parents);
         b.push_dense(
-            doecs::name_hash("transform"),
+            doecs::raw::name_hash("transform"),
             TRANSFORM_SIZE as u32,
             locals.iter().flat_map(|l| encode_transform(&l.0)).collect(),
         );
         b.push_dense(
-            doecs::name_hash("position"),
+            doecs::raw::name_hash("position"),
             12,
             pos.iter().flat_map(|p| le(&p.0)).collect(),
         );
         b.push_dense(
-            doecs::name_hash("velocity"),
+            doecs::raw::name_hash("velocity"),
             12,
             vel.iter().flat_map(|v| le(&v.0)).collect(),
         );

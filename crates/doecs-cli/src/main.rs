@@ -258,7 +258,7 @@ fn inspect(input: &Path, limit: InputLimit) -> Result<(), String> {
 /// each has, by blob entity index.
 fn print_prefabs(view: &BlobView<'_>) {
     let block = |name: &str| {
-        let hash = doecs::name_hash(name);
+        let hash = doecs::raw::name_hash(name);
         view.blocks().iter().find(|b| b.component == hash)
     };
     // A block's entity indices are strictly increasing (checked on load),

@@ -351,12 +351,12 @@ fn meaningless_physics_values_are_refused() {
     let blob = |mass: f32, position: [f32; 3]| {
         let mut b = doecs_resource::BlobBuilder::roots(2);
         b.push_dense(
-            doecs::name_hash("position"),
+            doecs::raw::name_hash("position"),
             12,
             le(&[position, [0.0, 5.0, 0.0]].concat()),
         );
-        b.push_dense(doecs::name_hash("velocity"), 12, le(&[1.0; 6]));
-        b.push_dense(doecs::name_hash("mass"), 4, le(&[2.0, mass]));
+        b.push_dense(doecs::raw::name_hash("velocity"), 12, le(&[1.0; 6]));
+        b.push_dense(doecs::raw::name_hash("mass"), 4, le(&[2.0, mass]));
         b.to_bytes()
     };
     let path = dir.join("hand.doecs");

@@ -10,7 +10,8 @@
 //! itself once enough bytes are dead.
 
 use crate::store::DataStore;
-use doecs::{ComponentManager, Entities, Entity, GcReport, Probe};
+use doecs::raw::Entities;
+use doecs::{ComponentManager, Entity, GcReport, Probe};
 use std::any::Any;
 
 impl DataStore {

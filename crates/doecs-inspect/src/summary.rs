@@ -4,13 +4,13 @@
 //! Memory is counted the way the storage lays it out: a row is the entity
 //! id plus one value of every column, so an archetype *uses* `row bytes ×
 //! rows` and *reserves* `row bytes × capacity`
-//! ([`Archetype::memory_bytes`](doecs::storage::Archetype), the
+//! ([`Archetype::memory_bytes`](doecs::raw::Archetype), the
 //! room kept for rows that despawns emptied included). Chunk fill is the
 //! rows over the room of the chunks they span: a full archetype is 1.0,
 //! and only its last chunk can be partly empty.
 
 use crate::components::display_name;
-use doecs::storage::Archetype;
+use doecs::raw::Archetype;
 use doecs::{Entity, WorldCore};
 use doecs_registry::ComponentRegistry;
 use doecs_transform::TransformManager;

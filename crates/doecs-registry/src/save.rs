@@ -6,7 +6,7 @@
 //! non-empty archetype: its entities and one column per component, named
 //! by the component's registered name. Loading builds a world whose entity
 //! table holds exactly the saved ids, then places each table's rows with
-//! one copy per column ([`World::place_columns_raw`]), so every entity keeps
+//! one copy per column ([`raw::place_columns`](doecs::raw::place_columns)), so every entity keeps
 //! its id, references to entities inside components (an [`Entity`] is
 //! written as its 64 bits) stay valid, and the next spawn after a load gets
 //! the id the saved world would have given it.
@@ -45,7 +45,8 @@
 //! are not part of a save.
 
 use crate::{ComponentRegistry, Registration, RegistryError};
-use doecs::{ComponentId, Entity, EntityError, EntityTableImage, ImageError, World, WorldConfig};
+use doecs::raw::{EntityTableImage, ImageError};
+use doecs::{ComponentId, Entity, EntityError, World, WorldConfig};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -469,7 +470,7 @@ fn tables<'w>(
             let reg = registry.for_component(world, id);
             match reg.and_then(|r| r.save.map(|f| (r, f))) {
                 Some((reg, fns)) => {
-                    let column = doecs::storage::ColumnIndex(i as u32);
+                    let column = doecs::raw::ColumnIndex(i as u32);
                     columns.push((
                         reg.name(),
                         fns,

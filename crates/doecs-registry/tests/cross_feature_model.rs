@@ -390,7 +390,7 @@ struct Run {
     snapshot: Option<(
         Snapshot,
         WorldModel,
-        doecs::EntityTableImage,
+        doecs::raw::EntityTableImage,
         HashMap<u32, u32>,
     )>,
     next_tag: u32,

@@ -9,7 +9,8 @@
 //! `DOECS_BENCH_SMOKE=1` shrinks it to 100 entities and runs each body once.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use doecs::{name_hash, World};
+use doecs::raw::name_hash;
+use doecs::World;
 use doecs_benchkit::smoke;
 use doecs_resource::transform::encode_transform;
 use doecs_resource::{
@@ -135,7 +136,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("transform_create_many_only", |b| {
         b.iter_batched(
             || {
-                let mut entities = doecs::Entities::new();
+                let mut entities = doecs::raw::Entities::new();
                 let es: Vec<doecs::Entity> = (0..n).map(|_| entities.alloc()).collect();
                 (doecs_transform::TransformManager::with_capacity(n), es)
             },

@@ -2,7 +2,9 @@
 //! the `spawn_level` bench): validation, plain components only, and the
 //! full spawn with transforms.
 
-use doecs::{name_hash, World};
+use doecs::raw::name_hash;
+
+use doecs::World;
 use doecs_resource::transform::encode_transform;
 use doecs_resource::{standard_spawner, BlobBuilder, SpawnOptions, NO_PARENT};
 use glam::{Affine3A, Vec3};

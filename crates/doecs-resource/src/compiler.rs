@@ -8,7 +8,7 @@
 //! records each entity's parent, and appends each component's bytes to the
 //! block of its type. Blocks are written in spawn order (ties broken by
 //! name), and each block's `entity_index` is increasing because entities are
-//! visited in order. The name's [`doecs::name_hash`] is the block's
+//! visited in order. The name's [`doecs::raw::name_hash`] is the block's
 //! component identifier.
 //!
 //! Components are registered in one of three ways. Most come from a
@@ -27,7 +27,7 @@ use crate::format::{MAX_VARIABLE_INSTANCE, NO_PARENT};
 use crate::schema::{EntityDesc, LevelDesc, Preorder};
 use crate::writer::{BlobBuilder, TypeBlock};
 use crate::BuiltinComponent;
-use doecs::name_hash;
+use doecs::raw::name_hash;
 use doecs_registry::ComponentRegistry;
 use serde_json::Value;
 use std::collections::HashMap;

@@ -18,7 +18,7 @@
 //! 32      4*n   parent_index[num_entities]   u32::MAX for a root; else < own index
 //! ...           zero padding to a multiple of 16
 //! then num_component_types blocks, each starting 16-aligned:
-//!   +0    8     component_identifier  doecs::name_hash(component name)
+//!   +0    8     component_identifier  doecs::raw::name_hash(component name)
 //!   +8    4     num_instances
 //!   +12   4     instance_size         bytes per instance
 //!   +16   4*k   entity_index[num_instances]  strictly increasing, < num_entities

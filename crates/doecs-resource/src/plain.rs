@@ -54,7 +54,8 @@
 use crate::error::SpawnError;
 use crate::spawner::Spawned;
 use crate::view::BlockView;
-use doecs::{ComponentDescriptor, ComponentId, Components, Entity, ParentsFirst, World};
+use doecs::raw::ParentsFirst;
+use doecs::{ComponentDescriptor, ComponentId, Components, Entity, World};
 use doecs_registry::{Registration, RegistryError};
 use serde_json::Value;
 use std::alloc::Layout;
@@ -118,10 +119,10 @@ pub(crate) fn plain_entries(
 ) -> Result<Vec<&Registration>, crate::error::RegistrationError> {
     let plain: Vec<&Registration> = registry.iter().filter(|r| r.is_plain()).collect();
     for (i, reg) in plain.iter().enumerate() {
-        let hash = doecs::name_hash(reg.name());
+        let hash = doecs::raw::name_hash(reg.name());
         if let Some(other) = plain[..i]
             .iter()
-            .find(|o| doecs::name_hash(o.name()) == hash)
+            .find(|o| doecs::raw::name_hash(o.name()) == hash)
         {
             return Err(crate::error::RegistrationError::HashCollision {
                 name: reg.name().into(),
@@ -256,7 +257,7 @@ impl PlainType {
             }
             return Ok(Some(id));
         }
-        if let Some(id) = components.id_by_hash(doecs::name_hash(&self.name)) {
+        if let Some(id) = components.id_by_hash(doecs::raw::name_hash(&self.name)) {
             return Err(conflict(format!(
                 "its name hash collides with `{}`",
                 components.info(id).name()
@@ -276,7 +277,7 @@ pub(crate) struct PlainColumn<'b, 'a> {
 /// Spawns every entity of the blob with its plain components, each directly
 /// into its final archetype, parented as `parents` says (`None`: no
 /// hierarchy), and returns them in blob order. Called inside one world
-/// operation ([`World::as_one_operation`]), so no hook command runs
+/// operation ([`raw::as_one_operation`](doecs::raw::as_one_operation)), so no hook command runs
 /// between the spawn and the parenting.
 pub(crate) fn spawn_plain(
     world: &mut World,
@@ -303,20 +304,20 @@ pub(crate) fn spawn_plain(
             Some(parents) => Spawned::Parented(
                 // SAFETY: the sources as above; `parents` has `num_entities`
                 // items.
-                unsafe { world.spawn_columns_raw_parented(&ids, &sources, parents) }
+                unsafe { doecs::raw::spawn_columns_parented(world, &ids, &sources, parents) }
                     .expect(CHECKED),
             ),
             None => Spawned::Roots(
                 // SAFETY: the sources as above.
-                unsafe { world.spawn_columns_raw(&ids, num_entities, &sources) }.expect(CHECKED),
+                unsafe { doecs::raw::spawn_columns(world, &ids, num_entities, &sources) }
+                    .expect(CHECKED),
             ),
         };
     }
     let entities = spawn_plain_groups(world, num_entities, columns);
     match parents {
         Some(parents) => Spawned::Parented(
-            world
-                .parent_batch(entities, parents.into_vec())
+            doecs::raw::parent_batch(world, entities, parents.into_vec())
                 .expect("fresh entities, parents before children, and no hook command ran"),
         ),
         None => Spawned::Roots(entities),
@@ -397,7 +398,7 @@ fn spawn_plain_groups(
         // SAFETY: buffer (g, j) holds exactly `count` gathered values of column
         // j (one per entity of the group with bit j), valid for any bits; the
         // world copies them and the buffers are freed as plain bytes.
-        let es = unsafe { world.spawn_columns_raw(&ids, count, &sources) }
+        let es = unsafe { doecs::raw::spawn_columns(world, &ids, count, &sources) }
             .expect("plain ids are registered and distinct (checked before spawning)");
         spawned.push(es);
     }

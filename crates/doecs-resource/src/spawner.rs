@@ -26,7 +26,8 @@ use crate::format::{LeU32s, NO_PARENT};
 use crate::plain::{read_le, spawn_plain, PlainBytes, PlainColumn, PlainType};
 use crate::view::{BlobView, BlockView};
 use crate::BuiltinComponent;
-use doecs::{name_hash, ComponentId, Entity, ParentedBatch, ParentsFirst, World};
+use doecs::raw::{name_hash, ParentedBatch, ParentsFirst};
+use doecs::{ComponentId, Entity, World};
 use doecs_registry::ComponentRegistry;
 use std::alloc::Layout;
 use std::any::TypeId;
@@ -315,7 +316,7 @@ impl Spawner {
     ///     .unwrap();
     /// let mut blob = BlobBuilder::roots(2);
     /// let data = [1.5f32, 0.0].iter().flat_map(|m| m.to_le_bytes()).collect();
-    /// blob.push_dense(doecs::name_hash("mass"), 4, data);
+    /// blob.push_dense(doecs::raw::name_hash("mass"), 4, data);
     /// let mut world = doecs::World::new();
     /// let err = spawner
     ///     .spawn(&mut world, &blob.to_bytes(), SpawnOptions::default())
@@ -411,7 +412,7 @@ impl Spawner {
     /// spawner.register_plain::<f32>("mass").unwrap();
     /// let mut blob = BlobBuilder::new(vec![u32::MAX, 0]);
     /// let data = [1.5f32, 2.5].iter().flat_map(|m| m.to_le_bytes()).collect();
-    /// blob.push_dense(doecs::name_hash("mass"), 4, data);
+    /// blob.push_dense(doecs::raw::name_hash("mass"), 4, data);
     /// let mut world = doecs::World::new();
     /// let out = spawner.spawn(&mut world, &blob.to_bytes(), SpawnOptions::default()).unwrap();
     /// assert_eq!(world.get::<f32>(out.entities[1]), Ok(&2.5));
@@ -512,7 +513,7 @@ impl Spawner {
         // One world operation: the commands hooks record while the level
         // arrives wait until every entity is parented and has its custom
         // components.
-        let spawned = world.as_one_operation(|world| {
+        let spawned = doecs::raw::as_one_operation(world, |world| {
             let spawned = spawn_plain(world, view.num_entities(), &columns, parents);
             for p in &planned {
                 if let Planned::Custom(spawner, block) = p {

@@ -28,7 +28,7 @@ pub struct BlobView<'a> {
 pub struct BlockView<'a> {
     /// The block's position in spawn order.
     pub position: usize,
-    /// The component identifier (`doecs::name_hash` of its name).
+    /// The component identifier (`doecs::raw::name_hash` of its name).
     pub component: u64,
     /// Byte offset of the block from the blob's start.
     pub offset: u64,

@@ -10,7 +10,7 @@ use crate::format::{align_up, FORMAT_VERSION, HEADER_BYTES, MAGIC, NO_PARENT};
 /// One component type's instances, in entity order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TypeBlock {
-    /// `doecs::name_hash` of the component name.
+    /// `doecs::raw::name_hash` of the component name.
     pub component: u64,
     /// Bytes per instance.
     pub instance_size: u32,

@@ -5,7 +5,9 @@
 
 mod common;
 
-use doecs::{name_hash, World};
+use doecs::raw::name_hash;
+
+use doecs::World;
 use doecs_resource::{standard_spawner, BlobBuilder, BlobView, SpawnOptions, TypeBlock, NO_PARENT};
 use doecs_transform::TransformManager;
 use std::alloc::Layout;

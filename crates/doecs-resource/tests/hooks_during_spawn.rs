@@ -5,7 +5,9 @@
 //! behind. A custom spawner that despawns an entity outright does not
 //! stop the others from getting their transforms.
 
-use doecs::{name_hash, ComponentHooks, Entity, World};
+use doecs::raw::name_hash;
+
+use doecs::{ComponentHooks, Entity, World};
 use doecs_resource::transform::{encode_transform, TRANSFORM_SIZE};
 use doecs_resource::{standard_spawner, BlobBuilder, SpawnOptions, NO_PARENT};
 use doecs_transform::TransformManager;

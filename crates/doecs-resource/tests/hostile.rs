@@ -95,7 +95,7 @@ fn parent_must_come_first() {
 fn one_block(idx: Vec<u32>, size: u32, data: Vec<u8>, name: &str) -> Vec<u8> {
     let mut b = BlobBuilder::roots(4);
     b.push_block(TypeBlock {
-        component: doecs::name_hash(name),
+        component: doecs::raw::name_hash(name),
         instance_size: size,
         entity_index: idx,
         data,
@@ -153,7 +153,7 @@ fn size_errors() {
 fn duplicate_types_and_bad_transforms() {
     let mut b = BlobBuilder::roots(2);
     let block = TypeBlock {
-        component: doecs::name_hash("mass"),
+        component: doecs::raw::name_hash("mass"),
         instance_size: 4,
         entity_index: vec![0],
         data: vec![0; 4],

@@ -2,7 +2,9 @@
 //! refused when a blob is loaded (naming the block, instance and entity) and
 //! when JSON is compiled (naming the entity's path), and nothing is spawned.
 
-use doecs::{name_hash, World};
+use doecs::raw::name_hash;
+
+use doecs::World;
 use doecs_resource::{
     BlobBuilder, Compiler, LoadError, Problem, SpawnError, SpawnOptions, Spawner, TypeBlock,
 };

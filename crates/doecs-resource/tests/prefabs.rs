@@ -85,7 +85,7 @@ fn a_hostile_is_a_block_is_a_load_error_and_spawns_nothing() {
         // Entity 1 claims entity `prefab` (itself, later, or out of range).
         let mut blob = BlobBuilder::new(vec![u32::MAX, u32::MAX, u32::MAX]);
         blob.push_block(TypeBlock {
-            component: doecs::name_hash(IS_A),
+            component: doecs::raw::name_hash(IS_A),
             instance_size: 4,
             entity_index: vec![1],
             data: prefab.to_le_bytes().to_vec(),

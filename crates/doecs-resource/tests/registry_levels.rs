@@ -4,7 +4,8 @@
 //! same blob and values as the hand-written registration.
 
 use bytemuck::{Pod, Zeroable};
-use doecs::{name_hash, Entity, World};
+use doecs::raw::name_hash;
+use doecs::{Entity, World};
 use doecs_registry::ComponentRegistry;
 use doecs_resource::{
     builtin_component, standard_compiler, standard_spawner, BlobBuilder, BlobView, CompileError,

@@ -2,7 +2,9 @@
 
 mod common;
 
-use doecs::{name_hash, World};
+use doecs::raw::name_hash;
+
+use doecs::World;
 use doecs_resource::{BlobView, LevelDesc, SpawnOptions, TRANSFORM};
 use doecs_transform::TransformManager;
 use glam::{Affine3A, Quat, Vec3};

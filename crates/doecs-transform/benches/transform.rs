@@ -14,7 +14,7 @@
 
 use criterion::measurement::Measurement;
 use criterion::{criterion_group, Criterion, Throughput};
-use doecs::Entities;
+use doecs::raw::Entities;
 use doecs_benchkit::{group, smoke};
 use doecs_transform::{Instance, TransformManager};
 use glam::{Affine3A, Mat4, Quat, Vec3};

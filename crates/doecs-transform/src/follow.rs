@@ -46,7 +46,8 @@ use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::TransformManager;
 use crate::propagate::{BatchIndices, BatchSlots};
-use doecs::{Entity, Hierarchy, ParentedBatch};
+use doecs::raw::ParentedBatch;
+use doecs::{Entity, Hierarchy};
 use glam::Affine3A;
 use std::collections::{HashMap, HashSet};
 
@@ -147,7 +148,7 @@ impl TransformManager {
     }
 
     /// [`create_many_in`](Self::create_many_in) for a batch parented in one
-    /// call ([`doecs::WorldCore::parent_batch`]): when `hierarchy` confirms
+    /// call ([`raw::parent_batch`](doecs::raw::parent_batch)): when `hierarchy` confirms
     /// the batch's pairs ([`Hierarchy::batch_parents`]), its parent indices
     /// are used as they are, with no lookup per entity (and, when they list
     /// parents first, with no check of their order); otherwise each entity

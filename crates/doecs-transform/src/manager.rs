@@ -12,7 +12,8 @@
 use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::storage::Storage;
-use doecs::{ComponentManager, Entities, Entity, GcReport, Hierarchy, LazyGc, Probe};
+use doecs::raw::Entities;
+use doecs::{ComponentManager, Entity, GcReport, Hierarchy, LazyGc, Probe};
 use glam::Affine3A;
 use std::any::Any;
 

@@ -14,7 +14,8 @@ use crate::error::TransformError;
 use crate::link::{Instance, Link};
 use crate::manager::{TransformManager, MOVED, NO_INSTANCE};
 use crate::storage::WrittenColumns;
-use doecs::{Entity, ParentsFirst};
+use doecs::raw::ParentsFirst;
+use doecs::Entity;
 use glam::Affine3A;
 use std::ops::Range;
 
@@ -536,7 +537,7 @@ impl TransformManager {
     }
 
     /// [`create_batch`](Self::create_batch) for parents known to come
-    /// first and what a [`ParentedBatch`](doecs::ParentedBatch) knows of
+    /// first and what a [`ParentedBatch`](doecs::raw::ParentedBatch) knows of
     /// its entities' indices: neither is computed again.
     pub(crate) fn create_batch_in_order(
         &mut self,
@@ -758,7 +759,7 @@ pub(crate) struct BatchIndices {
     /// Above every entity's index.
     pub(crate) bound: usize,
     /// The indices, when they are one run in batch order
-    /// ([`ParentedBatch::index_run`](doecs::ParentedBatch::index_run)).
+    /// ([`ParentedBatch::index_run`](doecs::raw::ParentedBatch::index_run)).
     pub(crate) run: Option<Range<u32>>,
 }
 

@@ -5,7 +5,8 @@
 use crate::error::TransformError;
 use crate::link::Instance;
 use crate::manager::TransformManager;
-use doecs::{DestroyNotice, Entity, ParentedBatch, SharedWorld, World, WorldCore};
+use doecs::raw::ParentedBatch;
+use doecs::{DestroyNotice, Entity, SharedWorld, World, WorldCore};
 use glam::Affine3A;
 
 /// Transform calls on a [`World`] or on one world of a universe
@@ -62,7 +63,7 @@ pub trait WorldTransforms: sealed::WorldAccess {
     }
 
     /// [`add_transforms`](Self::add_transforms) for a batch parented in
-    /// one call ([`WorldCore::parent_batch`]), in batch order: the
+    /// one call ([`raw::parent_batch`](doecs::raw::parent_batch)), in batch order: the
     /// manager reads the batch's parent indices instead of looking each
     /// entity up, once the world confirms them (see
     /// [`TransformManager::create_many_in_batch`]). What level spawning
@@ -91,13 +92,13 @@ fn manager_and_hierarchy(core: &mut WorldCore) -> (&mut TransformManager, doecs:
     if core.manager::<TransformManager>().is_none() {
         core.add_manager(TransformManager::new(), DestroyNotice::Callback);
     }
-    core.manager_and_hierarchy_mut::<TransformManager>()
-        .expect("added above")
+    doecs::raw::manager_and_hierarchy_mut::<TransformManager>(core).expect("added above")
 }
 
 mod sealed {
     use crate::error::TransformError;
-    use doecs::{Entity, ParentedBatch, SharedWorld, World, WorldCore};
+    use doecs::raw::ParentedBatch;
+    use doecs::{Entity, SharedWorld, World, WorldCore};
 
     /// What [`super::WorldTransforms`] needs of a world: its core, and
     /// whether an entity is alive (in a universe, alive there whether or
@@ -125,9 +126,9 @@ mod sealed {
             self.alive(entity)
         }
         /// In a world, alive is located: a batch none of whose entities
-        /// left is confirmed at once ([`WorldCore::batch_located`]).
+        /// left is confirmed at once ([`doecs::raw::batch_located`]).
         fn refuse_dead_in_batch(&self, batch: &ParentedBatch) -> Result<(), TransformError> {
-            if self.batch_located(batch) {
+            if doecs::raw::batch_located(self, batch) {
                 return Ok(());
             }
             self.refuse_dead(batch.children())

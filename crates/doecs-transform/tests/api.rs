@@ -3,7 +3,9 @@
 //! traversal, and the deferred mode's dirty partition (parents first, idle nodes
 //! leave after exactly five propagations).
 
-use doecs::{Entities, Entity};
+use doecs::raw::Entities;
+
+use doecs::Entity;
 use doecs_transform::{Instance, TransformError, TransformManager, IDLE_PROPAGATIONS};
 use glam::{Affine3A, Quat, Vec3};
 

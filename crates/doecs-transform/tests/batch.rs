@@ -3,7 +3,9 @@
 //! written in place; any other batch is sorted breadth-first. These tests hold
 //! the two to the same results and the same errors.
 
-use doecs::{Entities, Entity};
+use doecs::raw::Entities;
+
+use doecs::Entity;
 use doecs_transform::{Instance, TransformError, TransformManager};
 use glam::{Affine3A, Quat, Vec3};
 use proptest::prelude::*;

@@ -8,7 +8,9 @@
 //! `ChildOf` ancestor with a transform, and that world transforms are
 //! right.
 
-use doecs::{DestroyNotice, Entity, ParentedBatch, Snapshot, World};
+use doecs::raw::ParentedBatch;
+
+use doecs::{DestroyNotice, Entity, Snapshot, World};
 use doecs_transform::{TransformError, TransformManager, WorldTransforms};
 use glam::{Affine3A, Vec3};
 use proptest::prelude::*;
@@ -123,7 +125,7 @@ fn run(ops: Vec<Op>, deferred: bool) {
                 // A chain inside the batch, under nothing.
                 let parents: Vec<Option<u32>> = (0..n as u32).map(|k| k.checked_sub(1)).collect();
                 known.extend(&es);
-                batches.push(world.parent_batch(es, parents).unwrap());
+                batches.push(doecs::raw::parent_batch(&mut world, es, parents).unwrap());
             }
             Op::SetParent(a, b) => {
                 let (a, b) = (pick(a), pick(b));
@@ -302,7 +304,7 @@ fn a_parented_batch_links_its_transforms_confirmed_or_stale() {
         world.set_parent(b, a).unwrap();
         let es: Vec<Entity> = (0..6).map(|_| world.spawn(())).collect();
         let parents = vec![None, Some(0), Some(0), Some(1), None, Some(4)];
-        let batch = world.parent_batch(es.clone(), parents).unwrap();
+        let batch = doecs::raw::parent_batch(&mut world, es.clone(), parents).unwrap();
         assert!(world.hierarchy().batch_parents(&batch).is_some());
         if stale {
             // Moves a batch row (the last one fills the removed row's
@@ -347,7 +349,8 @@ fn a_parented_batch_links_its_transforms_confirmed_or_stale() {
 /// made before (some of them destroyed with their entities).
 #[test]
 fn a_parented_column_spawn_links_the_same_with_or_without_an_index_run() {
-    use doecs::{ParentsFirst, WorldConfig};
+    use doecs::raw::ParentsFirst;
+    use doecs::WorldConfig;
     let build = |reuse: bool| {
         let mut world = World::with_config(WorldConfig {
             min_free_indices: 1,
@@ -366,9 +369,15 @@ fn a_parented_column_spawn_links_the_same_with_or_without_an_index_run() {
         let values: [u32; 5] = [0, 1, 2, 3, 4];
         let parents = ParentsFirst::new(vec![None, Some(0), Some(0), Some(1), None]).unwrap();
         // SAFETY: five valid u32 values, which are `Copy`.
-        let batch =
-            unsafe { world.spawn_columns_raw_parented(&[id], &[values.as_ptr().cast()], parents) }
-                .unwrap();
+        let batch = unsafe {
+            doecs::raw::spawn_columns_parented(
+                &mut world,
+                &[id],
+                &[values.as_ptr().cast()],
+                parents,
+            )
+        }
+        .unwrap();
         assert_eq!(batch.index_run().is_some(), !reuse);
         let locals: Vec<Affine3A> = (0..5).map(|k| t(10 + k as i8)).collect();
         world.add_transforms_to_batch(&batch, &locals).unwrap();

@@ -4,9 +4,9 @@
 //! entities with archetype *and* managed components, and a universe of worlds
 //! sharing one id space whose despawns reach every world.
 
-use doecs::{
-    ComponentManager, DestroyNotice, Entities, Entity, GcReport, LazyGc, Probe, Universe, World,
-};
+use doecs::raw::Entities;
+
+use doecs::{ComponentManager, DestroyNotice, Entity, GcReport, LazyGc, Probe, Universe, World};
 use doecs_transform::{TransformManager, WorldTransforms};
 use glam::{Affine3A, Vec3};
 

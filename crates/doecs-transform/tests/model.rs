@@ -1,7 +1,9 @@
 //! Integration tests: a proptest model test against a naive recursive scene
 //! graph, deep chains, wide trees, cycles, batches and the ComponentManager hooks.
 
-use doecs::{ComponentManager, Entities, Entity};
+use doecs::raw::Entities;
+
+use doecs::{ComponentManager, Entity};
 use doecs_transform::{Instance, TransformError, TransformManager, IDLE_PROPAGATIONS};
 use glam::{Affine3A, Quat, Vec3};
 use proptest::prelude::*;

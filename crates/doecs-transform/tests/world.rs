@@ -194,7 +194,7 @@ fn two_worlds_share_ids_and_each_keeps_its_own_graph() {
 
 #[test]
 fn lazy_gc_costs_four_probes_when_nothing_died() {
-    let mut entities = doecs::Entities::new();
+    let mut entities = doecs::raw::Entities::new();
     let mut tm = TransformManager::new();
     for _ in 0..if cfg!(miri) { 200 } else { 10_000 } {
         tm.create(entities.alloc(), t(0.0)).unwrap();

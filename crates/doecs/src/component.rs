@@ -43,9 +43,9 @@ impl ComponentId {
 /// changes between runs, platforms or versions; the resource format stores it.
 ///
 /// ```
-/// assert_eq!(doecs::name_hash("position"), doecs::name_hash("position"));
-/// assert_ne!(doecs::name_hash("position"), doecs::name_hash("velocity"));
-/// assert_eq!(doecs::name_hash(""), 0xcbf29ce484222325);
+/// assert_eq!(doecs::raw::name_hash("position"), doecs::raw::name_hash("position"));
+/// assert_ne!(doecs::raw::name_hash("position"), doecs::raw::name_hash("velocity"));
+/// assert_eq!(doecs::raw::name_hash(""), 0xcbf29ce484222325);
 /// ```
 pub const fn name_hash(name: &str) -> u64 {
     let bytes = name.as_bytes();
@@ -193,7 +193,7 @@ impl ComponentInfo {
     }
     /// Whether the world keeps per-row change stamps for this component
     /// (from the first query that filters on its changes on; see
-    /// [`crate::storage::ticks`]).
+    /// [`Changed`](crate::Changed)).
     pub fn tracks_rows(&self) -> bool {
         self.row_ticks
     }

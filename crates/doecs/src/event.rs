@@ -152,7 +152,7 @@ impl WorldCore {
 
     /// Turns over every event type added with [`WorldCore::add_event`]:
     /// call it once per frame, after the frame's schedules (see
-    /// [`crate::event`] for an event's lifetime). No schedule run does it.
+    /// [`Events`](crate::Events) for an event's lifetime). No schedule run does it.
     pub fn update_events(&mut self) {
         for i in 0..self.event_updaters.len() {
             (self.event_updaters[i].1)(self);

@@ -15,28 +15,29 @@
 // Lets the derive macros' `::doecs::..` paths work inside this crate too.
 extern crate self as doecs;
 
-pub mod bundle;
-pub mod component;
-pub mod entities;
-pub mod entity;
-pub mod error;
-pub mod event;
-pub mod location;
-pub mod manager;
+mod bundle;
+mod component;
+mod entities;
+mod entity;
+mod error;
+mod event;
+mod location;
+mod manager;
 mod parallel;
 pub mod prelude;
-pub mod query;
-pub mod relation;
-pub mod resource;
-pub mod schedule;
+mod query;
+pub mod raw;
+mod relation;
+mod resource;
+mod schedule;
 mod stamp;
-pub mod storage;
-pub mod system;
+mod storage;
+mod system;
 mod tags;
-pub mod tick;
+mod tick;
 mod type_index;
-pub mod universe;
-pub mod world;
+mod universe;
+mod world;
 
 // Command buffers and hooks belong to the world layer (the structural core
 // applies and fires them); their public paths stay `doecs::command` and
@@ -44,43 +45,42 @@ pub mod world;
 #[doc(inline)]
 pub use world::{command, hooks};
 
-pub use bundle::{Bundle, BundleId};
+pub use bundle::Bundle;
 pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands};
 pub use component::{
-    name_hash, Component, ComponentDescriptor, ComponentId, ComponentInfo, Components,
-    RegisterError, SnapshotCopy,
+    Component, ComponentDescriptor, ComponentId, ComponentInfo, Components, RegisterError,
+    SnapshotCopy,
 };
 /// `#[derive(Bundle)]`: a struct whose fields are components, used like a
 /// tuple bundle (see [`doecs_macros`]).
 pub use doecs_macros::Bundle;
-pub use entities::{Entities, EntityTableImage, ImageError, SlotState};
 pub use entity::{Entity, MIN_FREE_INDICES};
 pub use error::EntityError;
-pub use event::{EventCursor, EventReader, EventWriter, Events};
+pub use event::{EventCursor, EventIter, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
-pub use location::Location;
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, Added, Changed, InheritQuery, Or, PairQuery, Query, QueryData, QueryFilter, QueryIter,
-    QueryState, ReadOnlyQueryData, UpQuery, View, ViewMut, With, Without,
+    Access, AccessKey, Added, AliasError, Batch, BatchedIter, Changed, FilteredAccess,
+    InheritQuery, Or, PairQuery, Query, QueryData, QueryFilter, QueryIter, QueryState,
+    ReadOnlyQueryData, UpQuery, View, ViewMut, With, Without,
 };
 pub use relation::{
-    ChildOf, Cleanup, Hierarchy, IsA, PairsError, ParentedBatch, ParentsFirst, Prefab, Relation,
-    RelationError, Relations, Sources, Targets,
+    ChildOf, Cleanup, Hierarchy, IsA, PairsError, Prefab, Relation, RelationError, Relations,
+    Sources, Targets,
 };
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
-pub use storage::{ArchetypeId, Row};
 pub use system::desc::SystemDesc;
 pub use system::{
-    function_system, system, Conflict, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut,
-    System, SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemKind, SystemParam,
+    function_system, system, Conflict, ExclusiveMarker, FunctionMarker, FunctionSystem,
+    IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess, ParamList, Res, ResMut, System,
+    SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemKind, SystemParam,
+    SystemParamFunction, SystemParamItem,
 };
 pub use tick::{ChangeWindow, Tick};
-pub use type_index::{TypeIdHasher, TypeIdMap};
 pub use universe::{SharedWorld, Universe, WorldKey};
 #[cfg(feature = "serde")]
 pub use world::SaveManager;
 pub use world::{
     EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, Snapshot,
-    SnapshotError, World, WorldConfig, WorldCore, WorldId, MAX_HOOK_ROUNDS,
+    SnapshotError, Spawn, World, WorldConfig, WorldCore, WorldId, MAX_HOOK_ROUNDS,
 };

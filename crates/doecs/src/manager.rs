@@ -336,7 +336,7 @@ pub struct GcReport {
 /// batch, so repeated sweeps (one per frame) clean up quickly.
 ///
 /// ```
-/// use doecs::manager::{LazyGc, Probe};
+/// use doecs::{LazyGc, Probe};
 /// let alive = vec![true; 1000];
 /// let mut gc = LazyGc::new();
 /// let report = gc.sweep(|random| {

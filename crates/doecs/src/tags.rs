@@ -6,7 +6,7 @@
 //! no registration, as it does with its relationship pairs.
 
 /// Tag keeping an entity out of queries that do not ask for it: a prefab.
-/// See [`crate::world::prefab`](mod@crate::world::prefab).
+/// See [`World::instantiate`](crate::World::instantiate).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Prefab;

@@ -666,8 +666,7 @@ fn every_spawn_path_marks_added_and_changed() {
         let values = [A(5), A(6), A(7)];
         // SAFETY: three valid `A`s (plain `Copy` data, nothing to drop).
         unsafe {
-            w.spawn_columns_raw(&[id], values.len(), &[values.as_ptr().cast()])
-                .unwrap()
+            doecs::raw::spawn_columns(w, &[id], values.len(), &[values.as_ptr().cast()]).unwrap()
         }
     });
     assert_spawn_path(&mut world, &mut r, "command buffer spawn", |w| {
@@ -711,7 +710,8 @@ fn inserting_a_new_component_adds_it_and_replacing_one_only_changes_it() {
     let id = world.component_id::<A>();
     let value = A(1);
     // SAFETY: a valid `A`, plain data the world may copy.
-    unsafe { world.insert_raw(bare[4], id, std::ptr::from_ref(&value).cast()) }.unwrap();
+    unsafe { doecs::raw::insert(&mut world, bare[4], id, std::ptr::from_ref(&value).cast()) }
+        .unwrap();
     let old: (B,) = world.exchange(bare[5], (A(1),)).unwrap();
     assert_eq!(old, (B(5),));
     let mut commands = CommandBuffer::new();
@@ -738,7 +738,15 @@ fn inserting_a_new_component_adds_it_and_replacing_one_only_changes_it() {
     world.insert_built(holders[3], &mut builder).unwrap();
     let value = A(2);
     // SAFETY: as above.
-    unsafe { world.insert_raw(holders[4], id, std::ptr::from_ref(&value).cast()) }.unwrap();
+    unsafe {
+        doecs::raw::insert(
+            &mut world,
+            holders[4],
+            id,
+            std::ptr::from_ref(&value).cast(),
+        )
+    }
+    .unwrap();
     world.insert_one(holders[5], C).unwrap();
     let old: (C,) = world.exchange(holders[5], (A(2),)).unwrap();
     assert_eq!(old, (C,));
@@ -781,7 +789,7 @@ fn runtime_components_are_stamped_on_every_path() {
         t
     };
     let t1 = step(&mut world);
-    let es = world.spawn_columns_bytes(&[id], 3, &[&[0u8; 12]]).unwrap();
+    let es = doecs::raw::spawn_columns_bytes(&mut world, &[id], 3, &[&[0u8; 12]]).unwrap();
     for &e in &es {
         assert_eq!(stamps(&world, e), (t1, t1));
     }

@@ -485,7 +485,7 @@ fn runtime_component_drop_fn_runs_once() {
     for (i, &e) in es.iter().enumerate() {
         let v = i as u64 + 1;
         // SAFETY: `v` is a valid value of the component, which the world takes over.
-        unsafe { world.insert_raw(e, id, (&v as *const u64).cast()) }.unwrap();
+        unsafe { doecs::raw::insert(&mut world, e, id, (&v as *const u64).cast()) }.unwrap();
     }
     // Byte access is refused for a component with a drop function.
     assert!(world.get_bytes(es[0], id).is_err());
@@ -496,7 +496,7 @@ fn runtime_component_drop_fn_runs_once() {
     // Overwrite drops the old value.
     let v = 100u64;
     // SAFETY: as above.
-    unsafe { world.insert_raw(es[0], id, (&v as *const u64).cast()) }.unwrap();
+    unsafe { doecs::raw::insert(&mut world, es[0], id, (&v as *const u64).cast()) }.unwrap();
     assert_eq!(drops(), 1);
     let ptr = world.get_ptr(es[0], id).unwrap().cast::<u64>();
     // SAFETY: the pointer is to a live u64 value of the component.

@@ -20,12 +20,18 @@ fn edge_count(world: &World) -> usize {
 }
 
 /// The cached targets of inserting and removing bundle `B` from `from`.
-fn inserting<B: Bundle>(world: &World, from: doecs::ArchetypeId) -> Option<doecs::ArchetypeId> {
+fn inserting<B: Bundle>(
+    world: &World,
+    from: doecs::raw::ArchetypeId,
+) -> Option<doecs::raw::ArchetypeId> {
     let b = world.bundles().id_of::<B>()?;
     world.archetypes().cached_insert_target(from, b)
 }
 
-fn removing<B: Bundle>(world: &World, from: doecs::ArchetypeId) -> Option<doecs::ArchetypeId> {
+fn removing<B: Bundle>(
+    world: &World,
+    from: doecs::raw::ArchetypeId,
+) -> Option<doecs::raw::ArchetypeId> {
     let b = world.bundles().id_of::<B>()?;
     world.archetypes().cached_remove_target(from, b)
 }

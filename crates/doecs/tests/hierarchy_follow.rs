@@ -1,9 +1,9 @@
 //! The hierarchy as managers see it: `set_parents_in_batch` (all or
 //! nothing), and the notices a manager gets of every `ChildOf` change.
 
-use doecs::{
-    ComponentManager, DestroyNotice, Entity, Hierarchy, ParentedBatch, RelationError, World,
-};
+use doecs::raw::ParentedBatch;
+
+use doecs::{ComponentManager, DestroyNotice, Entity, Hierarchy, RelationError, World};
 
 /// Records what the world told it.
 #[derive(Default)]
@@ -141,11 +141,13 @@ fn a_refused_batch_of_parents_changes_nothing() {
 fn a_checked_batch_keeps_its_order_and_index_bound() {
     let mut world = World::new();
     let es: Vec<Entity> = (0..6).map(|_| world.spawn(())).collect();
-    let first = world
-        .parent_batch(es[..3].to_vec(), vec![None, Some(0), Some(1)])
-        .unwrap();
+    let first =
+        doecs::raw::parent_batch(&mut world, es[..3].to_vec(), vec![None, Some(0), Some(1)])
+            .unwrap();
     assert_eq!(
-        first.parents_first().map(doecs::ParentsFirst::as_slice),
+        first
+            .parents_first()
+            .map(doecs::raw::ParentsFirst::as_slice),
         Some(&[None, Some(0), Some(1)][..])
     );
     assert_eq!(first.index_bound(), es[2].index() as usize + 1);
@@ -153,16 +155,15 @@ fn a_checked_batch_keeps_its_order_and_index_bound() {
     assert_eq!(first.index_run(), None);
     // Children listed before their parent, and entities out of index order.
     let later = vec![es[5], es[3], es[4]];
-    let unordered = world
-        .parent_batch(later.clone(), vec![None, Some(2), Some(0)])
-        .unwrap();
+    let unordered =
+        doecs::raw::parent_batch(&mut world, later.clone(), vec![None, Some(2), Some(0)]).unwrap();
     assert_eq!(unordered.parents_first(), None);
     assert_eq!(unordered.parents(), &[None, Some(2), Some(0)][..]);
     assert_eq!(unordered.index_bound(), es[5].index() as usize + 1);
     assert_eq!(world.parent(es[3]), Some(es[4]));
     assert_eq!(world.parent(es[4]), Some(es[5]));
     // An empty batch.
-    let empty = world.parent_batch(Vec::new(), Vec::new()).unwrap();
+    let empty = doecs::raw::parent_batch(&mut world, Vec::new(), Vec::new()).unwrap();
     assert_eq!(
         (empty.index_bound(), empty.parents_first().is_some()),
         (0, true)
@@ -179,9 +180,7 @@ fn a_parented_batch_is_confirmed_only_while_its_pairs_hold() {
     world.set_parent(earlier[1], earlier[0]).unwrap();
     let fresh = |world: &mut World| -> ParentedBatch {
         let es: Vec<Entity> = (0..4).map(|_| world.spawn(())).collect();
-        world
-            .parent_batch(es, vec![None, Some(0), Some(1), None])
-            .unwrap()
+        doecs::raw::parent_batch(world, es, vec![None, Some(0), Some(1), None]).unwrap()
     };
     let parents = [None, Some(0), Some(1), None];
     let batch = fresh(&mut world);
@@ -226,16 +225,14 @@ fn a_parented_batch_is_confirmed_only_while_its_pairs_hold() {
     // A batch of roots only, in a world with no pairs at all.
     let mut world = World::new();
     let es: Vec<Entity> = (0..2).map(|_| world.spawn(())).collect();
-    let roots = world.parent_batch(es.clone(), vec![None, None]).unwrap();
+    let roots = doecs::raw::parent_batch(&mut world, es.clone(), vec![None, None]).unwrap();
     assert_eq!(
         world.hierarchy().batch_parents(&roots),
         Some(&[None, None][..])
     );
     assert_eq!(roots.into_children(), es);
     // A refused batch changes nothing, as `set_parents_in_batch`.
-    let err = world
-        .parent_batch(es.clone(), vec![Some(1), Some(0)])
-        .unwrap_err();
+    let err = doecs::raw::parent_batch(&mut world, es.clone(), vec![Some(1), Some(0)]).unwrap_err();
     assert!(matches!(err, RelationError::Cycle { .. }), "{err}");
     assert_eq!(world.relations().len(), 0);
     world.check_invariants();
@@ -247,7 +244,8 @@ fn a_parented_batch_is_confirmed_only_while_its_pairs_hold() {
 /// until the entities are parented.
 #[test]
 fn a_parented_column_spawn_is_one_operation() {
-    use doecs::{ComponentHooks, ParentsFirst};
+    use doecs::raw::ParentsFirst;
+    use doecs::ComponentHooks;
     let mut world = World::new();
     let earlier = world.spawn((0u32,));
     world.add_manager(Follower::default(), DestroyNotice::Callback);
@@ -269,7 +267,12 @@ fn a_parented_column_spawn_is_one_operation() {
     // SAFETY: five valid u32 values, which are `Copy`: the world may keep
     // copies of them.
     let batch = unsafe {
-        world.spawn_columns_raw_parented(&[id], &[values.as_ptr().cast()], parents.clone())
+        doecs::raw::spawn_columns_parented(
+            &mut world,
+            &[id],
+            &[values.as_ptr().cast()],
+            parents.clone(),
+        )
     }
     .unwrap();
     let es = batch.children().to_vec();
@@ -313,8 +316,9 @@ fn a_parented_column_spawn_is_one_operation() {
     let before = world.entities().len();
     let bogus = doecs::ComponentId::from_index(9999);
     // SAFETY: the call is refused before any source is read.
-    let refused =
-        unsafe { world.spawn_columns_raw_parented(&[bogus], &[values.as_ptr().cast()], parents) };
+    let refused = unsafe {
+        doecs::raw::spawn_columns_parented(&mut world, &[bogus], &[values.as_ptr().cast()], parents)
+    };
     assert!(refused.is_err());
     assert_eq!(world.entities().len(), before);
     assert_eq!(world.relations().len(), 3);
@@ -330,7 +334,7 @@ fn one_operation_holds_hook_commands_until_it_ends() {
     world.set_hooks::<u32>(ComponentHooks::new().on_add(|ctx| {
         ctx.commands.despawn(ctx.entity);
     }));
-    let (a, b, alive_inside) = world.as_one_operation(|world| {
+    let (a, b, alive_inside) = doecs::raw::as_one_operation(&mut world, |world| {
         let a = world.spawn((1u32,));
         let b = world.spawn((2u32,));
         world.set_parent(b, a).unwrap();
@@ -339,15 +343,15 @@ fn one_operation_holds_hook_commands_until_it_ends() {
     assert!(alive_inside);
     assert!(!world.alive(a) && !world.alive(b));
     // Nested: the inner operation's commands wait for the outer one.
-    let (inner, alive_after_inner) = world.as_one_operation(|world| {
-        let inner = world.as_one_operation(|world| world.spawn((3u32,)));
+    let (inner, alive_after_inner) = doecs::raw::as_one_operation(&mut world, |world| {
+        let inner = doecs::raw::as_one_operation(world, |world| world.spawn((3u32,)));
         (inner, world.alive(inner))
     });
     assert!(alive_after_inner && !world.alive(inner));
     // A panic inside: the commands stay queued and the next operation
     // applies them.
     let c = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        world.as_one_operation(|world| {
+        doecs::raw::as_one_operation(&mut world, |world| {
             let c = world.spawn((4u32,));
             std::panic::panic_any(c)
         })
@@ -369,27 +373,26 @@ fn a_batch_is_located_until_one_of_its_entities_leaves() {
     let mut world = World::new();
     let other = world.spawn(());
     let es = world.spawn_batch((0..3).map(|_| ()));
-    let batch = world
-        .parent_batch(es.clone(), vec![None, Some(0), Some(0)])
-        .unwrap();
-    assert!(world.batch_located(&batch));
+    let batch =
+        doecs::raw::parent_batch(&mut world, es.clone(), vec![None, Some(0), Some(0)]).unwrap();
+    assert!(doecs::raw::batch_located(&world, &batch));
     // Another entity leaves: the stamp moved, the lookups confirm.
     world.despawn(other).unwrap();
-    assert!(world.batch_located(&batch));
+    assert!(doecs::raw::batch_located(&world, &batch));
     // Restored from a snapshot taken before the batch: its entities are gone.
     let mut before = doecs::Snapshot::new();
     let mut world2 = World::new();
     world2.snapshot_into(&mut before).unwrap();
     let es2 = world2.spawn_batch((0..2).map(|_| ()));
-    let batch2 = world2.parent_batch(es2, vec![None, Some(0)]).unwrap();
-    assert!(world2.batch_located(&batch2));
+    let batch2 = doecs::raw::parent_batch(&mut world2, es2, vec![None, Some(0)]).unwrap();
+    assert!(doecs::raw::batch_located(&world2, &batch2));
     world2.restore(&before).unwrap();
-    assert!(!world2.batch_located(&batch2));
+    assert!(!doecs::raw::batch_located(&world2, &batch2));
     // The batch's own entity leaves (a despawned root takes its children).
     world.despawn(es[0]).unwrap();
-    assert!(!world.batch_located(&batch));
+    assert!(!doecs::raw::batch_located(&world, &batch));
     // In another world, where none of it is.
-    assert!(!World::new().batch_located(&batch));
+    assert!(!doecs::raw::batch_located(&World::new(), &batch));
     world.check_invariants();
 }
 
@@ -397,7 +400,8 @@ fn a_batch_is_located_until_one_of_its_entities_leaves() {
 /// slots it is one, after every slot ever used.
 #[test]
 fn a_parented_column_spawn_reports_its_index_run_only_for_fresh_slots() {
-    use doecs::{ParentsFirst, WorldConfig};
+    use doecs::raw::ParentsFirst;
+    use doecs::WorldConfig;
     let mut world = World::with_config(WorldConfig {
         min_free_indices: 1,
         ..WorldConfig::default()
@@ -409,8 +413,10 @@ fn a_parented_column_spawn_reports_its_index_run_only_for_fresh_slots() {
         let parents =
             ParentsFirst::new((0..n as u32).map(|k| (k > 0).then_some(0)).collect()).unwrap();
         // SAFETY: `n` valid u32 values, which are `Copy`.
-        unsafe { world.spawn_columns_raw_parented(&[id], &[values.as_ptr().cast()], parents) }
-            .unwrap()
+        unsafe {
+            doecs::raw::spawn_columns_parented(world, &[id], &[values.as_ptr().cast()], parents)
+        }
+        .unwrap()
     };
     let first = spawn(&mut world, 4);
     assert_eq!(first.index_run(), Some(0..4));

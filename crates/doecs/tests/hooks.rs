@@ -316,7 +316,7 @@ fn every_spawn_path_fires_add_then_insert_once_per_component() {
 
     // Runtime component, from columns.
     let data: Vec<u8> = [7u32, 8].iter().flat_map(|v| v.to_le_bytes()).collect();
-    let es = fx.world.spawn_columns_bytes(&[r], 2, &[&data]).unwrap();
+    let es = doecs::raw::spawn_columns_bytes(&mut fx.world, &[r], 2, &[&data]).unwrap();
     assert_eq!(
         fx.take(),
         vec![
@@ -331,9 +331,13 @@ fn every_spawn_path_fires_add_then_insert_once_per_component() {
     let rv: [u8; 8] = [9, 0, 0, 0, 10, 0, 0, 0];
     // SAFETY: two valid `A`s (plain data, nothing to drop) and two `R`s.
     let es = unsafe {
-        fx.world
-            .spawn_columns_raw(&[r, a], 2, &[rv.as_ptr(), av.as_ptr().cast()])
-            .unwrap()
+        doecs::raw::spawn_columns(
+            &mut fx.world,
+            &[r, a],
+            2,
+            &[rv.as_ptr(), av.as_ptr().cast()],
+        )
+        .unwrap()
     };
     assert_eq!(
         fx.take(),
@@ -365,11 +369,11 @@ fn refused_spawns_fire_nothing() {
     let w = &mut fx.world;
     assert!(catch_unwind(AssertUnwindSafe(|| w.spawn((B(1), B(2))))).is_err());
     assert!(catch_unwind(AssertUnwindSafe(|| w.spawn_batch([(A(1), A(2))]))).is_err());
-    assert!(fx.world.spawn_columns_bytes(&[r], 2, &[&[0u8; 4]]).is_err());
-    assert!(fx
-        .world
-        .spawn_columns_bytes(&[r, r], 1, &[&[0u8; 4], &[0u8; 4]])
-        .is_err());
+    assert!(doecs::raw::spawn_columns_bytes(&mut fx.world, &[r], 2, &[&[0u8; 4]]).is_err());
+    assert!(
+        doecs::raw::spawn_columns_bytes(&mut fx.world, &[r, r], 1, &[&[0u8; 4], &[0u8; 4]])
+            .is_err()
+    );
     assert_eq!(fx.world.len(), len);
     assert!(fx.take().is_empty());
     fx.world.check_invariants();
@@ -411,11 +415,7 @@ fn inserts_add_then_insert_new_components_and_replace_then_insert_old_ones() {
 
     let value = A(7);
     // SAFETY: a valid `A`, plain data, which the world copies.
-    unsafe {
-        fx.world
-            .insert_raw(e, a, (&value as *const A).cast())
-            .unwrap()
-    };
+    unsafe { doecs::raw::insert(&mut fx.world, e, a, (&value as *const A).cast()).unwrap() };
     assert_eq!(fx.take(), vec![rec(Replace, e, a, 3), rec(Insert, e, a, 7)]);
 
     let mut builder = EntityBuilder::new();
@@ -1283,7 +1283,7 @@ fn random_operations_pair_every_add_with_one_remove_by_the_time_the_world_drops(
             }
             3 => {
                 let data: Vec<u8> = (0..2u32).flat_map(|i| (v + i).to_le_bytes()).collect();
-                world.spawn_columns_bytes(&[r], 2, &[&data]).unwrap();
+                doecs::raw::spawn_columns_bytes(&mut world, &[r], 2, &[&data]).unwrap();
             }
             4 | 5 => {
                 if let Some(e) = pick(&mut rng) {

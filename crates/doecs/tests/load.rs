@@ -3,7 +3,9 @@
 //! nothing, and the check that every live entity got a row. Runs under
 //! Miri with strict provenance.
 
-use doecs::{Entity, EntityError, EntityTableImage, World, WorldConfig};
+use doecs::raw::EntityTableImage;
+
+use doecs::{Entity, EntityError, World, WorldConfig};
 use std::mem::ManuallyDrop;
 use std::sync::Arc as Rc;
 
@@ -25,7 +27,7 @@ fn image() -> EntityTableImage {
 
 #[test]
 fn rows_are_placed_for_the_saved_ids() {
-    let mut world = World::from_entity_image(&image(), WorldConfig::default()).unwrap();
+    let mut world = doecs::raw::world_from_entity_image(&image(), WorldConfig::default()).unwrap();
     let live: Vec<Entity> = image().live().collect();
     assert_eq!(
         live,
@@ -35,8 +37,8 @@ fn rows_are_placed_for_the_saved_ids() {
             Entity::from_parts(3, 1)
         ]
     );
-    assert_eq!(world.unplaced_count(), 3);
-    assert_eq!(world.finish_placing(), Err(live[0]));
+    assert_eq!(doecs::raw::unplaced_count(&world), 3);
+    assert_eq!(doecs::raw::finish_placing(&world), Err(live[0]));
     let hp = world
         .register_component(doecs::ComponentDescriptor::of::<Hp>())
         .unwrap();
@@ -48,13 +50,13 @@ fn rows_are_placed_for_the_saved_ids() {
     let trs = ManuallyDrop::new(vec![Tracked(counter.clone()), Tracked(counter.clone())]);
     // SAFETY: two values of each type; on `Ok` they belong to the world.
     unsafe {
-        world
-            .place_columns_raw(
-                &live[..2],
-                &[hp, tr],
-                &[hps.as_ptr().cast(), trs.as_ptr().cast()],
-            )
-            .unwrap();
+        doecs::raw::place_columns(
+            &mut world,
+            &live[..2],
+            &[hp, tr],
+            &[hps.as_ptr().cast(), trs.as_ptr().cast()],
+        )
+        .unwrap();
     }
     // Free the vectors' memory without dropping the moved values.
     // SAFETY: the values were moved into the world above.
@@ -65,8 +67,8 @@ fn rows_are_placed_for_the_saved_ids() {
         trs.set_len(0);
     }
     // SAFETY: no columns, so no values.
-    unsafe { world.place_columns_raw(&live[2..], &[], &[]) }.unwrap();
-    world.finish_placing().unwrap();
+    unsafe { doecs::raw::place_columns(&mut world, &live[2..], &[], &[]) }.unwrap();
+    doecs::raw::finish_placing(&world).unwrap();
     world.check_invariants();
     assert_eq!(world.get::<Hp>(live[1]), Ok(&Hp(20)));
     assert_eq!(Rc::strong_count(&counter), 3);
@@ -79,7 +81,7 @@ fn rows_are_placed_for_the_saved_ids() {
 
 #[test]
 fn refused_placements_change_nothing() {
-    let mut world = World::from_entity_image(&image(), WorldConfig::default()).unwrap();
+    let mut world = doecs::raw::world_from_entity_image(&image(), WorldConfig::default()).unwrap();
     let hp = world
         .register_component(doecs::ComponentDescriptor::of::<Hp>())
         .unwrap();
@@ -92,7 +94,7 @@ fn refused_placements_change_nothing() {
             // `Hp`s (a `u32` with no drop) for the at most two entities placed;
             // refused calls move nothing, and a placed `Hp` needs no drop, so
             // the copies the world takes leave `values` as it was.
-            unsafe { world.place_columns_raw(es, ids, srcs) }
+            unsafe { doecs::raw::place_columns(world, es, ids, srcs) }
         };
     let dead = Entity::from_parts(1, 0);
     assert_eq!(
@@ -107,19 +109,19 @@ fn refused_placements_change_nothing() {
         place(&mut world, &[live[0]], &[hp, hp], &[src[0], src[0]]),
         Err(EntityError::DuplicateComponent(hp))
     );
-    assert_eq!(world.unplaced_count(), 3);
+    assert_eq!(doecs::raw::unplaced_count(&world), 3);
     // Placed once, an entity cannot be placed again.
     place(&mut world, &[live[0]], &[hp], &src).unwrap();
     assert_eq!(
         place(&mut world, &[live[0]], &[hp], &src),
         Err(EntityError::NoSuchEntity(live[0]))
     );
-    assert_eq!(world.unplaced_count(), 2);
+    assert_eq!(doecs::raw::unplaced_count(&world), 2);
 }
 
 #[test]
 fn bad_images_build_no_world() {
     let mut bad = image();
     bad.free.push(9);
-    assert!(World::from_entity_image(&bad, WorldConfig::default()).is_err());
+    assert!(doecs::raw::world_from_entity_image(&bad, WorldConfig::default()).is_err());
 }

@@ -310,10 +310,9 @@ impl Harness {
                 let data: Vec<u8> = (0..n)
                     .flat_map(|i| e_bytes(v.wrapping_add(i as u8)))
                     .collect();
-                let es = self
-                    .world
-                    .spawn_columns_bytes(&[self.e_id], n, &[&data])
-                    .unwrap();
+                let es =
+                    doecs::raw::spawn_columns_bytes(&mut self.world, &[self.e_id], n, &[&data])
+                        .unwrap();
                 assert_eq!(es.len(), n);
                 for (i, e) in es.into_iter().enumerate() {
                     let row = Row {
@@ -325,10 +324,9 @@ impl Harness {
                 }
                 // Wrong lengths are refused with a typed error and change nothing.
                 let before = self.world.len();
-                let err = self
-                    .world
-                    .spawn_columns_bytes(&[self.e_id], n + 1, &[&data])
-                    .unwrap_err();
+                let err =
+                    doecs::raw::spawn_columns_bytes(&mut self.world, &[self.e_id], n + 1, &[&data])
+                        .unwrap_err();
                 assert!(matches!(err, EntityError::WrongSize { .. }));
                 assert_eq!(self.world.len(), before);
             }

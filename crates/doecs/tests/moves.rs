@@ -205,11 +205,7 @@ fn runtime_component_holding_a_str_moves_with_its_provenance() {
     for (e, w) in es.iter().zip(words) {
         let value: &'static str = w;
         // SAFETY: the pointer addresses a valid `&'static str`, the component's layout.
-        unsafe {
-            world
-                .insert_raw(*e, name, (&raw const value).cast())
-                .unwrap()
-        };
+        unsafe { doecs::raw::insert(&mut world, *e, name, (&raw const value).cast()).unwrap() };
     }
     // Move every row: add a component, then despawn the first entity.
     for &e in &es {
@@ -235,7 +231,7 @@ fn spawning_from_columns_keeps_pointers() {
         let src = [values.as_ptr().cast::<u8>()];
         // SAFETY: `src` holds 7 initialised `Box<u64>`s, whose ownership moves
         // to the world (the `Vec` is never dropped as such, only freed below).
-        unsafe { world.spawn_columns_raw(&[id], 7, &src).unwrap() }
+        unsafe { doecs::raw::spawn_columns(&mut world, &[id], 7, &src).unwrap() }
     };
     // Free the Vec's buffer without dropping the moved-out boxes.
     let mut values = values;

@@ -66,7 +66,7 @@ fn world() -> World {
 
 /// Everything observable: the ids (generations, free FIFO) and every entity
 /// in iteration order with its values.
-fn dump(world: &mut World) -> (doecs::EntityTableImage, Vec<String>) {
+fn dump(world: &mut World) -> (doecs::raw::EntityTableImage, Vec<String>) {
     let mut rows = Vec::new();
     world
         .query_mut::<(

@@ -7,10 +7,11 @@
 //! to pointer arithmetic would be reported as undefined behaviour even
 //! where the test's assertion could not see it.
 
-use doecs::storage::{Archetype, ArchetypeId, ColumnIndex, Row};
+use doecs::raw::{Archetype, ArchetypeId, ColumnIndex, Row};
+use doecs::raw::{Entities, EntityTableImage, ImageError, ParentsFirst};
 use doecs::{
-    ComponentDescriptor, Entities, Entity, EntityError, EntityTableImage, ImageError, ParentsFirst,
-    QueryState, RelationError, Snapshot, SnapshotError, World, WorldConfig,
+    ComponentDescriptor, Entity, EntityError, QueryState, RelationError, Snapshot, SnapshotError,
+    World, WorldConfig,
 };
 use std::alloc::Layout;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -205,15 +206,19 @@ fn entity_images_are_checked() {
         Entities::from_image(&twice).unwrap_err(),
         ImageError::Repeated(1)
     );
-    assert!(World::from_entity_image(&out, WorldConfig::default()).is_err());
+    assert!(doecs::raw::world_from_entity_image(&out, WorldConfig::default()).is_err());
     // A good image's entities have no row until placed: nothing reads one.
-    let mut world = World::from_entity_image(&image(2, vec![], vec![]), WorldConfig::default())
-        .expect("a valid image");
+    let mut world =
+        doecs::raw::world_from_entity_image(&image(2, vec![], vec![]), WorldConfig::default())
+            .expect("a valid image");
     let e = Entity::from_parts(1, 0);
     assert!(world.entities().is_unlocated(e));
     assert!(world.get::<Pos>(e).is_err());
     assert!(world.insert_one(e, Pos(1)).is_err());
-    assert_eq!(world.finish_placing(), Err(Entity::from_parts(0, 0)));
+    assert_eq!(
+        doecs::raw::finish_placing(&world),
+        Err(Entity::from_parts(0, 0))
+    );
 }
 
 #[test]
@@ -222,8 +227,7 @@ fn untyped_access_checks_ids_and_lengths() {
     let heat = world
         .register_component(ComponentDescriptor::dynamic("Heat", Layout::new::<u32>()))
         .unwrap();
-    let es = world
-        .spawn_columns_bytes(&[heat], 2, &[&[1, 0, 0, 0, 2, 0, 0, 0]])
+    let es = doecs::raw::spawn_columns_bytes(&mut world, &[heat], 2, &[&[1, 0, 0, 0, 2, 0, 0, 0]])
         .unwrap();
     assert_eq!(world.get_bytes(es[1], heat).unwrap(), &[2, 0, 0, 0]);
     // Ids from a world with more components are unknown here.
@@ -245,9 +249,7 @@ fn untyped_access_checks_ids_and_lengths() {
     );
     assert_eq!(world.remove_by_id(es[0], foreign).unwrap_err(), unknown);
     assert_eq!(
-        world
-            .spawn_columns_bytes(&[foreign], 1, &[&[0]])
-            .unwrap_err(),
+        doecs::raw::spawn_columns_bytes(&mut world, &[foreign], 1, &[&[0]]).unwrap_err(),
         unknown
     );
     // Lengths: too short, too long, and a count whose byte length
@@ -265,14 +267,19 @@ fn untyped_access_checks_ids_and_lengths() {
         (usize::MAX / 2 + 1, &[][..]),
         (usize::MAX, &[0u8; 4][..]),
     ] {
-        let refused = world.spawn_columns_bytes(&[heat], count, &[bytes]);
+        let refused = doecs::raw::spawn_columns_bytes(&mut world, &[heat], count, &[bytes]);
         assert!(
             matches!(refused, Err(EntityError::WrongSize { .. })),
             "count {count}, {} bytes",
             bytes.len()
         );
     }
-    assert!(panics(|| world.spawn_columns_bytes(&[heat], 1, &[])));
+    assert!(panics(|| doecs::raw::spawn_columns_bytes(
+        &mut world,
+        &[heat],
+        1,
+        &[]
+    )));
     assert_eq!(world.len(), 2, "nothing was spawned");
     // Dead and far entities.
     let far = Entity::from_parts(u32::MAX - 1, 0);
@@ -283,7 +290,7 @@ fn untyped_access_checks_ids_and_lengths() {
         assert_eq!(world.get_bytes_mut(e, heat).unwrap_err(), dead);
         assert_eq!(world.insert_bytes(e, heat, &[0; 4]).unwrap_err(), dead);
         assert_eq!(world.mark_changed_by_id(e, heat).unwrap_err(), dead);
-        assert_eq!(world.debug_set_generation(e, 1), None);
+        assert_eq!(doecs::raw::debug_set_generation(&mut world, e, 1), None);
     }
     world.check_invariants();
 }

@@ -140,7 +140,7 @@ fn wrapping_generation_retires_the_slot() {
     });
     let e = world.spawn((Hp(1),));
     let other = world.spawn((Hp(2),));
-    let e = world.debug_set_generation(e, u32::MAX - 1).unwrap();
+    let e = doecs::raw::debug_set_generation(&mut world, e, u32::MAX - 1).unwrap();
     world.check_invariants();
     assert_eq!(world.get::<Hp>(e), Ok(&Hp(1)));
     // One more cycle is still allowed: generation MAX - 1 -> MAX.

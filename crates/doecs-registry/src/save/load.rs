@@ -135,7 +135,7 @@ fn load_binary(
         }
         place(&mut world, &entities, columns)?;
     }
-    world.finish_placing().map_err(LoadError::Unplaced)?;
+    doecs::raw::finish_placing(&world).map_err(LoadError::Unplaced)?;
     // Pairs first: managers that follow the hierarchy (transforms) take
     // their links from `ChildOf` when they join the world.
     for r in &relations {
@@ -194,7 +194,7 @@ fn load_json(
         }
         place(&mut world, &table.entities, columns)?;
     }
-    world.finish_placing().map_err(LoadError::Unplaced)?;
+    doecs::raw::finish_placing(&world).map_err(LoadError::Unplaced)?;
     for (name, value) in &file.relations {
         add_relation(&mut world, registry, name, options, |reg, world| {
             (reg.from_json)(world, value)
@@ -250,7 +250,7 @@ fn new_world(
     registry: &ComponentRegistry,
     options: LoadOptions,
 ) -> Result<World, LoadError> {
-    let mut world = World::from_entity_image(&ids.image()?, options.config)?;
+    let mut world = doecs::raw::world_from_entity_image(&ids.image()?, options.config)?;
     registry.install(&mut world)?;
     Ok(world)
 }
@@ -312,7 +312,7 @@ fn place(
     // SAFETY: the columns hold the values described above. On `Ok` the world
     // moved the decoded ones out, so those columns forget them; on `Err` they
     // still own them and drop them.
-    unsafe { world.place_columns_raw(entities, &ids, &ptrs) }?;
+    unsafe { doecs::raw::place_columns(world, entities, &ids, &ptrs) }?;
     for c in &mut columns {
         if let Values::Decoded(d) = &mut c.values {
             // SAFETY: just moved into the world.

@@ -14,7 +14,7 @@
 //! before it builds anything: an index out of range, listed twice, or both
 //! free and retired is a typed [`ImageError`], never a panic. The live
 //! entities of the new table have no rows yet; the world places them
-//! ([`World::place_columns_raw`](crate::World::place_columns_raw)) and
+//! ([`raw::place_columns`](crate::raw::place_columns)) and
 //! checks that every one got a row.
 
 use super::{Entities, Slot, FREE, LOCATED, RESERVED, RETIRED, UNLOCATED};

@@ -222,7 +222,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// writes them elsewhere) may happen during the call: the caller must hold
     /// the query's [`Access`](super::Access), as the schedule does.
     #[inline]
-    pub unsafe fn for_each_unchecked(
+    pub(crate) unsafe fn for_each_unchecked(
         &mut self,
         world: &WorldCore,
         window: ChangeWindow,
@@ -294,7 +294,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// # Safety
     /// As [`QueryState::for_each_unchecked`].
     #[inline]
-    pub unsafe fn for_each_chunk_unchecked(
+    pub(crate) unsafe fn for_each_chunk_unchecked(
         &mut self,
         world: &WorldCore,
         window: ChangeWindow,
@@ -449,7 +449,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ///
     /// # Safety
     /// As [`QueryState::for_each_unchecked`].
-    pub unsafe fn par_for_each_unchecked(
+    pub(crate) unsafe fn par_for_each_unchecked(
         &mut self,
         world: &WorldCore,
         window: ChangeWindow,
@@ -511,7 +511,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ///
     /// # Safety
     /// As [`QueryState::for_each_unchecked`].
-    pub unsafe fn par_for_each_chunk_unchecked(
+    pub(crate) unsafe fn par_for_each_chunk_unchecked(
         &mut self,
         world: &WorldCore,
         window: ChangeWindow,

@@ -189,7 +189,7 @@ type QueryShape<Q, F> = fn() -> (<Q as QueryData>::Key, F);
 /// ```
 ///
 /// `repr(transparent)` over its cache: a cache kept elsewhere (in a world's or
-/// a system's [`QueryCaches`]) is used as a `QueryState` in place.
+/// a system's query caches) is used as a `QueryState` in place.
 #[repr(transparent)]
 pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     pub(crate) cache: CacheOf<Q, F>,
@@ -278,7 +278,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// another world than before, it forgets the old world's archetypes and
     /// matches the new world's from scratch. A query with change filters asks
     /// the world, on its first update there, to keep row stamps for what it
-    /// watches (see [`crate::storage::ticks`]).
+    /// watches (see [`Changed`](crate::Changed)).
     #[inline]
     pub fn update(&mut self, world: &WorldCore) {
         let cache = &self.cache;

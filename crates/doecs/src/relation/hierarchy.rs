@@ -12,7 +12,7 @@
 //! ([`ComponentManager::follow_hierarchy`]); a manager creating instances
 //! for entities that already have parents or children reads them here.
 //!
-//! A batch parented in one call ([`WorldCore::parent_batch`]) comes back as
+//! A batch parented in one call ([`raw::parent_batch`](crate::raw::parent_batch)) comes back as
 //! a [`ParentedBatch`]: the children with their parents as batch indices.
 //! A manager creating instances for the whole batch reads the parents there
 //! instead of looking each entity up, once [`Hierarchy::batch_parents`] has
@@ -29,7 +29,7 @@
 //! batch out in batch order uses them instead of checking the order or
 //! scanning for the largest index again.
 //!
-//! [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
+//! [`raw::parent_batch`]: crate::raw::parent_batch
 //! [`ComponentManager::on_parent_changed`]: crate::ComponentManager::on_parent_changed
 //! [`ComponentManager::on_parents_changed`]: crate::ComponentManager::on_parents_changed
 //! [`ComponentManager::follow_hierarchy`]: crate::ComponentManager::follow_hierarchy
@@ -82,11 +82,11 @@ impl<'w> Hierarchy<'w> {
     }
 
     /// The parents of `batch` as indices into its children, if this
-    /// hierarchy still holds exactly the pairs [`WorldCore::parent_batch`]
+    /// hierarchy still holds exactly the pairs [`raw::parent_batch`](crate::raw::parent_batch)
     /// set for it: every child with a parent index has that parent, and
     /// every other child has none. `None` once any of them changed.
     ///
-    /// [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
+    /// [`raw::parent_batch`]: crate::raw::parent_batch
     pub fn batch_parents<'b>(&self, batch: &'b ParentedBatch) -> Option<&'b [Option<u32>]> {
         let holds = match self.table {
             Some(t) => t.holds_batch(
@@ -108,7 +108,7 @@ impl<'w> Hierarchy<'w> {
 }
 
 /// A batch of entities whose `ChildOf` pairs were set in one call
-/// ([`WorldCore::parent_batch`](crate::WorldCore::parent_batch)): the
+/// ([`raw::parent_batch`](crate::raw::parent_batch)): the
 /// children in batch order, and each one's parent as an index into them.
 /// See the module docs for what managers do with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,14 +216,15 @@ impl ParentedBatch {
     /// batch of existing entities).
     ///
     /// ```
-    /// use doecs::{ComponentId, ParentsFirst, World};
+    /// use doecs::raw::ParentsFirst;
+    /// use doecs::{ComponentId, World};
     /// let mut world = World::new();
     /// let x: ComponentId = world.component_id::<u32>();
     /// let values = [1u32, 2, 3];
     /// let parents = ParentsFirst::new(vec![None, Some(0), Some(0)]).unwrap();
     /// // SAFETY: `values` holds three `u32`s, which need no drop.
     /// let batch = unsafe {
-    ///     world.spawn_columns_raw_parented(&[x], &[values.as_ptr().cast()], parents)
+    ///     doecs::raw::spawn_columns_parented(&mut world, &[x], &[values.as_ptr().cast()], parents)
     /// }
     /// .unwrap();
     /// assert_eq!(batch.index_run(), Some(0..3));
@@ -244,7 +245,7 @@ impl ParentedBatch {
 /// batch. Level blobs and prefab subtrees are laid out this way. Such
 /// indices are in range and cannot form a cycle, so a batch parented with
 /// them needs no other check of its indices
-/// (`World::spawn_columns_raw_parented` takes them).
+/// (`raw::spawn_columns_parented` takes them).
 ///
 /// The order is a safety invariant: code that builds a batch from a
 /// `ParentsFirst` may read a parent's slot, written earlier, without a
@@ -261,7 +262,8 @@ impl ParentsFirst {
     /// index is not smaller than its own.
     ///
     /// ```
-    /// use doecs::{ParentsFirst, RelationError};
+    /// use doecs::raw::ParentsFirst;
+    /// use doecs::RelationError;
     /// assert!(ParentsFirst::new(vec![None, Some(0), Some(1)]).is_ok());
     /// assert_eq!(
     ///     ParentsFirst::new(vec![Some(1), None]),
@@ -290,7 +292,7 @@ impl ParentsFirst {
     ///
     /// ```
     /// // SAFETY: item 1's parent, 0, comes before it.
-    /// let parents = unsafe { doecs::ParentsFirst::new_unchecked(vec![None, Some(0)]) };
+    /// let parents = unsafe { doecs::raw::ParentsFirst::new_unchecked(vec![None, Some(0)]) };
     /// assert_eq!(parents.as_slice(), &[None, Some(0)]);
     /// ```
     pub unsafe fn new_unchecked(parents: Vec<Option<u32>>) -> Self {

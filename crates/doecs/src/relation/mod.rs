@@ -114,7 +114,7 @@ impl Relation for ChildOf {
 /// `(IsA, prefab)` on an instance: it reads the prefab's components it has
 /// none of its own for. Exclusive (one prefab per instance; a prefab may be
 /// an instance of another), acyclic, and instances go with their prefab.
-/// See [`world::prefab`](crate::world::prefab).
+/// See [`World::instantiate`](crate::World::instantiate).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct IsA;

@@ -208,7 +208,7 @@ impl Schedule {
         self.threads
     }
 
-    /// Adds a system (see [`crate::system`](mod@crate::system)).
+    /// Adds a system (a function system, an exclusive function over `&mut World`, or a [`SystemDesc`](crate::SystemDesc)).
     ///
     /// `SystemKind` comes before `IntoSystemDesc` in the bounds so that a
     /// wrong parameter is reported by its type (see [`SystemKind`]).

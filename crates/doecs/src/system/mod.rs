@@ -28,10 +28,14 @@ pub mod param;
 
 pub use builder::{system, SystemBuilder};
 pub use context::SystemContext;
-pub use desc::{IntoSystemDesc, SystemConfig, SystemDesc, SystemKind};
-pub use error::ScheduleError;
-pub use function::{function_system, FunctionSystem, SystemParamFunction};
-pub use param::{Local, Manager, ManagerMut, Res, ResMut, SystemParam};
+pub use desc::{ExclusiveMarker, FunctionMarker, IntoSystemDesc, SystemConfig, SystemKind};
+pub use function::{
+    function_system, system_name, FunctionSystem, ParamList, SystemParamFunction, SystemParamItem,
+};
+pub use param::{
+    short_type_name, Local, Manager, ManagerMut, ParamAccess, QueryParamState, Res, ResMut,
+    SystemParam, SystemRun,
+};
 
 use crate::query::{Access, AccessKey};
 use crate::tick::ChangeWindow;

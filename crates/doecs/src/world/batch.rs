@@ -95,7 +95,7 @@ impl World {
     /// Each `sources[i]` must point to `count` valid, initialised values of
     /// component `ids[i]` laid out at its size (no alignment needed), which the
     /// world takes ownership of: the caller must not drop or use them again.
-    pub unsafe fn spawn_columns_raw(
+    pub(crate) unsafe fn spawn_columns_raw(
         &mut self,
         ids: &[ComponentId],
         count: usize,
@@ -107,22 +107,22 @@ impl World {
         Ok(out.entities)
     }
 
-    /// [`World::spawn_columns_raw`] with the new entities parented in the
+    /// [`raw::spawn_columns`](crate::raw::spawn_columns) with the new entities parented in the
     /// same operation: entity `k` becomes `ChildOf` entity `p` of the batch
     /// for each `parents[k] == Some(p)`, `count` being `parents.len()`.
     /// The entities are fresh and the indices come first by their type, so
-    /// no check of [`WorldCore::parent_batch`] is needed; the commands that
+    /// no check of [`raw::parent_batch`](crate::raw::parent_batch) is needed; the commands that
     /// hooks record while the components arrive are applied once the
     /// parents are set too. What level spawning uses.
     ///
     /// # Errors
-    /// As [`World::spawn_columns_raw`]; the world is unchanged.
+    /// As [`raw::spawn_columns`](crate::raw::spawn_columns); the world is unchanged.
     ///
     /// # Safety
-    /// As [`World::spawn_columns_raw`] with `count == parents.len()`.
+    /// As [`raw::spawn_columns`](crate::raw::spawn_columns) with `count == parents.len()`.
     ///
-    /// [`WorldCore::parent_batch`]: crate::WorldCore::parent_batch
-    pub unsafe fn spawn_columns_raw_parented(
+    /// [`raw::parent_batch`]: crate::raw::parent_batch
+    pub(crate) unsafe fn spawn_columns_raw_parented(
         &mut self,
         ids: &[ComponentId],
         sources: &[*const u8],
@@ -140,7 +140,7 @@ impl World {
     /// hooks' commands queued.
     ///
     /// # Safety
-    /// As [`World::spawn_columns_raw`].
+    /// As [`raw::spawn_columns`](crate::raw::spawn_columns).
     unsafe fn place_columns(
         &mut self,
         ids: &[ComponentId],
@@ -166,10 +166,10 @@ impl World {
         Ok(out)
     }
 
-    /// Safe form of [`World::spawn_columns_raw`] for plain-bytes components
+    /// Safe form of [`raw::spawn_columns`](crate::raw::spawn_columns) for plain-bytes components
     /// (runtime components without a drop function): `sources[i]` must hold
     /// exactly `count` values of `ids[i]`.
-    pub fn spawn_columns_bytes(
+    pub(crate) fn spawn_columns_bytes(
         &mut self,
         ids: &[ComponentId],
         count: usize,

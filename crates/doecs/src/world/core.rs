@@ -327,7 +327,7 @@ impl WorldCore {
     /// The manager of type `M`, mutably, beside the `ChildOf` hierarchy it
     /// follows: what a manager needs to create instances for entities that
     /// may already have a parent or children.
-    pub fn manager_and_hierarchy_mut<M: ComponentManager>(
+    pub(crate) fn manager_and_hierarchy_mut<M: ComponentManager>(
         &mut self,
     ) -> Option<(&mut M, crate::relation::Hierarchy<'_>)> {
         let hierarchy = crate::relation::Hierarchy::new(self.relations.table::<ChildOf>());

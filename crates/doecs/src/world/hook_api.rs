@@ -107,19 +107,7 @@ impl World {
     /// can despawn one. Inside a flush (a hook command's own operation),
     /// the commands join that flush's next round instead. If `operation`
     /// panics, the commands stay queued for the next operation's flush.
-    ///
-    /// ```
-    /// use doecs::{ComponentHooks, World};
-    /// let mut world = World::new();
-    /// world.set_hooks::<u32>(ComponentHooks::new().on_add(|ctx| ctx.commands.despawn(ctx.entity)));
-    /// let alive_inside = world.as_one_operation(|world| {
-    ///     let e = world.spawn((7u32,));
-    ///     (e, world.alive(e))
-    /// });
-    /// assert!(alive_inside.1, "the hook's despawn waited");
-    /// assert!(!world.alive(alive_inside.0), "and was applied after");
-    /// ```
-    pub fn as_one_operation<R>(&mut self, operation: impl FnOnce(&mut World) -> R) -> R {
+    pub(crate) fn as_one_operation<R>(&mut self, operation: impl FnOnce(&mut World) -> R) -> R {
         let outer = std::mem::replace(&mut self.flushing_hooks, true);
         let outcome = catch_unwind(AssertUnwindSafe(|| operation(self)));
         self.flushing_hooks = outer;

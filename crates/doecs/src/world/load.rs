@@ -1,12 +1,12 @@
 //! Building a world from saved ids: the core path of loading a save file.
 //!
 //! A loader first makes a world whose entity table holds the saved ids
-//! ([`World::from_entity_image`]): every live entity is alive but has no row
+//! ([`raw::world_from_entity_image`](crate::raw::world_from_entity_image)): every live entity is alive but has no row
 //! yet. It then places the saved rows, one archetype at a time, with
-//! [`World::place_columns_raw`], which moves the values of each column in
-//! with one copy, as [`World::spawn_columns_raw`] does for new entities (the
+//! [`raw::place_columns`](crate::raw::place_columns), which moves the values of each column in
+//! with one copy, as [`raw::spawn_columns`](crate::raw::spawn_columns) does for new entities (the
 //! two share the structural core `place_rows`). Finally
-//! [`World::finish_placing`] checks that every live entity got a row, so a
+//! [`raw::finish_placing`](crate::raw::finish_placing) checks that every live entity got a row, so a
 //! file that names an entity in no table, or in two, is refused instead of
 //! leaving a world with an entity that has no row.
 //!
@@ -26,8 +26,8 @@ impl World {
     /// An empty world (settings from `config`, except the reuse threshold,
     /// which comes from the image) whose entity table holds `image`'s ids,
     /// every live one alive without a row, until
-    /// [`place_columns_raw`](Self::place_columns_raw) gives it one.
-    pub fn from_entity_image(
+    /// [`raw::place_columns`](crate::raw::place_columns) gives it one.
+    pub(crate) fn from_entity_image(
         image: &EntityTableImage,
         config: WorldConfig,
     ) -> Result<World, ImageError> {
@@ -43,7 +43,7 @@ impl World {
     }
 
     /// Gives each of `entities`, alive and without a row (from
-    /// [`from_entity_image`](Self::from_entity_image)), a row of the
+    /// [`raw::world_from_entity_image`](crate::raw::world_from_entity_image)), a row of the
     /// archetype of components `ids`, moving in the values: entity `k`
     /// takes value `k` of each column `sources[i]`.
     ///
@@ -52,11 +52,11 @@ impl World {
     /// ([`EntityError::AliasedEntity`]), or the ids are not a valid set.
     ///
     /// # Safety
-    /// As [`World::spawn_columns_raw`]: `sources[i]` points to `entities.len()`
+    /// As [`raw::spawn_columns`]: crate::raw::spawn_columns points to `entities.len()`
     /// initialised values of component `ids[i]`, which this call moves out
     /// (the caller must not drop them afterwards) when it returns `Ok`; on
     /// `Err` they still belong to the caller.
-    pub unsafe fn place_columns_raw(
+    pub(crate) unsafe fn place_columns_raw(
         &mut self,
         entities: &[Entity],
         ids: &[ComponentId],
@@ -97,14 +97,14 @@ impl World {
     }
 
     /// How many live entities have no row yet: after loading, any is an
-    /// error (see [`finish_placing`](Self::finish_placing)).
-    pub fn unplaced_count(&self) -> usize {
+    /// error (see [`raw::finish_placing`](crate::raw::finish_placing)).
+    pub(crate) fn unplaced_count(&self) -> usize {
         self.core.entities.unlocated_count()
     }
 
     /// Checks that every live entity has a row; on success the world is a
     /// normal world. Otherwise returns the first entity without one.
-    pub fn finish_placing(&self) -> Result<(), Entity> {
+    pub(crate) fn finish_placing(&self) -> Result<(), Entity> {
         if self.unplaced_count() == 0 {
             return Ok(());
         }

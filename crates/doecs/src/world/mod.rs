@@ -361,8 +361,11 @@ impl World {
     /// world records it (table and row), so generation wrap-around can be
     /// tested without four billion despawns. Returns the renamed handle, or
     /// `None` if `entity` is not alive.
-    #[doc(hidden)]
-    pub fn debug_set_generation(&mut self, entity: Entity, generation: u32) -> Option<Entity> {
+    pub(crate) fn debug_set_generation(
+        &mut self,
+        entity: Entity,
+        generation: u32,
+    ) -> Option<Entity> {
         let location = self.core.location(entity).ok()?;
         let core = &mut self.core;
         let renamed = core.entities.debug_set_generation(entity, generation)?;

@@ -4,7 +4,7 @@
 //! despawn core (`structure`), so every despawn path does. A batch of new
 //! pairs of any relation goes in through `add_pairs.rs`, checked as a
 //! whole in linear time; a batch of parents indexed into the batch itself
-//! (levels, prefab subtrees) through [`WorldCore::parent_batch`] here.
+//! (levels, prefab subtrees) through [`raw::parent_batch`](crate::raw::parent_batch) here.
 
 use super::core::WorldCore;
 use super::structure::NewRows;
@@ -189,16 +189,7 @@ impl WorldCore {
     ///
     /// # Errors
     /// As [`WorldCore::set_parents_in_batch`]; the world is unchanged.
-    ///
-    /// ```
-    /// let mut world = doecs::World::new();
-    /// let es = world.spawn_batch((0..3).map(|_| ()));
-    /// let batch = world.parent_batch(es.clone(), vec![None, Some(0), Some(0)]).unwrap();
-    /// assert_eq!(world.hierarchy().batch_parents(&batch), Some(&[None, Some(0), Some(0)][..]));
-    /// world.remove_parent(es[2]);
-    /// assert_eq!(world.hierarchy().batch_parents(&batch), None);
-    /// ```
-    pub fn parent_batch(
+    pub(crate) fn parent_batch(
         &mut self,
         children: Vec<Entity>,
         parents: Vec<Option<u32>>,
@@ -237,16 +228,7 @@ impl WorldCore {
     /// Whether every entity of `batch` is still here: at once when no
     /// entity left this world since the batch was parented (the entity
     /// table's departures stamp is unchanged), else one lookup each.
-    ///
-    /// ```
-    /// let mut world = doecs::World::new();
-    /// let es = world.spawn_batch((0..3).map(|_| ()));
-    /// let batch = world.parent_batch(es.clone(), vec![None, Some(0), None]).unwrap();
-    /// assert!(world.batch_located(&batch));
-    /// world.despawn(es[2]).unwrap();
-    /// assert!(!world.batch_located(&batch));
-    /// ```
-    pub fn batch_located(&self, batch: &ParentedBatch) -> bool {
+    pub(crate) fn batch_located(&self, batch: &ParentedBatch) -> bool {
         batch.located_stamp() == self.entities.departures()
             || batch
                 .children()
@@ -439,7 +421,7 @@ impl WorldCore {
 
     /// Hands every manager the hierarchy again, after the pairs were
     /// replaced wholesale (a load): each makes its own links agree.
-    pub fn refollow_hierarchy(&mut self) {
+    pub(crate) fn refollow_hierarchy(&mut self) {
         let hierarchy = Hierarchy::new(self.relations.table::<ChildOf>());
         self.managers.follow_hierarchy(hierarchy);
     }

@@ -5,7 +5,7 @@
 //! The checks sit at a few choke points, not in every method:
 //! - [`World::flush_hooks`], which every `World` operation ends with (spawns
 //!   of every kind, insert, remove, exchange, take, despawns, `clear`,
-//!   applying a command buffer, [`World::as_one_operation`], placing loaded
+//!   applying a command buffer, [`raw::as_one_operation`](crate::raw::as_one_operation), placing loaded
 //!   rows);
 //! - the public structural methods of [`WorldCore`]: insert, remove,
 //!   exchange and their untyped forms (which a `World` shadows, but a
@@ -14,7 +14,7 @@
 //!   `World` does not shadow), and `free_unused_chunk_memory`;
 //! - the few `World` operations that change the world without a flush:
 //!   [`World::instantiate`], [`World::restore`],
-//!   [`World::from_entity_image`], and the end of each parallel segment
+//!   [`raw::world_from_entity_image`](crate::raw::world_from_entity_image), and the end of each parallel segment
 //!   of a schedule (its id pools settled);
 //! - the [`Universe`](crate::Universe)'s spawns and despawns, and
 //!   [`SharedWorld::insert`](crate::universe::SharedWorld::insert).
@@ -25,7 +25,7 @@
 //! schedule's segment after applying every system's commands, and
 //! `World::insert` once, not once in its core and again after its flush.
 //! (Each check walks the whole world, so a check per command would make
-//! applying a buffer quadratic.) Inside [`World::as_one_operation`] every
+//! applying a buffer quadratic.) Inside [`raw::as_one_operation`](crate::raw::as_one_operation) every
 //! call still checks: each leaves the world consistent.
 //!
 //! A check costs O(world), so a test suite run with the feature is slower;
@@ -37,7 +37,7 @@ use super::World;
 impl World {
     /// With the `sanitize` feature, [`World::check_invariants`] (unless an
     /// operation under way holds the checks); otherwise nothing. While a
-    /// load is placing rows (see [`World::from_entity_image`]), live
+    /// load is placing rows (see [`raw::world_from_entity_image`](crate::raw::world_from_entity_image)), live
     /// entities without a row are expected, and only the table and the
     /// storage are checked.
     #[inline]

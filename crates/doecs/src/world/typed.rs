@@ -214,7 +214,10 @@ impl WorldCore {
     /// The bundle id of `B` for its first removal: refused, registering
     /// nothing, if one of its types was never registered (no entity has it).
     #[cold]
-    fn first_removal<B: Bundle>(&mut self, entity: Entity) -> Result<crate::BundleId, EntityError> {
+    fn first_removal<B: Bundle>(
+        &mut self,
+        entity: Entity,
+    ) -> Result<crate::bundle::BundleId, EntityError> {
         let mut ids = Vec::new();
         if !B::registered_ids(&self.components, &mut ids) {
             return Err(EntityError::MissingComponent {

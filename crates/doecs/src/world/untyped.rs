@@ -35,7 +35,7 @@ impl World {
     /// # Safety
     /// `value` must point to a valid, initialised value of component `id`
     /// (any alignment), which the world takes ownership of.
-    pub unsafe fn insert_raw(
+    pub(crate) unsafe fn insert_raw(
         &mut self,
         entity: Entity,
         id: ComponentId,

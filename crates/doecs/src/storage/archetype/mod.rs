@@ -60,7 +60,7 @@ const FIRST_CAPACITY: usize = 4;
 ///   the new row's columns are the only exception, which the caller must
 ///   close). Slots `len..capacity` hold nothing.
 /// - `insert_edges` and `remove_edges` are sorted by bundle id.
-/// - `ticks[i]` holds column `i`'s change ticks (see [`super::ticks`]): one
+/// - `ticks[i]` holds column `i`'s change ticks (see [`ChunkTicks`](crate::raw::ChunkTicks)): one
 ///   pair per chunk of the capacity, and row stamps (capacity `capacity`)
 ///   exactly when the component tracks rows. Live rows' stamps are
 ///   initialised, and the tick invariants hold for them.
