@@ -379,7 +379,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// The item of one entity through a shared world.
     ///
     /// # Safety
-    /// As [`QueryState::for_each_unchecked`], for as long as the item lives.
+    /// For as long as the item lives, no other access to the components
+    /// this query writes (or reads, if it writes them elsewhere) may
+    /// happen: the caller must hold the query's [`Access`](super::Access),
+    /// as the schedule does.
     pub unsafe fn get_unchecked<'w>(
         &mut self,
         world: &'w WorldCore,

@@ -5,7 +5,9 @@
 //! components by name, say). [`system`] starts a [`SystemBuilder`].
 //! Declarations (`reads`, `writes`, `query`, `reads_resource`,
 //! `writes_resource`, `commands`) come first; a body method ends the chain
-//! and yields the same [`SystemDesc`] a function system becomes, ordered
+//! and yields a [`SystemDesc`] of the same [`FunctionSystem`] type a
+//! function becomes (its body takes the context in place of parameters),
+//! ordered
 //! with the same [`SystemDesc::before`] and [`SystemDesc::after`], for
 //! [`Schedule::add_system`](crate::Schedule::add_system).
 //! The per-entity, per-chunk and parallel bodies declare their query's access
@@ -26,8 +28,8 @@
 
 use super::context::SystemContext;
 use super::desc::SystemDesc;
-use super::function::ExclusiveSystem;
-use super::{System, SystemAccess};
+use super::function::{ExclusiveSystem, FunctionSystem};
+use super::SystemAccess;
 use crate::query::{AccessKey, QueryData, QueryFilter, QueryState};
 use crate::world::World;
 
@@ -109,11 +111,7 @@ impl SystemBuilder {
 
     /// Ends the chain with a body that gets the [`SystemContext`].
     pub fn run(self, body: impl FnMut(&mut SystemContext<'_>) + Send + 'static) -> SystemDesc {
-        SystemDesc::new(FnSystem {
-            name: self.name,
-            access: self.access,
-            body,
-        })
+        SystemDesc::new(FunctionSystem::with_access(body, self.name, self.access))
     }
 
     /// Ends the chain with a per-entity body over query `Q`.
@@ -191,23 +189,4 @@ fn one_write<T: 'static>() -> crate::query::Access {
     let mut access = crate::query::Access::default();
     access.add_write(AccessKey::of::<T>());
     access
-}
-
-/// A system whose body is a closure over its context.
-struct FnSystem<B> {
-    name: String,
-    access: SystemAccess,
-    body: B,
-}
-
-impl<B: FnMut(&mut SystemContext<'_>) + Send> System for FnSystem<B> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn access(&self) -> &SystemAccess {
-        &self.access
-    }
-    fn run(&mut self, context: &mut SystemContext<'_>) {
-        (self.body)(context)
-    }
 }

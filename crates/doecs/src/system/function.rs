@@ -26,6 +26,11 @@
 //! `Query<&A>` with nothing keeping their entities apart, two `Commands`, a
 //! resource read and written) are refused then, with an error naming both.
 //!
+//! A [`SystemBuilder`](super::SystemBuilder) makes the same
+//! [`FunctionSystem`], over a body that takes the [`SystemContext`] and
+//! with the access it declared at run time instead of one derived from
+//! parameter types.
+//!
 //! The trait plumbing follows the pattern bevy_ecs uses: a function `f` with
 //! parameters `P0, P1, ..` is a system when `&mut f` can be called both with
 //! the parameter types as written and with their items for any lifetime.
@@ -64,6 +69,26 @@ pub trait SystemParamFunction<Marker>: Send + 'static {
 
     /// Calls the function with fetched parameters.
     fn call(&mut self, items: <Self::Params as ParamList>::Items<'_>);
+
+    /// Runs the function in `context`. A function of system parameters
+    /// fetches them and calls [`call`](Self::call); the body of a
+    /// [`SystemBuilder`](super::SystemBuilder) system takes the context
+    /// itself.
+    #[doc(hidden)]
+    #[inline]
+    fn run_in(
+        &mut self,
+        state: &mut <Self::Params as ParamList>::State,
+        context: &mut SystemContext<'_>,
+    ) {
+        let run = context.system_run();
+        // SAFETY: the schedule runs a `FunctionSystem` only with its declared
+        // access, which contains everything its parameters describe (see
+        // `function_system`), and after checking the required resources and
+        // managers; the items end with the call.
+        let items = unsafe { Self::Params::fetch(state, &run) };
+        self.call(items);
+    }
 }
 
 /// The item of parameter `P` for one run.
@@ -237,12 +262,47 @@ impl<F: SystemParamFunction<M>, M: 'static> System for FunctionSystem<F, M> {
         let state = self
             .state
             .enter(context.world(), || F::Params::describe(&mut Vec::new()));
-        let run = context.system_run();
-        // SAFETY: the schedule runs this system only with its declared access
-        // (derived from the parameters) and after checking the required
-        // resources and managers; the items end with the call.
-        let items = unsafe { F::Params::fetch(state, &run) };
-        self.func.call(items);
+        self.func.run_in(state, context);
+    }
+}
+
+impl<B: FnMut(&mut SystemContext<'_>) + Send + 'static>
+    FunctionSystem<ContextBody<B>, ContextMarker>
+{
+    /// The system of a [`SystemBuilder`](super::SystemBuilder): a body over
+    /// its [`SystemContext`], with the access declared at run time (the
+    /// context checks every query and resource against it).
+    pub(crate) fn with_access(body: B, name: String, access: SystemAccess) -> Self {
+        FunctionSystem {
+            func: ContextBody(body),
+            state: PerWorld::default(),
+            name,
+            access,
+            params: Vec::new(),
+            _marker: PhantomData,
+        }
+    }
+}
+
+/// Marks a body over the [`SystemContext`] in [`SystemParamFunction`].
+pub struct ContextMarker;
+
+/// A [`SystemBuilder`](super::SystemBuilder) system's body: it takes no
+/// parameters but the context, whose checks stand in for them.
+pub struct ContextBody<B>(B);
+
+impl<B: FnMut(&mut SystemContext<'_>) + Send + 'static> SystemParamFunction<ContextMarker>
+    for ContextBody<B>
+{
+    type Params = ();
+
+    fn call(&mut self, _items: ()) {
+        unreachable!("a context body runs through `run_in`")
+    }
+
+    #[inline]
+    fn run_in(&mut self, _state: &mut (), context: &mut SystemContext<'_>) {
+        (self.0)(context)
     }
 }
 
