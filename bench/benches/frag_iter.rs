@@ -51,8 +51,7 @@ fn frag_iter(c: &mut Criterion) {
     // The floor of doecs's own layout: a hand loop over the same 26 `Data`
     // columns, their addresses gathered once, with no change stamps.
     let data = world.components().id_of::<Data>().expect("registered");
-    let columns: Vec<(*mut Data, usize)> = world
-        .archetypes()
+    let columns: Vec<(*mut Data, usize)> = doecs::raw::archetypes(&world)
         .iter()
         .filter_map(|arch| {
             let column = arch.column_of(data)?;

@@ -118,8 +118,7 @@ pub fn list(world: &WorldCore, registry: &ComponentRegistry) -> Value {
         .map(|info| {
             let id = info.id();
             let reg = registry.for_component(world, id);
-            let (entities, archetypes) = world
-                .archetypes()
+            let (entities, archetypes) = doecs::raw::archetypes(world)
                 .iter()
                 .filter(|a| a.has(id))
                 .fold((0usize, 0usize), |(e, n), a| (e + a.len(), n + 1));

@@ -57,9 +57,8 @@ pub fn children_of(world: &WorldCore, entity: Entity) -> Vec<Entity> {
 /// A short reference to an entity, for lists and trees: its id, its
 /// components' names and how many children it has.
 pub fn entity_ref(world: &WorldCore, registry: &ComponentRegistry, entity: Entity) -> Value {
-    let components: Vec<String> = match world.location(entity) {
-        Ok(loc) => world
-            .archetypes()
+    let components: Vec<String> = match doecs::raw::location(world, entity) {
+        Ok(loc) => doecs::raw::archetypes(world)
             .get(loc.archetype)
             .components()
             .iter()
@@ -131,8 +130,8 @@ pub fn detail(
     registry: &ComponentRegistry,
     entity: Entity,
 ) -> Result<Value, ApiError> {
-    let loc = world.location(entity).map_err(|_| not_alive(entity))?;
-    let arch = world.archetypes().get(loc.archetype);
+    let loc = doecs::raw::location(world, entity).map_err(|_| not_alive(entity))?;
+    let arch = doecs::raw::archetypes(world).get(loc.archetype);
     let components: Vec<Value> = arch
         .components()
         .iter()
@@ -194,8 +193,7 @@ pub fn roots(
     offset: usize,
     limit: usize,
 ) -> Value {
-    let mut roots: Vec<Entity> = world
-        .archetypes()
+    let mut roots: Vec<Entity> = doecs::raw::archetypes(world)
         .iter()
         .flat_map(|a| a.entities().iter().copied())
         .filter(|&e| world.parent(e).is_none())

@@ -54,7 +54,7 @@ pub fn run(
     let without = resolve_all(world, registry, &spec.without)?;
     let mut total = 0usize;
     let mut results = Vec::new();
-    for arch in world.archetypes().iter() {
+    for arch in doecs::raw::archetypes(world).iter() {
         if arch.is_empty()
             || !with.iter().all(|&c| arch.has(c))
             || without.iter().any(|&c| arch.has(c))

@@ -61,18 +61,17 @@ fn archetype_json(world: &WorldCore, registry: &ComponentRegistry, arch: &Archet
 /// The JSON of `GET /api/archetypes`, in id order. The empty archetype (no
 /// components) is listed only when `include_empty` or it holds entities.
 pub fn archetypes(world: &WorldCore, registry: &ComponentRegistry, include_empty: bool) -> Value {
-    let list: Vec<Value> = world
-        .archetypes()
+    let list: Vec<Value> = doecs::raw::archetypes(world)
         .iter()
         .filter(|a| include_empty || !a.is_empty())
         .map(|a| archetype_json(world, registry, a))
         .collect();
-    json!({ "chunk_bytes": world.archetypes().chunk_bytes(), "archetypes": list })
+    json!({ "chunk_bytes": doecs::raw::archetypes(world).chunk_bytes(), "archetypes": list })
 }
 
 /// The JSON of `GET /api/world`, before the inspector adds its own state.
 pub fn world(world: &WorldCore) -> Value {
-    let archetypes = world.archetypes();
+    let archetypes = doecs::raw::archetypes(world);
     let (mut chunks, mut used, mut non_empty) = (0usize, 0usize, 0usize);
     for a in archetypes.iter() {
         chunks += a.chunk_count();

@@ -162,9 +162,7 @@ fn summary_archetypes_and_components_match_the_world() {
     let f = fixture();
     let expected_entities = f.world.len();
     let expected_bytes = f.world.chunk_memory_bytes();
-    let expected_archetypes: Vec<(usize, usize)> = f
-        .world
-        .archetypes()
+    let expected_archetypes: Vec<(usize, usize)> = doecs::raw::archetypes(&f.world)
         .iter()
         .filter(|a| !a.is_empty())
         .map(|a| (a.id().index(), a.len()))

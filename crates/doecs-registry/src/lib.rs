@@ -264,7 +264,9 @@ impl Registration {
                 entity,
                 component: self.type_name,
             })?;
-        Ok(world.get_ptr(entity, id)?.as_ptr().cast_const())
+        Ok(doecs::raw::get_ptr(world, entity, id)?
+            .as_ptr()
+            .cast_const())
     }
 }
 

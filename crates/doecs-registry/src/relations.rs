@@ -42,16 +42,14 @@ pub(crate) struct RelationRegistration {
 impl RelationRegistration {
     fn of<R: Relation + Serialize + DeserializeOwned>(name: &str) -> Self {
         fn to_json<R: Relation + Serialize>(world: &World) -> Result<Value, String> {
-            let pairs: Vec<(u64, u64, &R)> = world
-                .pairs_in_order::<R>()
+            let pairs: Vec<(u64, u64, &R)> = doecs::raw::pairs_in_order::<R>(world)
                 .into_iter()
                 .map(|(s, t, v)| (s.to_bits(), t.to_bits(), v))
                 .collect();
             serde_json::to_value(pairs).map_err(|e| e.to_string())
         }
         fn to_postcard<R: Relation + Serialize>(world: &World) -> Result<Vec<u8>, String> {
-            let pairs: Vec<(u64, u64, &R)> = world
-                .pairs_in_order::<R>()
+            let pairs: Vec<(u64, u64, &R)> = doecs::raw::pairs_in_order::<R>(world)
                 .into_iter()
                 .map(|(s, t, v)| (s.to_bits(), t.to_bits(), v))
                 .collect();

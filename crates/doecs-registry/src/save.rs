@@ -464,7 +464,10 @@ fn tables<'w>(
     options: SaveOptions,
 ) -> Result<Vec<TableOut<'w>>, SaveError> {
     let mut out = Vec::new();
-    for arch in world.archetypes().iter().filter(|a| !a.is_empty()) {
+    for arch in doecs::raw::archetypes(world)
+        .iter()
+        .filter(|a| !a.is_empty())
+    {
         let mut columns = Vec::new();
         for (i, &id) in arch.components().iter().enumerate() {
             let reg = registry.for_component(world, id);

@@ -870,14 +870,12 @@ impl Run {
                 assert_eq!(world.parent(e), ent.parent, "{e:?}'s parent");
                 assert_eq!(world.prefab_of(e), ent.prefab_of, "{e:?}'s prefab");
             }
-            let pairs: BTreeMap<(Entity, Entity), u8> = world
-                .pairs_in_order::<Likes>()
+            let pairs: BTreeMap<(Entity, Entity), u8> = doecs::raw::pairs_in_order::<Likes>(world)
                 .into_iter()
                 .map(|(a, b, l)| ((a, b), l.0))
                 .collect();
             assert_eq!(pairs, model.likes, "pairs");
-            let parents: BTreeSet<(Entity, Entity)> = world
-                .pairs_in_order::<ChildOf>()
+            let parents: BTreeSet<(Entity, Entity)> = doecs::raw::pairs_in_order::<ChildOf>(world)
                 .into_iter()
                 .map(|(a, b, _)| (a, b))
                 .collect();
@@ -928,7 +926,7 @@ impl Run {
                 self.world.parent(e)
             );
         }
-        out += &format!("{:?}\n", self.world.pairs_in_order::<Likes>());
+        out += &format!("{:?}\n", doecs::raw::pairs_in_order::<Likes>(&self.world));
         out += &format!("{:?}", self.side.entities().image().unwrap());
         out
     }

@@ -207,7 +207,10 @@ fn dense_level_of_ten_thousand_round_trips() {
         .unwrap();
     assert_eq!(out.entities.len(), roots * 10);
     assert_eq!(
-        world.archetypes().iter().filter(|a| !a.is_empty()).count(),
+        doecs::raw::archetypes(&world)
+            .iter()
+            .filter(|a| !a.is_empty())
+            .count(),
         1,
         "one archetype move"
     );

@@ -36,8 +36,11 @@ use crate::component::ComponentId;
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::manager::ComponentManager;
+use crate::relation::Relation;
 use crate::relation::{Hierarchy, RelationError};
+use crate::tick::Tick;
 use crate::world::{World, WorldConfig, WorldCore};
+use std::ptr::NonNull;
 
 /// Spawns `count` entities whose components are `ids` (any order, no
 /// duplicates), copying each component's values from `sources[i]`, which
@@ -289,4 +292,58 @@ pub fn manager_and_hierarchy_mut<M: ComponentManager>(
 /// `None` if `entity` is not alive.
 pub fn debug_set_generation(world: &mut World, entity: Entity, generation: u32) -> Option<Entity> {
     world.debug_set_generation(entity, generation)
+}
+
+/// The archetypes of `world`: every table, its columns and chunks, for
+/// tools that show the storage (the inspector) and for benchmarks.
+pub fn archetypes(world: &WorldCore) -> &Archetypes {
+    world.archetypes()
+}
+
+/// The bundle registry of `world`: each bundle's component ids and cached
+/// edges.
+pub fn bundles(world: &WorldCore) -> &Bundles {
+    world.bundles()
+}
+
+/// Where `entity`'s row is (archetype and row), or why it has none. Valid
+/// until the next structural change.
+///
+/// # Errors
+/// [`EntityError::NoSuchEntity`] for an entity without a row here.
+pub fn location(world: &WorldCore, entity: Entity) -> Result<Location, EntityError> {
+    world.location(entity)
+}
+
+/// Pointer to `entity`'s value of component `id`. Valid until the next
+/// structural change; reading through it is the caller's `unsafe` (the
+/// value has `id`'s layout). Writes through it are not seen by `Changed`
+/// filters unless marked with [`WorldCore::mark_changed_by_id`].
+///
+/// # Errors
+/// [`EntityError`] for a dead entity, an unknown id, or an entity without
+/// the component.
+pub fn get_ptr(
+    world: &WorldCore,
+    entity: Entity,
+    id: ComponentId,
+) -> Result<NonNull<u8>, EntityError> {
+    world.get_ptr(entity, id)
+}
+
+/// Moves `world`'s change clock to `tick`, as a schedule does to give each
+/// step its own tick.
+///
+/// # Panics
+/// If `tick` is earlier than the current tick: the clock never goes back.
+pub fn set_change_tick(world: &mut WorldCore, tick: Tick) {
+    world.set_change_tick(tick)
+}
+
+/// Every pair of `R` as `(source, target, value)`, in an order that
+/// rebuilds every source's targets and every target's sources in their
+/// present order when the pairs are added to a world without them (how
+/// saves keep children in order).
+pub fn pairs_in_order<R: Relation>(world: &WorldCore) -> Vec<(Entity, Entity, &R)> {
+    world.pairs_in_order::<R>()
 }

@@ -778,14 +778,14 @@ fn runtime_components_are_stamped_on_every_path() {
         .unwrap();
     world.track_changes_by_id(id);
     let stamps = |w: &World, e: Entity| {
-        let location = w.location(e).unwrap();
-        let arch = w.archetypes().get(location.archetype);
+        let location = doecs::raw::location(w, e).unwrap();
+        let arch = doecs::raw::archetypes(w).get(location.archetype);
         arch.row_ticks(location.row, arch.column_of(id).unwrap())
     };
     // Direct writes stamp the current tick; move the clock between steps.
     let step = |w: &mut World| {
         let t = w.change_tick().next();
-        w.set_change_tick(t);
+        doecs::raw::set_change_tick(w, t);
         t
     };
     let t1 = step(&mut world);
@@ -858,13 +858,13 @@ fn rows_moved_between_archetypes_keep_their_stamps() {
         (vec![], vec![]),
         "the moved row did not change"
     );
-    assert_eq!(world.location(last).unwrap().row.index(), 0);
+    assert_eq!(doecs::raw::location(&world, last).unwrap().row.index(), 0);
     // A changed row moves into the first chunk, among unchanged rows: only
     // it is reported.
     let tail = last_row(&mut world);
     world.get_mut::<A>(tail).unwrap().0 = 100;
     world.despawn(all[2]).unwrap();
-    assert_eq!(world.location(tail).unwrap().row.index(), 2);
+    assert_eq!(doecs::raw::location(&world, tail).unwrap().row.index(), 2);
     assert_eq!(
         r.read(&world),
         (vec![tail], vec![]),
@@ -1421,7 +1421,7 @@ fn write_target(mut q: Query<&mut A>, target: Res<Target>) {
 /// system reader and a held reader see exactly those, never older ones.
 fn frames_from(start: u64, frames: usize) {
     let mut world = World::with_config(small_chunks());
-    world.set_change_tick(Tick::new(start));
+    doecs::raw::set_change_tick(&mut world, Tick::new(start));
     world.insert_resource(Seen::default());
     world.insert_resource(Target::default());
     let mut es: Vec<Entity> = (0..64).map(|i| world.spawn((A(i),))).collect();
@@ -1489,7 +1489,7 @@ fn frames_near_half_of_u64_report_only_new_changes() {
 #[test]
 fn the_clock_passes_2_pow_32() {
     let mut world = World::new();
-    world.set_change_tick(Tick::new(u32::MAX as u64 - 3));
+    doecs::raw::set_change_tick(&mut world, Tick::new(u32::MAX as u64 - 3));
     let e = world.spawn((A(0),));
     let mut r = Reader::new(&world);
     r.read(&world);
@@ -1535,7 +1535,7 @@ fn big_jumps_never_make_old_stamps_look_new() {
         assert_eq!(last_seen(&world).0, vec![old[1]]);
 
         let now = world.change_tick().get();
-        world.set_change_tick(Tick::new(now + jump));
+        doecs::raw::set_change_tick(&mut world, Tick::new(now + jump));
         schedule.run(&mut world).unwrap();
         assert_eq!(last_seen(&world), (vec![], vec![]), "jump {jump:#x}");
         assert_eq!(r.read(&world), (vec![], vec![]), "jump {jump:#x}");
@@ -1555,7 +1555,7 @@ fn big_jumps_never_make_old_stamps_look_new() {
         let mut sleeper = QueryState::<Entity, Changed<A>>::new(&world);
         assert_eq!(sleeper.iter(&world).count(), 5);
         let later = world.change_tick().get() + jump / 2;
-        world.set_change_tick(Tick::new(later));
+        doecs::raw::set_change_tick(&mut world, Tick::new(later));
         world.get_mut::<A>(old[3]).unwrap().0 += 1;
         assert_eq!(sleeper.iter(&world).collect::<Vec<_>>(), vec![old[3]]);
     }
@@ -1565,6 +1565,6 @@ fn big_jumps_never_make_old_stamps_look_new() {
 #[should_panic(expected = "cannot go back")]
 fn the_clock_never_goes_back() {
     let mut world = World::new();
-    world.set_change_tick(Tick::new(100));
-    world.set_change_tick(Tick::new(99));
+    doecs::raw::set_change_tick(&mut world, Tick::new(100));
+    doecs::raw::set_change_tick(&mut world, Tick::new(99));
 }

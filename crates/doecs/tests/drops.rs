@@ -222,9 +222,8 @@ fn panic_in_drop_during_despawn_of_last_row_in_chunk() {
     let a = world.spawn((ledger.value(), Tracked2(ledger.value())));
     let b = world.spawn((ledger.bomb(), Tracked2(ledger.value())));
     assert_eq!(
-        world
-            .archetypes()
-            .get(world.location(b).unwrap().archetype)
+        doecs::raw::archetypes(&world)
+            .get(doecs::raw::location(&world, b).unwrap().archetype)
             .chunk_count(),
         2
     );
@@ -498,7 +497,9 @@ fn runtime_component_drop_fn_runs_once() {
     // SAFETY: as above.
     unsafe { doecs::raw::insert(&mut world, es[0], id, (&v as *const u64).cast()) }.unwrap();
     assert_eq!(drops(), 1);
-    let ptr = world.get_ptr(es[0], id).unwrap().cast::<u64>();
+    let ptr = doecs::raw::get_ptr(&world, es[0], id)
+        .unwrap()
+        .cast::<u64>();
     // SAFETY: the pointer is to a live u64 value of the component.
     assert_eq!(unsafe { ptr.read() }, 100);
     world.remove_by_id(es[1], id).unwrap();

@@ -16,7 +16,7 @@ struct C(u64);
 struct D;
 
 fn edge_count(world: &World) -> usize {
-    world.archetypes().edge_count()
+    doecs::raw::archetypes(world).edge_count()
 }
 
 /// The cached targets of inserting and removing bundle `B` from `from`.
@@ -24,36 +24,36 @@ fn inserting<B: Bundle>(
     world: &World,
     from: doecs::raw::ArchetypeId,
 ) -> Option<doecs::raw::ArchetypeId> {
-    let b = world.bundles().id_of::<B>()?;
-    world.archetypes().cached_insert_target(from, b)
+    let b = doecs::raw::bundles(world).id_of::<B>()?;
+    doecs::raw::archetypes(world).cached_insert_target(from, b)
 }
 
 fn removing<B: Bundle>(
     world: &World,
     from: doecs::raw::ArchetypeId,
 ) -> Option<doecs::raw::ArchetypeId> {
-    let b = world.bundles().id_of::<B>()?;
-    world.archetypes().cached_remove_target(from, b)
+    let b = doecs::raw::bundles(world).id_of::<B>()?;
+    doecs::raw::archetypes(world).cached_remove_target(from, b)
 }
 
 #[test]
 fn first_move_caches_both_edges() {
     let mut world = World::new();
     let e = world.spawn((A(1), B("b".into())));
-    let ab = world.location(e).unwrap().archetype;
+    let ab = doecs::raw::location(&world, e).unwrap().archetype;
     assert_eq!(inserting::<(C,)>(&world, ab), None);
     world.insert_one(e, C(3)).unwrap();
-    let abc = world.location(e).unwrap().archetype;
+    let abc = doecs::raw::location(&world, e).unwrap().archetype;
     assert_ne!(abc, ab);
     assert_eq!(inserting::<(C,)>(&world, ab), Some(abc));
     assert_eq!(removing::<(C,)>(&world, abc), Some(ab), "the way back");
     world.check_invariants();
     // Removing another component creates a third archetype and its edges.
     assert_eq!(world.remove_one::<A>(e), Ok(A(1)));
-    let bc = world.location(e).unwrap().archetype;
+    let bc = doecs::raw::location(&world, e).unwrap().archetype;
     assert_eq!(removing::<(A,)>(&world, abc), Some(bc));
     assert_eq!(inserting::<(A,)>(&world, bc), Some(abc), "the way back");
-    assert_eq!(world.archetypes().get(bc).components().len(), 2);
+    assert_eq!(doecs::raw::archetypes(&world).get(bc).components().len(), 2);
     world.check_invariants();
 }
 
@@ -85,21 +85,25 @@ fn repeated_moves_follow_cached_edges() {
         world.remove_one::<C>(e).unwrap();
         world.remove::<(D,)>(e).unwrap();
     }
-    let archetypes = world.archetypes().len();
+    let archetypes = doecs::raw::archetypes(&world).len();
     let edges = edge_count(&world);
     for round in 0..rounds {
         for (i, &e) in es.iter().enumerate() {
             world.insert_one(e, C(round as u64 * i as u64)).unwrap();
             world.insert(e, (D,)).unwrap();
         }
-        assert_eq!(world.archetypes().len(), archetypes, "no new archetype");
+        assert_eq!(
+            doecs::raw::archetypes(&world).len(),
+            archetypes,
+            "no new archetype"
+        );
         assert_eq!(edge_count(&world), edges, "no new edge");
         world.check_invariants();
         for (i, &e) in es.iter().enumerate().rev() {
             assert_eq!(world.remove_one::<C>(e), Ok(C(round as u64 * i as u64)));
             assert_eq!(world.remove::<(D,)>(e).map(|_| ()), Ok(()));
         }
-        assert_eq!(world.archetypes().len(), archetypes);
+        assert_eq!(doecs::raw::archetypes(&world).len(), archetypes);
         assert_eq!(edge_count(&world), edges);
         world.check_invariants();
     }
@@ -115,12 +119,12 @@ fn repeated_moves_follow_cached_edges() {
 fn insert_of_present_component_does_not_move() {
     let mut world = World::new();
     let e = world.spawn((A(1), C(2)));
-    let before = world.location(e).unwrap();
-    let archetypes = world.archetypes().len();
+    let before = doecs::raw::location(&world, e).unwrap();
+    let archetypes = doecs::raw::archetypes(&world).len();
     world.insert_one(e, A(5)).unwrap();
     world.insert(e, (C(6), A(7))).unwrap();
-    assert_eq!(world.location(e).unwrap(), before);
-    assert_eq!(world.archetypes().len(), archetypes);
+    assert_eq!(doecs::raw::location(&world, e).unwrap(), before);
+    assert_eq!(doecs::raw::archetypes(&world).len(), archetypes);
     assert_eq!(world.get::<A>(e), Ok(&A(7)));
     assert_eq!(world.get::<C>(e), Ok(&C(6)));
     world.check_invariants();
@@ -136,22 +140,22 @@ fn bundle_insert_and_remove_reach_the_same_archetypes_as_single_steps() {
     world.insert_one(y, B("y".into())).unwrap();
     world.insert_one(y, C(2)).unwrap();
     assert_eq!(
-        world.location(x).unwrap().archetype,
-        world.location(y).unwrap().archetype
+        doecs::raw::location(&world, x).unwrap().archetype,
+        doecs::raw::location(&world, y).unwrap().archetype
     );
     let (b, d) = world.remove::<(B, D)>(x).unwrap();
     assert_eq!((b.0.as_str(), d), ("x", D));
     world.remove_one::<D>(y).unwrap();
     world.remove_one::<B>(y).unwrap();
     assert_eq!(
-        world.location(x).unwrap().archetype,
-        world.location(y).unwrap().archetype
+        doecs::raw::location(&world, x).unwrap().archetype,
+        doecs::raw::location(&world, y).unwrap().archetype
     );
     world.check_invariants();
     // A failed bundle remove (one component missing) changes nothing.
-    let before = world.location(x).unwrap();
+    let before = doecs::raw::location(&world, x).unwrap();
     assert!(world.remove::<(A, B)>(x).is_err());
-    assert_eq!(world.location(x).unwrap(), before);
+    assert_eq!(doecs::raw::location(&world, x).unwrap(), before);
     assert_eq!(world.get::<A>(x), Ok(&A(1)));
 }
 
@@ -165,8 +169,8 @@ fn swap_remove_keeps_rows_dense_and_index_right() {
         min_free_indices: 0,
     });
     let es: Vec<Entity> = (0..n).map(|i| world.spawn((A(i), C(i as u64)))).collect();
-    let arch = world.location(es[0]).unwrap().archetype;
-    assert!(world.archetypes().get(arch).chunk_count() > 2);
+    let arch = doecs::raw::location(&world, es[0]).unwrap().archetype;
+    assert!(doecs::raw::archetypes(&world).get(arch).chunk_count() > 2);
     for (k, &e) in es.iter().enumerate().step_by(5) {
         world.insert_one(e, D).unwrap();
         if k % 2 == 0 {
@@ -183,7 +187,7 @@ fn swap_remove_keeps_rows_dense_and_index_right() {
             assert_eq!(world.get::<D>(e).is_ok(), i % 5 == 0);
         }
     }
-    let a = world.archetypes().get(arch);
+    let a = doecs::raw::archetypes(&world).get(arch);
     let cap = a.chunk_rows();
     assert_eq!(a.chunk_count(), a.len().div_ceil(cap));
 }

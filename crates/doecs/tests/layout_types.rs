@@ -202,8 +202,8 @@ fn rows_larger_than_a_chunk() {
     let es: Vec<Entity> = (0..6)
         .map(|i| world.spawn((Big([i; 700]), i as u8)))
         .collect();
-    let id = world.location(es[0]).unwrap().archetype;
-    let arch = world.archetypes().get(id);
+    let id = doecs::raw::location(&world, es[0]).unwrap().archetype;
+    let arch = doecs::raw::archetypes(&world).get(id);
     assert_eq!(arch.chunk_rows(), 1);
     assert_eq!(arch.chunk_count(), 6);
     world.despawn(es[2]).unwrap();

@@ -582,7 +582,10 @@ impl Harness {
                 assert_eq!(got, expect);
             }
             Op::QueryChunks => {
-                let cap_rows = self.world.archetypes().iter().map(|a| a.chunk_rows()).max();
+                let cap_rows = doecs::raw::archetypes(&self.world)
+                    .iter()
+                    .map(|a| a.chunk_rows())
+                    .max();
                 let mut seen = Vec::new();
                 self.world
                     .query_mut::<(Entity, &mut A)>()

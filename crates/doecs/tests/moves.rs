@@ -213,7 +213,7 @@ fn runtime_component_holding_a_str_moves_with_its_provenance() {
     }
     world.despawn(es[0]).unwrap();
     for (e, w) in es.iter().zip(words).skip(1) {
-        let ptr = world.get_ptr(*e, name).unwrap();
+        let ptr = doecs::raw::get_ptr(&world, *e, name).unwrap();
         // SAFETY: the slot holds the `&'static str` written above.
         let read: &'static str = unsafe { ptr.cast::<&'static str>().as_ptr().read() };
         assert_eq!(read, w);

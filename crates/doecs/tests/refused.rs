@@ -33,7 +33,7 @@ fn observe(world: &World) -> Observed {
         slots: world.entities().slot_count(),
         reserved: world.entities().reserved_count(),
         components: world.components().len(),
-        archetypes: world.archetypes().len(),
+        archetypes: doecs::raw::archetypes(world).len(),
         rows: world
             .query::<(Entity, Option<&A>, Option<&B>)>()
             .iter()

@@ -452,10 +452,10 @@ fn check(w: &World, m: &Model, handles: &[Entity]) -> Result<(), TestCaseError> 
     let mut fresh = World::new();
     let same: Vec<Entity> = (0..slots).map(|_| fresh.spawn(())).collect();
     let at = |e: Entity| same[e.index() as usize];
-    for (s, t, v) in w.pairs_in_order::<Likes>() {
+    for (s, t, v) in doecs::raw::pairs_in_order::<Likes>(w) {
         fresh.add_pair(at(s), at(t), v.clone()).unwrap();
     }
-    for (s, t, _) in w.pairs_in_order::<ChildOf>() {
+    for (s, t, _) in doecs::raw::pairs_in_order::<ChildOf>(w) {
         fresh.set_parent(at(s), at(t)).unwrap();
     }
     for &e in handles.iter().filter(|e| m.alive.contains(e)) {

@@ -50,13 +50,13 @@ fn dead_rows(arch: &Archetype) -> [Row; 4] {
 #[test]
 fn archetype_rows_are_checked() {
     let (world, es) = world_of(3);
-    let location = world.location(es[0]).unwrap();
-    let arch = world.archetypes().get(location.archetype);
+    let location = doecs::raw::location(&world, es[0]).unwrap();
+    let arch = doecs::raw::archetypes(&world).get(location.archetype);
     let pos = world.components().id_of::<Pos>().unwrap();
     let column = arch.column_of(pos).unwrap();
     // In range: the checked forms give the live slots.
     for (k, &e) in es.iter().enumerate() {
-        let row = world.location(e).unwrap().row;
+        let row = doecs::raw::location(&world, e).unwrap().row;
         let slot = arch.slot_ptr(row, column);
         assert_eq!(Some(slot), arch.component_slot_ptr(pos, row));
         // SAFETY: a live row's slot of the `Pos` column, read through a
@@ -77,10 +77,10 @@ fn archetype_rows_are_checked() {
 #[test]
 fn rows_freed_by_a_despawn_are_refused() {
     let (mut world, es) = world_of(4);
-    let last = world.location(es[3]).unwrap();
+    let last = doecs::raw::location(&world, es[3]).unwrap();
     world.despawn(es[3]).unwrap();
     world.despawn(es[2]).unwrap();
-    let arch = world.archetypes().get(last.archetype);
+    let arch = doecs::raw::archetypes(&world).get(last.archetype);
     assert_eq!(arch.len(), 2);
     assert!(
         arch.capacity() > last.row.index(),
@@ -98,9 +98,8 @@ fn rows_freed_by_a_despawn_are_refused() {
 #[test]
 fn archetype_columns_and_chunks_are_checked() {
     let (world, es) = world_of(3);
-    let arch = world
-        .archetypes()
-        .get(world.location(es[0]).unwrap().archetype);
+    let arch =
+        doecs::raw::archetypes(&world).get(doecs::raw::location(&world, es[0]).unwrap().archetype);
     let live = Row(0);
     let columns = arch.components().len() as u32;
     for column in [ColumnIndex(columns), ColumnIndex(u32::MAX)] {
@@ -127,19 +126,22 @@ fn archetype_columns_and_chunks_are_checked() {
 fn the_empty_archetype_has_no_rows_or_columns() {
     let mut world = World::new();
     let e = world.spawn(());
-    let arch = world.archetypes().get(ArchetypeId::EMPTY);
-    assert_eq!(world.location(e).unwrap().archetype, ArchetypeId::EMPTY);
+    let arch = doecs::raw::archetypes(&world).get(ArchetypeId::EMPTY);
+    assert_eq!(
+        doecs::raw::location(&world, e).unwrap().archetype,
+        ArchetypeId::EMPTY
+    );
     assert_eq!(arch.entity_at(Row(0)), e);
     assert!(panics(|| arch.entity_at(Row(1))));
     assert!(panics(|| arch.slot_ptr(Row(0), ColumnIndex(0))));
     assert!(panics(|| arch.column_ptr(ColumnIndex(0))));
     let pos = world.component_id::<Pos>();
-    let arch = world.archetypes().get(ArchetypeId::EMPTY);
+    let arch = doecs::raw::archetypes(&world).get(ArchetypeId::EMPTY);
     assert_eq!(arch.component_slot_ptr(pos, Row(0)), None, "no such column");
     assert!(panics(|| arch.component_slot_ptr(pos, Row(1))));
     // An archetype with no rows has no chunks.
     let empty = World::new();
-    let arch = empty.archetypes().get(ArchetypeId::EMPTY);
+    let arch = doecs::raw::archetypes(&empty).get(ArchetypeId::EMPTY);
     assert_eq!(arch.chunk_count(), 0);
     assert!(panics(|| arch.chunk_rows_of(0)));
     assert!(panics(|| arch.entity_at(Row(0))));
@@ -148,7 +150,7 @@ fn the_empty_archetype_has_no_rows_or_columns() {
 #[test]
 fn archetype_ids_are_checked() {
     let (world, _) = world_of(1);
-    let archetypes = world.archetypes();
+    let archetypes = doecs::raw::archetypes(&world);
     let past = ArchetypeId::from_index(archetypes.len());
     assert!(panics(|| archetypes.get(past)));
     assert!(panics(
@@ -158,7 +160,7 @@ fn archetype_ids_are_checked() {
     assert!(panics(|| ArchetypeId::from_index(usize::MAX)));
     assert!(archetypes.since(archetypes.len()).is_empty());
     assert!(archetypes.since(usize::MAX).is_empty());
-    let bundle = world.bundles().id_of::<(Pos, Vel)>().unwrap();
+    let bundle = doecs::raw::bundles(&world).id_of::<(Pos, Vel)>().unwrap();
     assert!(panics(|| archetypes.cached_insert_target(past, bundle)));
     assert!(panics(|| archetypes.cached_remove_target(past, bundle)));
 }
@@ -240,7 +242,10 @@ fn untyped_access_checks_ids_and_lengths() {
     }
     let foreign = other.components().id_by_name("d").unwrap();
     let unknown = EntityError::UnknownComponent(foreign);
-    assert_eq!(world.get_ptr(es[0], foreign).unwrap_err(), unknown);
+    assert_eq!(
+        doecs::raw::get_ptr(&world, es[0], foreign).unwrap_err(),
+        unknown
+    );
     assert_eq!(world.get_bytes(es[0], foreign).unwrap_err(), unknown);
     assert_eq!(world.get_bytes_mut(es[0], foreign).unwrap_err(), unknown);
     assert_eq!(
@@ -285,7 +290,7 @@ fn untyped_access_checks_ids_and_lengths() {
     let far = Entity::from_parts(u32::MAX - 1, 0);
     for e in [far, Entity::from_parts(es[0].index(), 9)] {
         let dead = EntityError::NoSuchEntity(e);
-        assert_eq!(world.get_ptr(e, heat).unwrap_err(), dead);
+        assert_eq!(doecs::raw::get_ptr(&world, e, heat).unwrap_err(), dead);
         assert_eq!(world.get_bytes(e, heat).unwrap_err(), dead);
         assert_eq!(world.get_bytes_mut(e, heat).unwrap_err(), dead);
         assert_eq!(world.insert_bytes(e, heat, &[0; 4]).unwrap_err(), dead);

@@ -25,11 +25,11 @@ fn assert_refused(world: &mut World, stale: Entity) {
     assert_eq!(world.remove::<(Hp,)>(stale).unwrap_err(), dead);
     let id = world.component_id::<Hp>();
     assert_eq!(world.remove_by_id(stale, id).unwrap_err(), dead);
-    assert_eq!(world.get_ptr(stale, id).unwrap_err(), dead);
+    assert_eq!(doecs::raw::get_ptr(world, stale, id).unwrap_err(), dead);
     assert_eq!(world.despawn(stale).unwrap_err(), dead);
     assert_eq!(world.despawn_batch(&[stale, stale]), 0);
     assert_eq!(world.query::<&Hp>().get(stale).unwrap_err(), dead);
-    assert_eq!(world.location(stale).unwrap_err(), dead);
+    assert_eq!(doecs::raw::location(world, stale).unwrap_err(), dead);
     assert_eq!(world.len(), before);
     world.check_invariants();
 }

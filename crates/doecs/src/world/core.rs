@@ -133,12 +133,12 @@ impl WorldCore {
     }
 
     /// The bundle registry.
-    pub fn bundles(&self) -> &Bundles {
+    pub(crate) fn bundles(&self) -> &Bundles {
         &self.bundles
     }
 
     /// The archetypes.
-    pub fn archetypes(&self) -> &Archetypes {
+    pub(crate) fn archetypes(&self) -> &Archetypes {
         &self.archetypes
     }
 
@@ -170,7 +170,7 @@ impl WorldCore {
 
     /// Where `entity`'s row is, or why it has none.
     #[inline]
-    pub fn location(&self, entity: Entity) -> Result<Location, EntityError> {
+    pub(crate) fn location(&self, entity: Entity) -> Result<Location, EntityError> {
         self.entities
             .location(entity)
             .ok_or(EntityError::NoSuchEntity(entity))

@@ -123,7 +123,7 @@ impl WorldCore {
     /// rebuilds every source's targets and every target's sources in their
     /// present order when the pairs are added to a world without them (how
     /// saves keep children in order).
-    pub fn pairs_in_order<R: Relation>(&self) -> Vec<(Entity, Entity, &R)> {
+    pub(crate) fn pairs_in_order<R: Relation>(&self) -> Vec<(Entity, Entity, &R)> {
         self.relations
             .table::<R>()
             .map(|t| t.pairs_in_list_order())

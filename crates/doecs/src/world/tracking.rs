@@ -66,7 +66,7 @@ impl WorldCore {
     ///
     /// # Panics
     /// If `tick` is earlier than the current tick: the clock never goes back.
-    pub fn set_change_tick(&mut self, tick: Tick) {
+    pub(crate) fn set_change_tick(&mut self, tick: Tick) {
         let now = self.change_tick();
         assert!(
             tick >= now,

@@ -66,7 +66,11 @@ impl WorldCore {
     /// Pointer to `entity`'s value of component `id`. Valid until the next
     /// structural change. Writes through it are not seen by `Changed`
     /// filters unless marked with [`WorldCore::mark_changed_by_id`].
-    pub fn get_ptr(&self, entity: Entity, id: ComponentId) -> Result<NonNull<u8>, EntityError> {
+    pub(crate) fn get_ptr(
+        &self,
+        entity: Entity,
+        id: ComponentId,
+    ) -> Result<NonNull<u8>, EntityError> {
         let location = self.location(entity)?;
         self.info_checked(id)?;
         let arch = self.archetypes.get(location.archetype);
