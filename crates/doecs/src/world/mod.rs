@@ -86,7 +86,38 @@ impl Default for WorldConfig {
     }
 }
 
-/// Entities and their components. See the module docs.
+/// Entities and their components.
+///
+/// A `World` is a [`WorldCore`] (the storage, lookups, queries, relations,
+/// managers and resources) that also allocates ids: it dereferences to its
+/// core, so the core's methods are called on a `World` directly (rustdoc
+/// lists them under "Methods from `Deref<Target = WorldCore>`"). No method
+/// of the two has the other's name, and every structural change, whichever
+/// method makes it, applies the commands hooks record before it returns.
+/// (A [`Universe`](crate::Universe)'s worlds are cores that share one
+/// allocator.) The methods by concern:
+///
+/// | concern | methods |
+/// |---|---|
+/// | create | [`new`](Self::new), [`with_config`](Self::with_config) |
+/// | spawn | [`spawn`](Self::spawn) (a bundle, builder or template), [`spawn_batch`](Self::spawn_batch), [`reserve_entity`](Self::reserve_entity), [`spawn_reserved`](Self::spawn_reserved), [`instantiate`](Self::instantiate) (a prefab); `try_` twins refuse a malformed bundle instead of panicking |
+/// | despawn | [`despawn`](Self::despawn), [`despawn_batch`](Self::despawn_batch), [`take`](Self::take), [`clear`](Self::clear) |
+/// | components | [`get`](WorldCore::get), [`get_mut`](WorldCore::get_mut), [`get_many_mut`](WorldCore::get_many_mut), [`contains`](WorldCore::contains), [`insert`](Self::insert), [`insert_one`](Self::insert_one), [`insert_built`](Self::insert_built), [`remove`](Self::remove), [`remove_one`](Self::remove_one), [`exchange`](Self::exchange), [`entity`](WorldCore::entity), [`entity_mut`](Self::entity_mut) |
+/// | runtime components | [`register_component`](WorldCore::register_component), [`component_id`](WorldCore::component_id), [`components`](WorldCore::components), [`get_bytes`](WorldCore::get_bytes), [`get_bytes_mut`](WorldCore::get_bytes_mut), [`has_id`](WorldCore::has_id), [`insert_bytes`](Self::insert_bytes), [`remove_by_id`](Self::remove_by_id) |
+/// | queries | [`query`](WorldCore::query), [`query_filtered`](WorldCore::query_filtered), [`query_mut`](Self::query_mut), [`query_filtered_mut`](Self::query_filtered_mut), [`view`](WorldCore::view), [`view_mut`](WorldCore::view_mut), [`iter_entities`](WorldCore::iter_entities); held queries are [`QueryState`](crate::QueryState)s |
+/// | relations | [`add_pair`](WorldCore::add_pair), [`add_pairs`](WorldCore::add_pairs), [`remove_pair`](WorldCore::remove_pair), [`pair`](WorldCore::pair), [`pair_mut`](WorldCore::pair_mut), [`has_pair`](WorldCore::has_pair), [`targets`](WorldCore::targets), [`sources`](WorldCore::sources), [`relations`](WorldCore::relations) |
+/// | hierarchy | [`set_parent`](WorldCore::set_parent), [`set_parents_in_batch`](WorldCore::set_parents_in_batch), [`remove_parent`](WorldCore::remove_parent), [`parent`](WorldCore::parent), [`children`](WorldCore::children), [`descendants`](WorldCore::descendants), [`hierarchy`](WorldCore::hierarchy), [`hierarchy_breadth_first`](WorldCore::hierarchy_breadth_first) |
+/// | prefabs | [`instantiate`](Self::instantiate), [`override_inherited`](Self::override_inherited), [`prefab_of`](WorldCore::prefab_of), [`inherited_from`](WorldCore::inherited_from) |
+/// | change detection | [`track_changes`](WorldCore::track_changes), [`mark_changed`](WorldCore::mark_changed), [`change_tick`](WorldCore::change_tick), [`change_ticks`](WorldCore::change_ticks), [`track_removals`](WorldCore::track_removals), [`removed`](WorldCore::removed), [`removed_in`](WorldCore::removed_in) (and `_by_id` forms for runtime components) |
+/// | commands and hooks | [`apply`](Self::apply), [`apply_all`](Self::apply_all), [`set_hooks`](Self::set_hooks), [`set_hooks_by_id`](Self::set_hooks_by_id), [`hooks_of`](Self::hooks_of), [`flush_hooks`](Self::flush_hooks), [`take_hook_failures`](Self::take_hook_failures) |
+/// | events | [`add_event`](WorldCore::add_event), [`send_event`](WorldCore::send_event), [`update_events`](WorldCore::update_events), [`event_cursor`](Self::event_cursor) |
+/// | resources | [`insert_resource`](WorldCore::insert_resource), [`resource`](WorldCore::resource), [`resource_mut`](WorldCore::resource_mut), [`remove_resource`](WorldCore::remove_resource), [`resources`](WorldCore::resources) |
+/// | managers | [`add_manager`](WorldCore::add_manager), [`manager`](WorldCore::manager), [`manager_mut`](WorldCore::manager_mut), [`managers`](WorldCore::managers), [`remove_manager`](WorldCore::remove_manager), [`collect_garbage`](Self::collect_garbage) |
+/// | snapshots | [`snapshot_by_copy`](Self::snapshot_by_copy), [`snapshot_by_clone`](Self::snapshot_by_clone), [`snapshot_skip`](Self::snapshot_skip), [`snapshot_resource`](Self::snapshot_resource), [`snapshot_into`](Self::snapshot_into), [`restore`](Self::restore) |
+/// | the whole world | [`len`](WorldCore::len), [`is_empty`](WorldCore::is_empty), [`alive`](Self::alive), [`contains_entity`](WorldCore::contains_entity), [`entities`](Self::entities), [`id`](WorldCore::id), [`config`](WorldCore::config), [`chunk_memory_bytes`](WorldCore::chunk_memory_bytes), [`free_unused_chunk_memory`](WorldCore::free_unused_chunk_memory), [`check_invariants`](Self::check_invariants) |
+///
+/// Below these, [`doecs::raw`](crate::raw) holds the untyped, unchecked and
+/// batch entry points other crates build on.
 ///
 /// ```
 /// use doecs::World;
