@@ -15,6 +15,7 @@
 // Lets the derive macros' `::doecs::..` paths work inside this crate too.
 extern crate self as doecs;
 
+mod app;
 mod bundle;
 mod component;
 mod entities;
@@ -45,6 +46,11 @@ mod world;
 #[doc(inline)]
 pub use world::{command, hooks};
 
+pub use app::{
+    AnyLabel, App, AppError, AppExit, CustomRunner, First, Fixed, FixedUpdate, Last, Plugin,
+    PostUpdate, PreUpdate, Real, Runner, ScheduleLabel, Startup, Time, TimeSource, Update,
+    DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP,
+};
 pub use bundle::Bundle;
 pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands};
 pub use component::{

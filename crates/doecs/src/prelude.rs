@@ -7,6 +7,10 @@
 //! prefabs, and shared worlds. Lower-level pieces (runtime component
 //! descriptors, storage ids, access sets) stay at the crate root.
 
+pub use crate::app::{
+    App, AppError, AppExit, First, Fixed, FixedUpdate, Last, Plugin, PostUpdate, PreUpdate,
+    Startup, Time, TimeSource, Update,
+};
 pub use crate::entity::Entity;
 pub use crate::error::EntityError;
 pub use crate::event::{EventReader, EventWriter, Events};

@@ -1,0 +1,476 @@
+//! The app: a world, the schedules that run on it as phases, plugins, time
+//! and the loop.
+//!
+//! Design. An [`App`] owns one [`World`] and one [`Schedule`] per phase.
+//! [`App::update`] is one frame: it turns the event buffers over (once per
+//! frame, so an event sent in any phase is read by every reader within the
+//! next frame), runs [`Startup`] the first time, advances `Time` by the
+//! frame's length, then runs the main phases in order: [`First`],
+//! [`PreUpdate`], [`FixedUpdate`] (0..n times, one per fixed step),
+//! [`Update`], [`PostUpdate`], [`Last`]. Users insert phases of their own
+//! between these ([`App::insert_phase_after`]). [`App::run`] loops updates
+//! with a [`Runner`] until a system sends [`AppExit`].
+//!
+//! The app lives in the core crate, on top of the schedule, rather than in
+//! a crate of its own: one dependency and one prelude for a game, and the
+//! workspace's other crates (transforms, DataComponents, levels, the
+//! registry, the inspector) can each offer a [`Plugin`] without a new
+//! dependency edge. Nothing below the app imports it.
+//!
+//! Plugins. A plugin adds systems, resources, events and other plugins. A
+//! plugin type added twice is refused with [`AppError::DuplicatePlugin`],
+//! changing nothing: two instances with different settings cannot both
+//! apply, and silently keeping one would hide that. A plugin that needs
+//! another adds it only if [`App::has_plugin`] says it is missing.
+//!
+//! Determinism. Phases run one after another, each a schedule with the
+//! guarantees of [`Schedule::run`]; the fixed step count is integer
+//! arithmetic on frame lengths. With a [`TimeSource::Manual`] clock, the
+//! world after N updates is the same at any thread count.
+
+mod label;
+mod time;
+
+pub use label::{
+    AnyLabel, First, FixedUpdate, Last, PostUpdate, PreUpdate, ScheduleLabel, Startup, Update,
+};
+pub use time::{Fixed, Real, Time, TimeSource, DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP};
+
+use crate::event::EventCursor;
+use crate::schedule::Schedule;
+use crate::system::desc::{IntoSystemDesc, SystemKind};
+use crate::system::error::ScheduleError;
+use crate::world::World;
+use std::any::TypeId;
+use std::time::Duration;
+use time::FrameClock;
+
+/// An event that ends [`App::run`] after the update in which it was sent.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AppExit {
+    /// The app finished normally.
+    Success,
+    /// The app failed with this process exit code (never 0).
+    Error(std::num::NonZeroU8),
+}
+
+/// What building or running an app can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// A plugin of this type was added already.
+    #[error(
+        "plugin `{name}` was added already (a plugin type is added once; check `App::has_plugin`)"
+    )]
+    DuplicatePlugin {
+        /// The plugin's name.
+        name: String,
+    },
+    /// No phase has this label.
+    #[error("no phase `{label}` in this app")]
+    UnknownPhase {
+        /// The label, as `Debug` prints it.
+        label: String,
+    },
+    /// A phase with this label exists already.
+    #[error("the app has a phase `{label}` already")]
+    DuplicatePhase {
+        /// The label, as `Debug` prints it.
+        label: String,
+    },
+    /// A system could not be added, or a phase's schedule failed to run.
+    #[error("phase `{phase}`: {source}")]
+    Schedule {
+        /// The phase's label, as `Debug` prints it.
+        phase: String,
+        /// What the schedule reported (boxed: a schedule error is large).
+        #[source]
+        source: Box<ScheduleError>,
+    },
+}
+
+/// A piece of an app: systems, resources, events and other plugins, added
+/// in one call. See the module docs for what adding one twice does.
+///
+/// ```
+/// use doecs::prelude::*;
+/// struct Score(u32);
+/// struct ScorePlugin;
+/// impl Plugin for ScorePlugin {
+///     fn build(&self, app: &mut App) -> Result<(), AppError> {
+///         app.world_mut().insert_resource(Score(0));
+///         app.add_systems(Update, |mut score: ResMut<Score>| score.0 += 1)?;
+///         Ok(())
+///     }
+/// }
+/// let mut app = App::new();
+/// app.add_plugins(ScorePlugin)?;
+/// app.update()?;
+/// assert_eq!(app.world().resource::<Score>().unwrap().0, 1);
+/// assert!(app.add_plugins(ScorePlugin).is_err(), "added once");
+/// # Ok::<(), AppError>(())
+/// ```
+pub trait Plugin: Send + Sync + 'static {
+    /// Adds the plugin's systems, resources, events and sub-plugins.
+    fn build(&self, app: &mut App) -> Result<(), AppError>;
+
+    /// The plugin's name, for errors (its type name by default).
+    fn name(&self) -> &str {
+        std::any::type_name::<Self>()
+    }
+}
+
+/// One phase: its label and its schedule.
+struct Phase {
+    label: AnyLabel,
+    schedule: Schedule,
+}
+
+/// A world, its phases and plugins. See the module docs.
+///
+/// ```
+/// use doecs::prelude::*;
+/// struct Ticks(u32);
+/// fn count(mut ticks: ResMut<Ticks>, mut exit: EventWriter<AppExit>) {
+///     ticks.0 += 1;
+///     if ticks.0 == 3 {
+///         exit.send(AppExit::Success);
+///     }
+/// }
+/// let mut app = App::new();
+/// app.world_mut().insert_resource(Ticks(0));
+/// app.add_systems(Update, count)?;
+/// assert_eq!(app.run()?, AppExit::Success);
+/// assert_eq!(app.world().resource::<Ticks>().unwrap().0, 3);
+/// # Ok::<(), AppError>(())
+/// ```
+pub struct App {
+    world: World,
+    startup: Option<Schedule>,
+    /// The main phases, in run order (`FixedUpdate` among them).
+    phases: Vec<Phase>,
+    plugins: Vec<TypeId>,
+    clock: FrameClock,
+    exit_cursor: EventCursor<AppExit>,
+    runner: Runner,
+    threads: usize,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field(
+                "phases",
+                &self.phases.iter().map(|p| &p.label).collect::<Vec<_>>(),
+            )
+            .field("plugins", &self.plugins.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// An app with an empty world, the standard phases, the wall clock,
+    /// and schedules using every core.
+    pub fn new() -> Self {
+        Self::with_threads(0)
+    }
+
+    /// As [`App::new`], with `threads` workers per schedule (0: one per core).
+    pub fn with_threads(threads: usize) -> Self {
+        let mut world = World::new();
+        world.add_event::<AppExit>();
+        world.insert_resource(Time::<Real>::default());
+        world.insert_resource(Time::<Fixed>::default());
+        let exit_cursor = world.event_cursor::<AppExit>();
+        let mut app = App {
+            world,
+            startup: Some(Schedule::with_threads(threads)),
+            phases: Vec::new(),
+            plugins: Vec::new(),
+            clock: FrameClock::new(TimeSource::Real),
+            exit_cursor,
+            runner: Runner::Loop,
+            threads,
+        };
+        for label in [
+            First.boxed(),
+            PreUpdate.boxed(),
+            FixedUpdate.boxed(),
+            Update.boxed(),
+            PostUpdate.boxed(),
+            Last.boxed(),
+        ] {
+            app.phases.push(Phase {
+                label,
+                schedule: Schedule::with_threads(threads),
+            });
+        }
+        app
+    }
+
+    /// The world.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The world, mutably.
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// Sets where frame lengths come from (the wall clock by default).
+    pub fn set_time_source(&mut self, source: TimeSource) -> &mut Self {
+        self.clock = FrameClock::new(source);
+        self
+    }
+
+    /// Sets how [`App::run`] loops.
+    pub fn set_runner(&mut self, runner: Runner) -> &mut Self {
+        self.runner = runner;
+        self
+    }
+
+    /// Adds a plugin: runs its [`Plugin::build`]. A plugin type added
+    /// before is refused with [`AppError::DuplicatePlugin`], changing
+    /// nothing.
+    pub fn add_plugins(&mut self, plugin: impl Plugin) -> Result<&mut Self, AppError> {
+        let id = plugin_type_id(&plugin);
+        if self.plugins.contains(&id) {
+            return Err(AppError::DuplicatePlugin {
+                name: plugin.name().to_owned(),
+            });
+        }
+        self.plugins.push(id);
+        plugin.build(self)?;
+        Ok(self)
+    }
+
+    /// Whether a plugin of type `P` was added.
+    pub fn has_plugin<P: Plugin>(&self) -> bool {
+        self.plugins.contains(&TypeId::of::<P>())
+    }
+
+    /// Adds a system to phase `phase` (see [`Schedule::add_system`]).
+    pub fn add_systems<M, S>(
+        &mut self,
+        phase: impl ScheduleLabel,
+        system: S,
+    ) -> Result<&mut Self, AppError>
+    where
+        S: SystemKind<M> + IntoSystemDesc<M>,
+    {
+        let label = format!("{phase:?}");
+        let schedule = self.schedule_mut(phase)?;
+        schedule
+            .add_system(system)
+            .map_err(|source| AppError::Schedule {
+                phase: label,
+                source: Box::new(source),
+            })?;
+        Ok(self)
+    }
+
+    /// The schedule of phase `phase`, to add systems or sync points to, or
+    /// to print its plan.
+    pub fn schedule_mut(&mut self, phase: impl ScheduleLabel) -> Result<&mut Schedule, AppError> {
+        if Startup.same_as(&phase) {
+            return self.startup.as_mut().ok_or_else(|| AppError::UnknownPhase {
+                label: "Startup (already run)".to_owned(),
+            });
+        }
+        self.phases
+            .iter_mut()
+            .find(|p| p.label.is(&phase))
+            .map(|p| &mut p.schedule)
+            .ok_or_else(|| AppError::UnknownPhase {
+                label: format!("{phase:?}"),
+            })
+    }
+
+    /// Inserts phase `phase` to run right after phase `after` in every
+    /// update.
+    pub fn insert_phase_after(
+        &mut self,
+        after: impl ScheduleLabel,
+        phase: impl ScheduleLabel,
+    ) -> Result<&mut Self, AppError> {
+        let at = self.phase_index(&after)? + 1;
+        self.insert_phase(at, phase)
+    }
+
+    /// Inserts phase `phase` to run right before phase `before` in every
+    /// update.
+    pub fn insert_phase_before(
+        &mut self,
+        before: impl ScheduleLabel,
+        phase: impl ScheduleLabel,
+    ) -> Result<&mut Self, AppError> {
+        let at = self.phase_index(&before)?;
+        self.insert_phase(at, phase)
+    }
+
+    fn phase_index(&self, label: &dyn ScheduleLabel) -> Result<usize, AppError> {
+        self.phases
+            .iter()
+            .position(|p| p.label.is(label))
+            .ok_or_else(|| AppError::UnknownPhase {
+                label: format!("{label:?}"),
+            })
+    }
+
+    fn insert_phase(
+        &mut self,
+        at: usize,
+        phase: impl ScheduleLabel,
+    ) -> Result<&mut Self, AppError> {
+        if Startup.same_as(&phase) || self.phase_index(&phase).is_ok() {
+            return Err(AppError::DuplicatePhase {
+                label: format!("{phase:?}"),
+            });
+        }
+        self.phases.insert(
+            at,
+            Phase {
+                label: phase.boxed(),
+                schedule: Schedule::with_threads(self.threads),
+            },
+        );
+        Ok(self)
+    }
+
+    /// The main phases' labels, in run order.
+    pub fn phases(&self) -> impl Iterator<Item = &AnyLabel> {
+        self.phases.iter().map(|p| &p.label)
+    }
+
+    /// Runs one frame (see the module docs) and returns the [`AppExit`]
+    /// a system sent in it, if any.
+    pub fn update(&mut self) -> Result<Option<AppExit>, AppError> {
+        self.world.update_events();
+        if let Some(mut startup) = self.startup.take() {
+            run_phase(&mut startup, &mut self.world, &Startup)?;
+        }
+        let frame = self.clock.tick();
+        self.world
+            .resource_mut::<Time<Real>>()
+            .expect("an app's world keeps its Time")
+            .advance(frame);
+        let steps = self
+            .world
+            .resource_mut::<Time<Fixed>>()
+            .expect("an app's world keeps its Time<Fixed>")
+            .accumulate(frame);
+        for phase in &mut self.phases {
+            if phase.label.is(&FixedUpdate) {
+                for _ in 0..steps {
+                    self.world
+                        .resource_mut::<Time<Fixed>>()
+                        .expect("an app's world keeps its Time<Fixed>")
+                        .step();
+                    run_phase(&mut phase.schedule, &mut self.world, &FixedUpdate)?;
+                }
+            } else {
+                run_phase(&mut phase.schedule, &mut self.world, &phase.label)?;
+            }
+        }
+        let events = self
+            .world
+            .resource::<crate::event::Events<AppExit>>()
+            .expect("an app's world keeps its AppExit events");
+        Ok(self.exit_cursor.read(events).last().copied())
+    }
+
+    /// Runs updates with the app's [`Runner`] until a system sends
+    /// [`AppExit`] (or the runner's frame limit is reached, which counts
+    /// as [`AppExit::Success`]), and returns it.
+    pub fn run(&mut self) -> Result<AppExit, AppError> {
+        match std::mem::replace(&mut self.runner, Runner::Loop) {
+            Runner::Loop => self.run_frames(u64::MAX),
+            Runner::Frames(limit) => self.run_frames(limit),
+            Runner::FixedRate { frame, limit } => {
+                self.set_time_source(TimeSource::Manual(frame));
+                let mut next = std::time::Instant::now();
+                for _ in 0..limit {
+                    if let Some(exit) = self.update()? {
+                        return Ok(exit);
+                    }
+                    next += frame;
+                    if let Some(wait) = next.checked_duration_since(std::time::Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                }
+                Ok(AppExit::Success)
+            }
+            Runner::Custom(runner) => runner(self),
+        }
+    }
+
+    fn run_frames(&mut self, limit: u64) -> Result<AppExit, AppError> {
+        for _ in 0..limit {
+            if let Some(exit) = self.update()? {
+                return Ok(exit);
+            }
+        }
+        Ok(AppExit::Success)
+    }
+}
+
+/// A function that drives an app: see [`Runner::Custom`].
+pub type CustomRunner = Box<dyn FnOnce(&mut App) -> Result<AppExit, AppError>>;
+
+/// How [`App::run`] loops.
+pub enum Runner {
+    /// Updates as fast as possible, on the app's clock, until an exit.
+    Loop,
+    /// As `Loop`, stopping after this many updates at most.
+    Frames(u64),
+    /// Headless at a fixed rate: every update is `frame` long
+    /// ([`TimeSource::Manual`]) and starts `frame` after the previous one
+    /// (sleeping between); at most `limit` updates.
+    FixedRate {
+        /// The length of every frame.
+        frame: Duration,
+        /// Most updates to run.
+        limit: u64,
+    },
+    /// A function that drives the app itself (calling [`App::update`]).
+    Custom(CustomRunner),
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Runner::Loop => f.write_str("Loop"),
+            Runner::Frames(n) => write!(f, "Frames({n})"),
+            Runner::FixedRate { frame, limit } => write!(f, "FixedRate({frame:?}, {limit})"),
+            Runner::Custom(_) => f.write_str("Custom"),
+        }
+    }
+}
+
+fn plugin_type_id<P: Plugin>(_: &P) -> TypeId {
+    TypeId::of::<P>()
+}
+
+/// Runs one phase's schedule, skipping an empty one.
+fn run_phase(
+    schedule: &mut Schedule,
+    world: &mut World,
+    label: &dyn std::fmt::Debug,
+) -> Result<(), AppError> {
+    if schedule.is_empty() {
+        return Ok(());
+    }
+    schedule
+        .run(world)
+        .map(drop)
+        .map_err(|source| AppError::Schedule {
+            phase: format!("{label:?}"),
+            source: Box::new(source),
+        })
+}
