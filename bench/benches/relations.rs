@@ -6,9 +6,10 @@
 //!   component.
 //! - `relations_parent_read`: 1,000 parents with 12 children each; every
 //!   child reads its parent's A (traversal up the hierarchy): through
-//!   `parent` and `get` per child, and through an `UpQuery`, beside
-//!   flecs_ecs's `ChildOf` with an up-traversal term, against a
-//!   hand-written loop over a parent-index array.
+//!   `parent` and `get` per child, and through a held query with an
+//!   `Up<ChildOf, &A>` term, beside flecs_ecs's `ChildOf` with an
+//!   up-traversal term, against a hand-written loop over a parent-index
+//!   array.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use doecs::{Entity, Relation};
@@ -85,11 +86,11 @@ fn parent_read(c: &mut Criterion) {
             black_box(sum)
         })
     });
-    let mut up = doecs::UpQuery::<doecs::ChildOf, &B, &A>::new(&world);
+    let mut up = doecs::QueryState::<(&B, doecs::Up<doecs::ChildOf, &A>)>::new(&world);
     g.bench_function("doecs_up_query", |b| {
         b.iter(|| {
             let mut sum = 0.0;
-            up.for_each(&mut world, |_, parent| sum += parent.0);
+            up.for_each(&mut world, |(_, parent)| sum += parent.0);
             black_box(sum)
         })
     });

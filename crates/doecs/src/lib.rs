@@ -66,9 +66,9 @@ pub use event::{EventCursor, EventIter, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, AccessKey, Added, AliasError, Batch, BatchedIter, Changed, FilteredAccess,
-    InheritQuery, Or, PairQuery, Query, QueryData, QueryFilter, QueryIter, QueryState,
-    ReadOnlyQueryData, UpQuery, View, ViewMut, With, Without,
+    Access, AccessKey, Added, AliasError, Batch, BatchedIter, Changed, FilteredAccess, Or,
+    OwnOrInherited, Pairs, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData,
+    Up, View, ViewMut, With, Without,
 };
 pub use relation::{
     ChildOf, Cleanup, Hierarchy, IsA, PairsError, Prefab, Relation, RelationError, Relations,

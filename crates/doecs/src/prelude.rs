@@ -16,10 +16,9 @@ pub use crate::error::EntityError;
 pub use crate::event::{EventReader, EventWriter, Events};
 pub use crate::manager::{ComponentManager, DestroyNotice};
 pub use crate::query::{
-    Added, Changed, InheritQuery, Or, PairQuery, Query, QueryState, UpQuery, View, ViewMut, With,
-    Without,
+    Added, Changed, Or, OwnOrInherited, Pairs, Query, QueryState, Up, View, ViewMut, With, Without,
 };
-pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError};
+pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError, Targets};
 pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::{
     system, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut, SystemConfig,

@@ -1,12 +1,13 @@
 //! Prefabs: the `Prefab` tag hiding entities from queries, `IsA`
 //! inheritance through `get` without a copy, typed refusal of writes to
 //! inherited values, overrides that change only the instance, chains of
-//! prefabs, `instantiate` copying a `ChildOf` subtree, despawn cleanup, and
-//! every value dropped exactly once.
+//! prefabs, `instantiate` copying a `ChildOf` subtree, despawn cleanup,
+//! every value dropped exactly once, and the query terms that read prefabs:
+//! `Up<IsA, ..>` and `OwnOrInherited<T>`.
 
 use doecs::{
-    ChildOf, Entity, EntityError, InheritQuery, IsA, Prefab, QueryState, RelationError, UpQuery,
-    With, World,
+    ChildOf, Entity, EntityError, IsA, OwnOrInherited, Prefab, QueryState, RelationError, Up, With,
+    World,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -65,10 +66,17 @@ fn an_instance_reads_its_prefabs_values_without_a_copy() {
     // Nothing of the prefab's shows up as the instance's in an ordinary
     // query; a traversal up `IsA` reads it beside the instance.
     assert_eq!(w.query_mut::<&Hull>().iter().count(), 0);
-    let mut up = UpQuery::<IsA, Entity, &Hull>::new(&w);
+    let mut up = QueryState::<(Entity, Up<IsA, &Hull>)>::new(&w);
     let mut seen = Vec::new();
-    up.for_each(&mut w, |e, hull| seen.push((e, hull.0)));
-    assert_eq!(seen, [(mine, 90)]);
+    up.for_each(&mut w, |(e, hull)| seen.push((e, hull.0)));
+    assert_eq!(seen, [(mine, 90)], "the target is a prefab, and is seen");
+    // Reading `Prefab` up `IsA` does not make the prefabs visible rows.
+    let rows: Vec<Entity> = w
+        .query::<(Entity, Up<IsA, &Prefab>)>()
+        .iter()
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(rows, [mine]);
 }
 
 #[test]
@@ -322,9 +330,9 @@ fn child_of_and_is_a_agree_with_the_relation_queries() {
 
 /// The own-or-inherited term sees, for every non-prefab entity matching the
 /// query, exactly what `get` sees: its own value, else its prefab chain's,
-/// else nothing (skipped).
+/// else nothing (not matched).
 #[test]
-fn inherit_query_sees_what_get_sees() {
+fn own_or_inherited_sees_what_get_sees() {
     #[derive(Debug, Clone, Copy, PartialEq)]
     struct Armor(u32);
     struct Tick(u32);
@@ -355,31 +363,73 @@ fn inherit_query_sees_what_get_sees() {
     for (e, a) in &mut expected {
         *a = *world.get::<Armor>(*e).unwrap();
     }
-    let mut q = InheritQuery::<(Entity, &mut Tick), Armor>::new(&world);
+    let mut q = QueryState::<(Entity, &mut Tick, OwnOrInherited<Armor>)>::new(&world);
     let mut seen = Vec::new();
-    q.for_each(&mut world, |(e, tick), armor| {
+    q.for_each(&mut world, |(e, tick, armor)| {
         tick.0 += armor.0;
         seen.push((e, *armor));
     });
     seen.sort_by_key(|(e, _)| e.index());
     expected.sort_by_key(|(e, _)| e.index());
     assert_eq!(seen, expected);
-    assert_eq!(seen.len(), 30, "the ten with neither are skipped");
+    assert_eq!(seen.len(), 30, "the ten with neither are not matched");
     assert!(
         seen.iter().all(|(e, _)| *e != base && *e != elite),
         "prefabs are not visited"
     );
-    for e in all {
+    for &e in &all {
         let want = world.get::<Armor>(e).map_or(0, |a| a.0);
         assert_eq!(world.get::<Tick>(e).unwrap().0, want);
     }
+    // It writes nothing, so its iterator runs and agrees; `count` and `get`
+    // agree too; the optional form keeps the ten with `None`.
+    let mut iterated: Vec<(Entity, Armor)> = world
+        .query::<(Entity, OwnOrInherited<Armor>)>()
+        .iter()
+        .map(|(e, a)| (e, *a))
+        .collect();
+    iterated.sort_by_key(|(e, _)| e.index());
+    assert_eq!(iterated, expected);
+    assert_eq!(world.query::<OwnOrInherited<Armor>>().count(), 30);
+    let mut optional = world.query::<(Entity, Option<OwnOrInherited<Armor>>)>();
+    let nones = optional.iter().filter(|(_, a)| a.is_none()).count();
+    assert_eq!(nones, 10);
+    let mut by_entity = world.query::<OwnOrInherited<Armor>>();
+    for &e in &all {
+        assert_eq!(by_entity.get(e).ok(), world.get::<Armor>(e).ok());
+    }
+    // An override shadows the prefab for that instance only, in the term
+    // as in `get`.
+    let inheritor = all[1];
+    assert_eq!(world.get::<Armor>(inheritor), Ok(&Armor(7)));
+    world.override_inherited::<Armor>(inheritor).unwrap().0 = 55;
+    let mut after = world.query::<(Entity, OwnOrInherited<Armor>)>();
+    let values: Vec<(Entity, u32)> = after.iter().map(|(e, a)| (e, a.0)).collect();
+    assert!(values.contains(&(inheritor, 55)));
+    assert!(values.contains(&(all[5], 7)), "another instance of `base`");
 }
 
-/// The term reads `T`: a query that also writes it is refused when made.
+/// `Prefab` is never inherited, by the term as by `get`.
 #[test]
-#[should_panic]
-fn inherit_query_refuses_writing_the_inherited_component() {
+fn own_or_inherited_never_inherits_the_prefab_tag() {
+    let mut world = World::new();
+    let prefab = world.spawn((Prefab, Hull(1)));
+    let instance = world.spawn((Paint("blue"),));
+    world.add_pair(instance, prefab, IsA).unwrap();
+    let tagged: Vec<Entity> = world
+        .query::<(Entity, OwnOrInherited<Prefab>)>()
+        .iter()
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(tagged, [prefab], "only the prefab owns the tag");
+}
+
+/// The term reads `T` on the entity: a query that also writes it is
+/// refused when made.
+#[test]
+#[should_panic(expected = "both mutably and immutably")]
+fn own_or_inherited_refuses_writing_the_inherited_component() {
     struct Armor;
     let world = World::new();
-    let _ = InheritQuery::<&mut Armor, Armor>::new(&world);
+    let _ = QueryState::<(&mut Armor, OwnOrInherited<Armor>)>::new(&world);
 }

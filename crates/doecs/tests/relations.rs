@@ -1,10 +1,16 @@
 //! Relationship pairs and the `ChildOf` hierarchy: adding, replacing and
 //! removing pairs, refusals that leave the world unchanged, cleanup on
 //! every despawn path, breadth-first walks, drop counting through a
-//! panicking subtree, and a model test against a naive map of sets.
+//! panicking subtree, and a model test against a naive map of sets. Then
+//! the relation terms of queries (`Up`, `Pairs`, `for_each_source`): what
+//! they match, their aliasing rules (a child writing what it reads from its
+//! parent, in the same archetype: this file runs under Miri), and the
+//! iterator forms they refuse. Schedules (which start thread pools) are in
+//! `relation_systems.rs`.
 
 use doecs::{
-    ChildOf, Cleanup, CommandBuffer, Entity, PairQuery, Relation, RelationError, UpQuery, World,
+    AliasError, ChildOf, Cleanup, CommandBuffer, Entity, EntityError, Pairs, QueryState, Relation,
+    RelationError, Up, World,
 };
 use proptest::prelude::*;
 use std::cell::RefCell;
@@ -501,8 +507,8 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         m.alive.insert(e);
     }
     let mut queries = Queries {
-        likes: PairQuery::new(&w),
-        up: UpQuery::new(&w),
+        likes: QueryState::new(&w),
+        up: QueryState::new(&w),
     };
     let pick = |h: &[Entity], k: usize| h[k % h.len()];
     for op in ops {
@@ -630,10 +636,13 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Held pair queries, kept across every change of the run.
+/// Each entity with its parent's id and name.
+type UpNames = (Entity, Up<ChildOf, (Entity, &'static Name)>);
+
+/// Held queries with relation terms, kept across every change of the run.
 struct Queries {
-    likes: PairQuery<Likes, (Entity, &'static Name)>,
-    up: UpQuery<ChildOf, Entity, (Entity, &'static Name)>,
+    likes: QueryState<(Entity, &'static Name, Pairs<Likes>)>,
+    up: QueryState<UpNames>,
 }
 
 /// `(Likes, *)`, `(Likes, target)` and the traversal up `ChildOf` agree
@@ -643,7 +652,7 @@ fn check_queries(w: &mut World, m: &Model, q: &mut Queries) -> Result<(), TestCa
     let mut wildcard = BTreeMap::new();
     let mut sources_seen = BTreeSet::new();
     let mut once = true;
-    q.likes.for_each(w, |(source, name), targets| {
+    q.likes.for_each(w, |(source, name, targets)| {
         once &= sources_seen.insert(source);
         names.push((source, name.0));
         for (target, like) in targets {
@@ -652,12 +661,16 @@ fn check_queries(w: &mut World, m: &Model, q: &mut Queries) -> Result<(), TestCa
     });
     prop_assert!(once, "each source handed out once");
     prop_assert_eq!(&wildcard, &m.likes);
+    let sources: BTreeSet<Entity> = m.likes.keys().map(|&(s, _)| s).collect();
+    prop_assert_eq!(&sources_seen, &sources, "exactly the entities with pairs");
+    prop_assert_eq!(q.likes.count(w), sources.len());
     for &target in &m.alive {
         let mut to = BTreeMap::new();
         let mut once = true;
-        q.likes.for_each_to(w, target, |(source, _), like| {
-            once &= to.insert(source, like.0).is_none();
-        });
+        w.query_mut::<(Entity, &Name)>()
+            .for_each_source::<Likes>(target, |(source, _), like| {
+                once &= to.insert(source, like.0).is_none();
+            });
         prop_assert!(once, "each source of a target handed out once");
         let model: BTreeMap<Entity, u32> = m
             .likes
@@ -668,11 +681,15 @@ fn check_queries(w: &mut World, m: &Model, q: &mut Queries) -> Result<(), TestCa
         prop_assert_eq!(to, model);
     }
     let mut up = BTreeMap::new();
-    q.up.for_each(w, |child, (parent, name)| {
+    q.up.for_each(w, |(child, (parent, name))| {
         names.push((parent, name.0));
         up.insert(child, parent);
     });
     prop_assert_eq!(&up, &m.parent);
+    // Read-only, so the iterator runs, and agrees; so does `count`.
+    let iterated: BTreeMap<Entity, Entity> = q.up.iter(w).map(|(c, (p, _))| (c, p)).collect();
+    prop_assert_eq!(&iterated, &m.parent);
+    prop_assert_eq!(q.up.count(w), m.parent.len());
     // Every item handed out was the entity's own.
     for (e, name) in names {
         prop_assert_eq!(w.get::<Name>(e).map(|n| n.0), Ok(name));
@@ -698,10 +715,16 @@ proptest! {
     }
 }
 
-/// A child may write the component it reads from its parent; a pair
-/// pointing at its own source is skipped, so the two items never alias.
+#[derive(Debug, PartialEq, Clone, Copy)]
+struct Height(u32);
+
+/// A child may write the component it reads from its parent, with the
+/// parent in the same archetype, visited by the same loop; a pair pointing
+/// at its own source is skipped, so the two items never alias. Run under
+/// Miri (Stacked Borrows), this checks that no `&mut` and `&` to one value
+/// are ever live together.
 #[test]
-fn up_traversal_writes_the_child_from_the_parent_and_skips_self_pairs() {
+fn up_term_writes_the_child_from_the_parent_and_skips_self_pairs() {
     let mut w = World::new();
     let root = w.spawn((Name(1),));
     let mid = w.spawn((Name(10),));
@@ -712,33 +735,285 @@ fn up_traversal_writes_the_child_from_the_parent_and_skips_self_pairs() {
     w.add_pair(loner, loner, Likes(1)).unwrap();
     // The query visits rows in archetype order, not parents first, so the
     // leaf may see its parent before or after the parent's own update.
-    let mut up = UpQuery::<ChildOf, &mut Name, &Name>::new(&w);
     let mut seen = Vec::new();
-    up.for_each(&mut w, |own, parent| {
-        seen.push((own.0, parent.0));
-        own.0 += parent.0;
-    });
+    w.query_mut::<(&mut Name, Up<ChildOf, &Name>)>()
+        .for_each(|(own, parent)| {
+            seen.push((own.0, parent.0));
+            own.0 += parent.0;
+        });
     seen.sort();
     assert_eq!(seen.len(), 2);
     assert!(seen.contains(&(10, 1)));
     assert!(seen[1].0 == 100 && (seen[1].1 == 10 || seen[1].1 == 11));
     assert_eq!(w.get::<Name>(root), Ok(&Name(1)));
     assert_eq!(w.get::<Name>(mid), Ok(&Name(11)));
-    let mut selfish = UpQuery::<Likes, &mut Name, &Name>::new(&w);
     let mut calls = 0;
-    selfish.for_each(&mut w, |_, _| calls += 1);
+    w.query_mut::<(&mut Name, Up<Likes, &Name>)>()
+        .for_each(|_| calls += 1);
     assert_eq!(calls, 0, "a self-pair is never traversed");
-    // Writing through a pair query: every source of `mid`'s hierarchy.
-    let mut kids = PairQuery::<ChildOf, &mut Name>::new(&w);
-    kids.for_each(&mut w, |name, parents| {
-        assert_eq!(parents.count(), 1, "ChildOf is exclusive");
-        name.0 = 0;
-    });
+    // `get` hands out one item at a time, writing and reading both ways.
+    let mut q = w.query_mut::<(&mut Name, Up<ChildOf, &Name>)>();
+    let (own, parent) = q.get(leaf).unwrap();
+    own.0 = parent.0 * 2;
+    assert!(matches!(
+        q.get(root),
+        Err(EntityError::MissingComponent { .. })
+    ));
+    assert!(
+        q.get(loner).is_err(),
+        "no `ChildOf` pair, and its `Likes` pair is to itself"
+    );
+    assert_eq!(w.get::<Name>(leaf), Ok(&Name(22)));
+    // Writing through a pairs term: every source of the hierarchy.
+    w.query_mut::<(&mut Name, Pairs<ChildOf>)>()
+        .for_each(|(name, parents)| {
+            assert_eq!(parents.count(), 1, "ChildOf is exclusive");
+            name.0 = 0;
+        });
     assert_eq!(w.get::<Name>(leaf), Ok(&Name(0)));
     assert_eq!(
         w.get::<Name>(root),
         Ok(&Name(1)),
         "a root has no ChildOf pair"
     );
+    // A self-pair is data to a pairs term.
+    let mut selfish = Vec::new();
+    w.query_mut::<(Entity, Pairs<Likes>)>()
+        .for_each(|(e, likes)| selfish.extend(likes.map(|(t, l)| (e, t, l.0))));
+    assert_eq!(selfish, [(loner, loner, 1)]);
     w.check_invariants();
+}
+
+/// Many children and parents interleaved in one archetype, written from
+/// their parents in one loop, with a change filter's row-by-row path too:
+/// every child sees its parent's value before or after the parent's own
+/// update, never a torn one.
+#[test]
+fn a_deep_hierarchy_in_one_archetype_reads_and_writes_in_one_loop() {
+    let mut w = World::new();
+    let n = if cfg!(miri) { 40 } else { 400 };
+    let es: Vec<Entity> = (0..n).map(|i| w.spawn((Height(i),))).collect();
+    // A chain and a fan: entity i's parent is i / 2 (0 is the root).
+    for i in 1..n as usize {
+        w.set_parent(es[i], es[i / 2]).unwrap();
+    }
+    let mut q = QueryState::<(Entity, &mut Height, Up<ChildOf, (Entity, &Height)>)>::new(&w);
+    let mut visits = 0;
+    q.for_each(&mut w, |(e, own, (parent, above))| {
+        assert_eq!(index_in(&es, e) / 2, index_in(&es, parent));
+        own.0 += above.0;
+        visits += 1;
+    });
+    assert_eq!(visits, n - 1, "the root has no parent");
+    let changed =
+        QueryState::<(&mut Height, Up<ChildOf, &Height>), doecs::Changed<Height>>::new(&w)
+            .count(&w);
+    assert_eq!(changed, n as usize - 1);
+    let mut filtered =
+        QueryState::<(&mut Height, Up<ChildOf, &Height>), doecs::Changed<Height>>::new(&w);
+    let mut again = 0;
+    filtered.for_each(&mut w, |(own, above)| {
+        own.0 = above.0;
+        again += 1;
+    });
+    assert_eq!(again, n - 1);
+}
+
+/// Index of `e` in `es`.
+fn index_in(es: &[Entity], e: Entity) -> usize {
+    es.iter().position(|&x| x == e).unwrap()
+}
+
+/// Entities without a target, or whose target lacks the data, are not
+/// matched; the `Option` form keeps them with `None`; a target may be in
+/// any archetype.
+#[test]
+fn up_matches_only_entities_whose_target_has_the_data() {
+    let mut w = World::new();
+    let tall = w.spawn((Height(5),));
+    let bare = w.spawn((Name(0),));
+    let under_tall = w.spawn((Name(1),));
+    let under_bare = w.spawn((Name(2),));
+    let orphan = w.spawn((Name(3),));
+    w.set_parent(under_tall, tall).unwrap();
+    w.set_parent(under_bare, bare).unwrap();
+    let got: Vec<(Entity, u32)> = w
+        .query::<(Entity, Up<ChildOf, &Height>)>()
+        .iter()
+        .map(|(e, h)| (e, h.0))
+        .collect();
+    assert_eq!(got, [(under_tall, 5)]);
+    assert_eq!(w.query::<Up<ChildOf, &Height>>().count(), 1);
+    let mut all: Vec<(Entity, Option<u32>)> = w
+        .query::<(Entity, &Name, Option<Up<ChildOf, &Height>>)>()
+        .iter()
+        .map(|(e, _, h)| (e, h.map(|h| h.0)))
+        .collect();
+    all.sort();
+    let mut want = vec![
+        (bare, None),
+        (under_tall, Some(5)),
+        (under_bare, None),
+        (orphan, None),
+    ];
+    want.sort();
+    assert_eq!(all, want);
+    // An up term of an `Option`: every entity with a parent.
+    let with_parent = w.query::<Up<ChildOf, Option<&Height>>>().count();
+    assert_eq!(with_parent, 2);
+    // Pairs: only entities with pairs of the relation; `Option` keeps the rest.
+    assert_eq!(w.query::<Pairs<ChildOf>>().count(), 2);
+    assert_eq!(w.query::<Pairs<Likes>>().count(), 0, "no table yet");
+    let none = w
+        .query::<Option<Pairs<Likes>>>()
+        .iter()
+        .filter(|p| p.is_none())
+        .count();
+    assert_eq!(none, 5);
+    // A grandparent, through a term inside a term.
+    let top = w.spawn((Height(9),));
+    w.set_parent(tall, top).unwrap();
+    let grand: Vec<(Entity, u32)> = w
+        .query::<(Entity, Up<ChildOf, Up<ChildOf, &Height>>)>()
+        .iter()
+        .map(|(e, h)| (e, h.0))
+        .collect();
+    assert_eq!(grand, [(under_tall, 9)]);
+}
+
+/// A pair whose target is despawned goes with it: the source is no longer
+/// matched (or, for `ChildOf`, goes too).
+#[test]
+fn an_entity_whose_target_is_despawned_is_not_matched() {
+    let mut w = World::new();
+    let idol = w.spawn((Height(3),));
+    let fan = w.spawn((Name(0),));
+    w.add_pair(fan, idol, Likes(1)).unwrap();
+    let parent = w.spawn((Height(4),));
+    let child = w.spawn((Name(1),));
+    w.set_parent(child, parent).unwrap();
+    let mut likes = QueryState::<(Entity, Up<Likes, &Height>)>::new(&w);
+    let mut children = QueryState::<(Entity, Up<ChildOf, &Height>)>::new(&w);
+    assert_eq!(likes.iter(&w).map(|(e, _)| e).collect::<Vec<_>>(), [fan]);
+    assert_eq!(children.iter(&w).count(), 1);
+    w.despawn(idol).unwrap();
+    w.despawn(parent).unwrap();
+    assert!(w.alive(fan) && !w.alive(child));
+    assert_eq!(likes.iter(&w).count(), 0);
+    assert_eq!(likes.count(&w), 0);
+    assert_eq!(children.iter(&w).count(), 0);
+    // New entities (which may reuse the dead targets' indices) are not
+    // their stand-ins.
+    w.spawn_batch((0..4).map(|i| (Height(i),)));
+    assert_eq!(likes.iter(&w).count(), 0);
+    assert_eq!(children.iter(&w).count(), 0);
+}
+
+/// A query whose up term reads what it writes runs only in its callback
+/// loops: every iterator, chunk and parallel form refuses it, with a typed
+/// error where one is asked for, before any item exists. A query whose term
+/// reads something else runs in every form.
+#[test]
+fn iterator_forms_refuse_an_up_term_that_reads_what_the_query_writes() {
+    let mut w = World::new();
+    let parent = w.spawn((Height(2), Name(0)));
+    let child = w.spawn((Height(1), Name(0)));
+    w.set_parent(child, parent).unwrap();
+    type Overlap = (&'static mut Height, Up<ChildOf, &'static Height>);
+    let key = doecs::AccessKey::of::<Height>();
+    assert_eq!(
+        QueryState::<Overlap>::iterable(),
+        Err(AliasError::RelatedWrite(key))
+    );
+    let mut q = w.query_mut::<(&mut Height, Up<ChildOf, &Height>)>();
+    assert!(matches!(q.try_iter(), Err(AliasError::RelatedWrite(k)) if k == key));
+    let refused = |f: &mut dyn FnMut()| {
+        let err = catch_unwind(AssertUnwindSafe(f)).expect_err("refused");
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("reads it on related entities"), "{msg}");
+    };
+    refused(&mut || {
+        q.iter();
+    });
+    refused(&mut || {
+        q.iter_batched(4);
+    });
+    refused(&mut || q.for_each_chunk(|_| {}));
+    refused(&mut || q.par_for_each(|_| {}));
+    refused(&mut || q.par_for_each_chunk(|_| {}));
+    let mut state = QueryState::<Overlap>::new(&w);
+    assert!(state.try_iter_mut(&mut w).is_err());
+    // The callback loop runs, and so does a term nesting the overlap away:
+    // a grandparent read is the entity's own (two pairs may lead back),
+    // so that query is refused when made instead.
+    w.query_mut::<(&mut Height, Up<ChildOf, &Height>)>()
+        .for_each(|(own, parent)| own.0 += parent.0);
+    assert_eq!(w.get::<Height>(child), Ok(&Height(3)));
+    assert!(QueryState::<(&mut Height, Up<ChildOf, Up<ChildOf, &Height>>)>::try_access().is_err());
+    // No overlap: every form runs, and the items may be collected.
+    let mut names = w.query_mut::<(&mut Name, Up<ChildOf, &Height>)>();
+    let collected: Vec<_> = names.iter().collect();
+    assert_eq!(collected.len(), 1);
+    for (name, height) in collected {
+        name.0 = height.0;
+    }
+    let mut rows = 0;
+    names.for_each_chunk(|(names, ups)| {
+        for (name, up) in names.iter_mut().zip(ups) {
+            rows += 1;
+            if let Some(h) = up {
+                name.0 += h.0;
+            }
+        }
+    });
+    assert_eq!(
+        rows, 2,
+        "a chunk's term rows cover every row, `None` where unmatched"
+    );
+    assert_eq!(w.get::<Name>(child), Ok(&Name(4)));
+    assert_eq!(w.get::<Name>(parent), Ok(&Name(0)));
+}
+
+/// The access of an up term: the parent's read is a read (a writer of the
+/// type conflicts with it, whatever the filters), which a query may hold
+/// beside a write of the same type.
+#[test]
+fn up_terms_record_their_reads_for_the_scheduler() {
+    use doecs::{function_system, Query, System, With, Without};
+    struct Marked;
+    let access = QueryState::<(&mut Height, Up<ChildOf, &Height>)>::access();
+    let key = doecs::AccessKey::of::<Height>();
+    assert_eq!(access.writes(), [key]);
+    assert_eq!(access.reads(), [key]);
+    assert_eq!(access.related_reads(), [key]);
+    assert!(access.own_reads().is_empty());
+
+    fn stack(mut q: Query<(&mut Height, Up<ChildOf, &Height>)>) {
+        q.for_each(|(own, parent)| own.0 += parent.0);
+    }
+    fn grow(mut q: Query<&mut Height>) {
+        q.for_each(|h| h.0 += 1);
+    }
+    fn look(mut q: Query<(&Name, Up<ChildOf, &Height>)>) {
+        q.for_each(|_| {});
+    }
+    let stack = function_system(stack).expect("a write beside a related read is no alias");
+    let grow = function_system(grow).unwrap();
+    let look = function_system(look).unwrap();
+    assert!(look.access().conflict_with(grow.access()).is_some());
+    assert!(stack.access().conflict_with(grow.access()).is_some());
+    assert!(look.access().conflict_with(stack.access()).is_some());
+    // Two parameters whose filters keep their entities apart still meet
+    // through the parent.
+    fn apart(
+        mut writes: Query<&mut Height, Without<Marked>>,
+        mut reads: Query<Up<ChildOf, &Height>, With<Marked>>,
+    ) {
+        writes.for_each(|_| {});
+        reads.for_each(|_| {});
+    }
+    assert!(matches!(
+        function_system(apart),
+        Err(doecs::ScheduleError::ConflictingParams { .. })
+    ));
 }

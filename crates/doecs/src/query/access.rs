@@ -4,6 +4,22 @@
 //! would hand out aliasing references; building its access set refuses that
 //! with a clear panic. The schedule uses the same sets to decide which systems
 //! may run at the same time.
+//!
+//! Reads come in two scopes. An *own* read is of the visited entity's row,
+//! like `&T`; a *related* read is of another entity reached through a
+//! relation, like the parent's `Height` of `Up<ChildOf, &Height>` (see
+//! [`Up`](super::Up)). Every read, of either scope, is in [`Access::reads`],
+//! so the schedule and a system's declared access see a related read as
+//! the read it is. Only the aliasing check inside one query tells them
+//! apart: `(&mut Height, Up<ChildOf, &Height>)` writes the entity's own
+//! `Height` and reads another entity's, which never alias within one item,
+//! so the check accepts it. The same query may still hand out one entity's
+//! `Height` both ways in different items (a parent is also a child), so
+//! only its callback loops may run: [`Access::related_overlap`] names the
+//! written type its iterators, chunk loops and parallel loops refuse (see
+//! [`AliasError::RelatedWrite`]). And two queries whose filters keep their
+//! entities apart may still meet through a related read, which reaches
+//! beyond the filter ([`FilteredAccess::conflict_with`]).
 
 use std::any::TypeId;
 
@@ -33,11 +49,17 @@ impl PartialEq for AccessKey {
 }
 impl Eq for AccessKey {}
 
-/// Reads and writes of component (or resource) types.
+/// Reads and writes of component (or resource) types. See the module docs
+/// for the two scopes of a read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Access {
+    /// Every type read, in either scope.
     reads: Vec<AccessKey>,
     writes: Vec<AccessKey>,
+    /// Types read on the visited entity itself.
+    own_reads: Vec<AccessKey>,
+    /// Types read on other entities, reached through a relation.
+    related_reads: Vec<AccessKey>,
 }
 
 /// One query naming a type in two ways that would alias.
@@ -49,26 +71,53 @@ pub enum AliasError {
     /// `&T` and `&mut T`.
     #[error("query accesses `{}` both mutably and immutably; this would alias", .0.name)]
     MutAndShared(AccessKey),
+    /// `&mut T` of the entity and `T` of a related entity (through `Up` or
+    /// `OwnOrInherited`), asked of a loop form whose items can be alive
+    /// together: an iterator, a chunk loop or a parallel loop. One
+    /// entity may be both a visited row and another row's relative, so
+    /// only the callback loops (`for_each`, `get`) may run such a query.
+    #[error(
+        "query writes `{}` and reads it on related entities; only its callback loops \
+         (`for_each`, `get`) may hand out both, not an iterator, a chunk loop or a parallel loop",
+        .0.name
+    )]
+    RelatedWrite(AccessKey),
+}
+
+/// Appends `key` to `list` unless it is there.
+fn push_new(list: &mut Vec<AccessKey>, key: AccessKey) {
+    if !list.contains(&key) {
+        list.push(key);
+    }
 }
 
 impl Access {
-    /// Records a read of `key`, or refuses if it is already written.
+    /// Records a read of `key` on the visited entity, or refuses if it is
+    /// already written.
     pub fn try_add_read(&mut self, key: AccessKey) -> Result<(), AliasError> {
         if self.writes.contains(&key) {
             return Err(AliasError::MutAndShared(key));
         }
-        if !self.reads.contains(&key) {
-            self.reads.push(key);
-        }
+        push_new(&mut self.reads, key);
+        push_new(&mut self.own_reads, key);
         Ok(())
     }
 
-    /// Records a write of `key`, or refuses if it is already read or written.
+    /// Records a read of `key` on another entity than the visited one,
+    /// reached through a relation. It never aliases the visited entity's
+    /// own items, so it is never refused, even beside a write of `key`.
+    pub fn add_related_read(&mut self, key: AccessKey) {
+        push_new(&mut self.reads, key);
+        push_new(&mut self.related_reads, key);
+    }
+
+    /// Records a write of `key`, or refuses if it is already written or
+    /// read on the visited entity.
     pub fn try_add_write(&mut self, key: AccessKey) -> Result<(), AliasError> {
         if self.writes.contains(&key) {
             return Err(AliasError::MutTwice(key));
         }
-        if self.reads.contains(&key) {
+        if self.own_reads.contains(&key) {
             return Err(AliasError::MutAndShared(key));
         }
         self.writes.push(key);
@@ -79,9 +128,34 @@ impl Access {
     /// filter reading the ticks of a component its query also writes: the
     /// query itself orders the two).
     pub fn add_read_unless_written(&mut self, key: AccessKey) {
-        if !self.writes.contains(&key) && !self.reads.contains(&key) {
-            self.reads.push(key);
+        if !self.writes.contains(&key) {
+            push_new(&mut self.reads, key);
+            push_new(&mut self.own_reads, key);
         }
+    }
+
+    /// Records `inner`, the access of the data a relation term fetches
+    /// from a related entity, as this query's: the inner data's own reads
+    /// become related reads. A related read of the inner data (a term
+    /// inside a term: a grandparent, a parent's prefab) is recorded as an
+    /// own read, since a chain of two pairs may lead back to the visited
+    /// entity itself.
+    ///
+    /// # Errors
+    /// As [`Access::try_add_read`], for those chained reads; and
+    /// [`AliasError::MutAndShared`] if `inner` writes (relation terms only
+    /// read).
+    pub fn try_add_related(&mut self, inner: &Access) -> Result<(), AliasError> {
+        if let Some(&key) = inner.writes.first() {
+            return Err(AliasError::MutAndShared(key));
+        }
+        for &key in &inner.own_reads {
+            self.add_related_read(key);
+        }
+        for &key in &inner.related_reads {
+            self.try_add_read(key)?;
+        }
+        Ok(())
     }
 
     /// Records a read of `key`.
@@ -107,21 +181,41 @@ impl Access {
     /// Adds another set, without the aliasing checks (for a system's union of
     /// several queries, which run one after another).
     pub fn extend(&mut self, other: &Access) {
-        for r in &other.reads {
-            if !self.reads.contains(r) {
-                self.reads.push(*r);
-            }
-        }
-        for w in &other.writes {
-            if !self.writes.contains(w) {
-                self.writes.push(*w);
+        for (into, from) in [
+            (&mut self.reads, &other.reads),
+            (&mut self.writes, &other.writes),
+            (&mut self.own_reads, &other.own_reads),
+            (&mut self.related_reads, &other.related_reads),
+        ] {
+            for &key in from {
+                push_new(into, key);
             }
         }
     }
 
-    /// Types read.
+    /// Types read, in either scope (see the module docs).
     pub fn reads(&self) -> &[AccessKey] {
         &self.reads
+    }
+
+    /// Types read on the visited entities themselves.
+    pub fn own_reads(&self) -> &[AccessKey] {
+        &self.own_reads
+    }
+
+    /// Types read on other entities, reached through relations.
+    pub fn related_reads(&self) -> &[AccessKey] {
+        &self.related_reads
+    }
+
+    /// The first type read on related entities that is also written: a
+    /// query whose items may then hold one entity's value both ways across
+    /// two items, so only its callback loops may run (see the module docs).
+    pub fn related_overlap(&self) -> Option<AccessKey> {
+        self.related_reads
+            .iter()
+            .find(|k| self.writes.contains(k))
+            .copied()
     }
 
     /// Types written.
@@ -160,13 +254,19 @@ impl FilteredAccess {
             || other.with.iter().any(|t| self.without.contains(t))
     }
 
-    /// The first type both may touch with at least one writing it, unless
-    /// their entities are disjoint.
+    /// The first type both may touch with at least one writing it. Where
+    /// their entities are disjoint, only related reads count: they reach
+    /// entities outside either filter (a parent, a prefab).
     pub fn conflict_with(&self, other: &FilteredAccess) -> Option<AccessKey> {
-        if self.is_disjoint(other) {
-            return None;
+        if !self.is_disjoint(other) {
+            return self.access.conflict_with(&other.access);
         }
-        self.access.conflict_with(&other.access)
+        let (a, b) = (&self.access, &other.access);
+        a.related_reads
+            .iter()
+            .find(|k| b.writes.contains(k))
+            .or_else(|| b.related_reads.iter().find(|k| a.writes.contains(k)))
+            .copied()
     }
 }
 
@@ -210,6 +310,66 @@ mod tests {
         b.without.push(TypeId::of::<u16>());
         assert!(a.is_disjoint(&b));
         assert!(a.conflict_with(&b).is_none());
+    }
+
+    /// A related read sits beside a write of the same type (it is another
+    /// entity's), counts as a read for conflicts and survives disjoint
+    /// filters; a related read of a related read is the entity's own.
+    #[test]
+    fn related_reads_beside_writes() {
+        let key = AccessKey::of::<u8>();
+        let mut up = Access::default();
+        up.try_add_write(key).unwrap();
+        up.add_related_read(key);
+        assert_eq!(up.reads(), [key]);
+        assert!(up.own_reads().is_empty());
+        assert_eq!(up.related_overlap(), Some(key));
+        // Either order.
+        let mut rev = Access::default();
+        rev.add_related_read(key);
+        rev.try_add_write(key).unwrap();
+        assert_eq!(rev.related_overlap(), Some(key));
+        // An own read still refuses the write.
+        rev.try_add_read(AccessKey::of::<u16>()).unwrap();
+        assert_eq!(
+            rev.try_add_write(AccessKey::of::<u16>()),
+            Err(AliasError::MutAndShared(AccessKey::of::<u16>()))
+        );
+
+        let mut reader = Access::default();
+        reader.add_related_read(key);
+        let mut writer = Access::default();
+        writer.add_write(key);
+        assert_eq!(reader.conflict_with(&writer), Some(key));
+        let mut a = FilteredAccess {
+            access: reader.clone(),
+            ..FilteredAccess::default()
+        };
+        a.with.push(TypeId::of::<u16>());
+        let mut b = FilteredAccess {
+            access: writer,
+            ..FilteredAccess::default()
+        };
+        b.without.push(TypeId::of::<u16>());
+        assert!(a.is_disjoint(&b));
+        assert_eq!(
+            a.conflict_with(&b),
+            Some(key),
+            "a parent is outside either filter"
+        );
+        assert_eq!(b.conflict_with(&a), Some(key));
+
+        // Nesting: the inner term's own reads become related, its related
+        // reads own.
+        let mut plain = Access::default();
+        plain.add_read(key);
+        let mut nested = Access::default();
+        nested.try_add_related(&plain).unwrap();
+        assert_eq!(nested.related_reads(), [key]);
+        let mut outer = Access::default();
+        outer.try_add_related(&nested).unwrap();
+        assert_eq!(outer.own_reads(), [key]);
+        assert_eq!(outer.try_add_write(key), Err(AliasError::MutAndShared(key)));
     }
 
     #[test]

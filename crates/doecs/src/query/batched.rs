@@ -6,11 +6,15 @@
 //! archetypes' columns. Batches are disjoint: the rows one batch yields are
 //! yielded by no other, so batches of a query with mutable parts may be
 //! handed to different threads at once. Under a change filter a batch
-//! yields only its rows that pass (so it may yield fewer than its length).
+//! yields only its rows that pass (so it may yield fewer than its length),
+//! and with a relation term only its rows the term finds something for.
+//! Like every iterator form, batching refuses a query whose relation term
+//! reads what it writes (see
+//! [`QueryState::iterable`](super::QueryState::iterable)).
 
 use super::data::QueryData;
 use super::filter::QueryFilter;
-use super::state::Matched;
+use super::state::{Matched, QueryState};
 use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 use std::marker::PhantomData;
@@ -19,6 +23,7 @@ use std::marker::PhantomData;
 pub struct BatchedIter<'w, Q: QueryData, F: QueryFilter = ()> {
     world: &'w WorldCore,
     matched: std::slice::Iter<'w, Matched<Q, F>>,
+    env: Q::Env<'w>,
     current: Option<(Q::Fetch, F::Fetch, usize)>,
     next_row: usize,
     batch: usize,
@@ -27,7 +32,9 @@ pub struct BatchedIter<'w, Q: QueryData, F: QueryFilter = ()> {
 
 // SAFETY: the iterator reads the world's archetype list (`WorldCore` is
 // `Sync`) and hands out batches of disjoint rows, whose items are `Send`; the
-// fetches it holds point at the columns (and ticks) of those rows.
+// fetches it holds point at the columns (and ticks) of those rows, and its
+// `Env` only at the world (read through `&WorldCore`) and at related rows
+// no item writes (the constructor checked).
 unsafe impl<'w, Q: QueryData, F: QueryFilter> Send for BatchedIter<'w, Q, F> where Q::Item<'w>: Send {}
 
 impl<'w, Q: QueryData, F: QueryFilter> BatchedIter<'w, Q, F> {
@@ -36,15 +43,21 @@ impl<'w, Q: QueryData, F: QueryFilter> BatchedIter<'w, Q, F> {
     /// # Safety
     /// The caller must hold the access `Q` and `F` describe for `'w`, as
     /// for [`QueryIter`](super::QueryIter).
+    ///
+    /// # Panics
+    /// If a relation term of `Q` reads what `Q` writes
+    /// ([`QueryState::iterable`]).
     pub(crate) unsafe fn new(
         world: &'w WorldCore,
         matched: &'w [Matched<Q, F>],
         batch: usize,
         window: ChangeWindow,
     ) -> Self {
+        QueryState::<Q, F>::assert_iterable();
         BatchedIter {
             world,
             matched: matched.iter(),
+            env: Q::env(world),
             current: None,
             next_row: 0,
             batch: batch.max(1),
@@ -64,6 +77,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for BatchedIter<'w, Q, F> {
                     let end = (start + self.batch).min(len);
                     self.next_row = end;
                     return Some(Batch {
+                        env: self.env,
                         fetch,
                         filter,
                         row: start,
@@ -86,6 +100,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for BatchedIter<'w, Q, F> {
 /// One batch: rows `row..end` of one archetype. An iterator over the items
 /// of those that pass the query's filter.
 pub struct Batch<'w, Q: QueryData, F: QueryFilter = ()> {
+    env: Q::Env<'w>,
     fetch: Q::Fetch,
     filter: F::Fetch,
     row: usize,
@@ -96,12 +111,14 @@ pub struct Batch<'w, Q: QueryData, F: QueryFilter = ()> {
 
 // SAFETY: a batch hands out the items of its own rows only (disjoint from
 // every other batch's), so moving it to another thread is moving those items,
-// which are `Send`; its filter fetch only reads ticks the query may read.
+// which are `Send`; its filter fetch only reads ticks the query may read; its
+// `Env` (a copy of its iterator's) points at the world, which is `Sync`, and
+// reads related rows that no batch writes.
 unsafe impl<'w, Q: QueryData, F: QueryFilter> Send for Batch<'w, Q, F> where Q::Item<'w>: Send {}
 
 impl<Q: QueryData, F: QueryFilter> Batch<'_, Q, F> {
-    /// Rows left in the batch (under a change filter, an upper bound of the
-    /// items left).
+    /// Rows left in the batch (under a change filter or with a relation
+    /// term, an upper bound of the items left).
     pub fn len(&self) -> usize {
         self.end - self.row
     }
@@ -125,18 +142,24 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for Batch<'w, Q, F> {
             if !F::DENSE && !unsafe { F::row_passes(self.filter, row, self.window) } {
                 continue;
             }
-            // SAFETY: `row` is a live row of this batch, yielded once; the
-            // iterator's creator held the access for `'w`.
-            return Some(unsafe {
+            // SAFETY: `row` is a live row of this batch, yielded once, and
+            // `env` is of its world; the iterator's creator held the access
+            // for `'w` and checked that no relation term reads what the
+            // query writes.
+            unsafe {
+                let Some(item) = Q::try_item(&mut self.env, self.fetch, row) else {
+                    continue;
+                };
                 Q::mark_written(self.fetch, row, 1, self.window.this_run);
-                Q::item(self.fetch, row)
-            });
+                return Some(item);
+            }
         }
         None
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         let upper = self.len();
-        (if F::DENSE { upper } else { 0 }, Some(upper))
+        let exact = F::DENSE && Q::EVERY_ROW;
+        (if exact { upper } else { 0 }, Some(upper))
     }
 }

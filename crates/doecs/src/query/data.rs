@@ -7,25 +7,47 @@
 //! item or into one chunk's slices. The chunk form is the
 //! `Execute(entityCount, components)` of Jungwan Byun's "Data-oriented Entity
 //! Component System": plain slices the compiler can vectorize.
+//!
+//! Relation terms ([`Up`](super::Up), [`Pairs`](super::Pairs),
+//! [`OwnOrInherited`](super::OwnOrInherited)) reach past their row: to the
+//! relation's pairs, the entity index and other archetypes' columns. What
+//! they need of the world beyond one archetype travels in an `Env`, made
+//! once per loop (per piece of a parallel loop) and handed to every
+//! `item` call; plain columns have `()` there, which costs nothing. Whether
+//! such a term has an item depends on the row (an entity without a
+//! parent has no parent's `Height`), so data says whether every row of a
+//! matched archetype has an item ([`QueryData::EVERY_ROW`]); where not, the
+//! loops ask [`QueryData::try_item`] and skip the rows without one.
 
 use super::access::{Access, AccessKey, AliasError};
 use crate::component::{Component, Components};
 use crate::entity::Entity;
 use crate::storage::{Archetype, ColumnIndex, TickPtrs};
 use crate::tick::Tick;
+use crate::world::WorldCore;
+use std::ops::Range;
 use std::ptr::NonNull;
 
 /// Something a query can fetch. See the module docs.
 ///
 /// # Safety
 /// `access` must record every component `fetch` reads (as a read) or hands out
-/// mutably (as a write). `fetch`, `item` and `slice` must only touch the columns
-/// found by `match_archetype` for that archetype, and `slice(fetch, start,
-/// len)` must cover exactly rows `start..start + len`. `for_each_row`, where
-/// overridden, must hand out exactly the items `item` gives for rows
-/// `0..len`, in row order, each once. (`written_ticks` should name the
-/// ticks of every column handed out mutably; one that misses a column is
-/// not unsound, but change filters then miss its writes.)
+/// mutably (as a write): reads of the visited row as own reads, reads of
+/// other entities' rows as related reads
+/// ([`Access::add_related_read`]). `fetch`, `item`, `try_item`, `row_matches`
+/// and `slice` must only touch the columns found by `match_archetype` for
+/// that archetype, besides the related rows they read through their `Env`
+/// (never the visited row itself through a relation: a pair pointing at
+/// its own source is skipped), and `slice(env, fetch, start, len)` must cover
+/// exactly rows `start..start + len`. `try_item` must give `Some` exactly
+/// where `row_matches` is true, and always where `EVERY_ROW` holds, and
+/// then the item `item` gives. `for_each_row`, where overridden, must hand
+/// out exactly the items `try_item` gives for rows `0..len`, in row order,
+/// each once. Data that reads related rows must set `READS_RELATED`, and
+/// must only read them (what it hands out of another entity's row is
+/// shared). (`written_ticks` should name the ticks of every column
+/// handed out mutably; one that misses a column is not unsound, but change
+/// filters then miss its writes.)
 pub unsafe trait QueryData {
     /// One entity's item.
     type Item<'w>;
@@ -38,6 +60,20 @@ pub unsafe trait QueryData {
     /// A `'static` type unique to this query shape (read vs write included),
     /// used to cache matched archetypes per world.
     type Key: 'static;
+    /// What the items need from the world beyond one archetype's columns,
+    /// made once per loop by [`QueryData::env`] (see the module docs); `()`
+    /// for data that only reads its own row.
+    type Env<'w>: Copy;
+
+    /// Whether every row of a matching archetype has an item. Relation
+    /// terms clear it: the loops then hand out only the rows
+    /// [`QueryData::try_item`] gives an item for.
+    const EVERY_ROW: bool = true;
+
+    /// Whether the data reads other entities' rows (through a relation).
+    /// Only such data can read what its own query writes (see
+    /// [`AliasError::RelatedWrite`]); for the rest the loops check nothing.
+    const READS_RELATED: bool = false;
 
     /// Records what the query reads and writes, or refuses aliasing.
     fn access(access: &mut Access) -> Result<(), AliasError>;
@@ -51,6 +87,9 @@ pub unsafe trait QueryData {
     /// The archetype's state if it matches, else `None`.
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State>;
 
+    /// What this loop's items need from `world` (see [`QueryData::Env`]).
+    fn env(world: &WorldCore) -> Self::Env<'_>;
+
     /// Pointers to row 0 of the columns of a matching archetype.
     ///
     /// # Safety
@@ -60,16 +99,54 @@ pub unsafe trait QueryData {
     /// Row `row` of a fetched archetype.
     ///
     /// # Safety
-    /// `row` must be a live row of the fetched archetype; the caller must hold
-    /// the access `access` describes for `'w`, and hand out each row's mutable
-    /// parts at most once at a time.
-    unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> Self::Item<'w>;
+    /// `row` must be a live row of the fetched archetype and `env` made from
+    /// the world it lives in, whose layout has not changed since; the
+    /// caller must hold the access `access` describes for `'w`, and hand
+    /// out each row's mutable parts at most once at a time. Where the
+    /// access has a related read of a type it writes
+    /// ([`Access::related_overlap`]), at most one item may be alive at a
+    /// time (another row's item may hold the row this one reads as a
+    /// relative). Where `EVERY_ROW` is false, only for a row
+    /// [`QueryData::row_matches`].
+    unsafe fn item<'w>(env: &mut Self::Env<'w>, fetch: Self::Fetch, row: usize) -> Self::Item<'w>;
+
+    /// Row `row`'s item, or `None` if the row has none (only where
+    /// `EVERY_ROW` is false).
+    ///
+    /// # Safety
+    /// As [`QueryData::item`], for any live row.
+    #[inline(always)]
+    unsafe fn try_item<'w>(
+        env: &mut Self::Env<'w>,
+        fetch: Self::Fetch,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract; with `EVERY_ROW`, every row matches.
+        Some(unsafe { Self::item(env, fetch, row) })
+    }
+
+    /// Whether row `row` has an item, found without making it (so without
+    /// touching any component value): what `count` asks.
+    ///
+    /// # Safety
+    /// `row` must be a live row of the fetched archetype and `env` made from
+    /// its world, unchanged since.
+    #[inline(always)]
+    unsafe fn row_matches(env: &mut Self::Env<'_>, fetch: Self::Fetch, row: usize) -> bool {
+        let _ = (env, fetch, row);
+        true
+    }
 
     /// Rows `start..start + len` of a fetched archetype as slices.
     ///
     /// # Safety
     /// The rows must be live; access as for [`QueryData::item`].
-    unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> Self::Slice<'w>;
+    unsafe fn slice<'w>(
+        env: &mut Self::Env<'w>,
+        fetch: Self::Fetch,
+        start: usize,
+        len: usize,
+    ) -> Self::Slice<'w>;
 
     /// Calls `f` with the items of rows `0..len` of a fetched archetype, in
     /// row order: what the dense `for_each` runs per archetype. A plain
@@ -78,13 +155,16 @@ pub unsafe trait QueryData {
     /// frag_iter benchmark's many short archetypes).
     ///
     /// # Safety
-    /// As [`QueryData::item`] for each of the rows.
+    /// As [`QueryData::try_item`] for each of the rows.
     #[inline(always)]
-    unsafe fn for_each_row<'w>(fetch: Self::Fetch, len: usize, mut f: impl FnMut(Self::Item<'w>)) {
-        for row in 0..len {
-            // SAFETY: forwarded contract.
-            f(unsafe { Self::item(fetch, row) });
-        }
+    unsafe fn for_each_row<'w>(
+        env: &mut Self::Env<'w>,
+        fetch: Self::Fetch,
+        len: usize,
+        mut f: impl FnMut(Self::Item<'w>),
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { items_of_rows::<Self>(env, fetch, 0..len, &mut f) }
     }
 
     /// Hands `out` the change ticks of each column the query writes, in
@@ -119,6 +199,33 @@ pub unsafe trait QueryData {
 /// The implementation must record no writes and hand out no mutable access.
 pub unsafe trait ReadOnlyQueryData: QueryData {}
 
+/// Calls `f` with the item of each row of `rows` that has one, in row
+/// order: every row's [`QueryData::item`] for data with `EVERY_ROW`, else
+/// the rows [`QueryData::try_item`] gives an item for. The branch is on a
+/// constant, so plain data keeps its straight loop.
+///
+/// # Safety
+/// As [`QueryData::try_item`] for each of the rows.
+#[inline(always)]
+pub(crate) unsafe fn items_of_rows<'w, Q: QueryData + ?Sized>(
+    env: &mut Q::Env<'w>,
+    fetch: Q::Fetch,
+    rows: Range<usize>,
+    f: &mut impl FnMut(Q::Item<'w>),
+) {
+    for row in rows {
+        if Q::EVERY_ROW {
+            // SAFETY: forwarded contract; every row has an item.
+            f(unsafe { Q::item(env, fetch, row) });
+        } else if let Some(item) = unsafe {
+            // SAFETY: forwarded contract.
+            Q::try_item(env, fetch, row)
+        } {
+            f(item);
+        }
+    }
+}
+
 /// Cache key marking a read of `T`.
 pub struct Read<T>(std::marker::PhantomData<fn() -> T>);
 /// Cache key marking a write of `T`.
@@ -137,6 +244,7 @@ unsafe impl<T: Component> QueryData for &T {
     type Fetch = NonNull<T>;
     type State = ColumnIndex;
     type Key = Read<T>;
+    type Env<'w> = ();
     fn access(access: &mut Access) -> Result<(), AliasError> {
         access.try_add_read(AccessKey::of::<T>())
     }
@@ -146,22 +254,24 @@ unsafe impl<T: Component> QueryData for &T {
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<ColumnIndex> {
         archetype.column_of(components.id_of::<T>()?)
     }
+    #[inline(always)]
+    fn env(_: &WorldCore) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> NonNull<T> {
         column(archetype, state)
     }
     #[inline]
-    unsafe fn item<'w>(fetch: NonNull<T>, row: usize) -> &'w T {
+    unsafe fn item<'w>(_: &mut (), fetch: NonNull<T>, row: usize) -> &'w T {
         // SAFETY: `row` is live (caller), so the slot holds an initialised `T`.
         unsafe { fetch.add(row).as_ref() }
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: NonNull<T>, start: usize, len: usize) -> &'w [T] {
+    unsafe fn slice<'w>(_: &mut (), fetch: NonNull<T>, start: usize, len: usize) -> &'w [T] {
         // SAFETY: the rows are live and contiguous in the column.
         unsafe { std::slice::from_raw_parts(fetch.as_ptr().add(start), len) }
     }
     #[inline(always)]
-    unsafe fn for_each_row<'w>(fetch: NonNull<T>, len: usize, f: impl FnMut(&'w T)) {
+    unsafe fn for_each_row<'w>(_: &mut (), fetch: NonNull<T>, len: usize, f: impl FnMut(&'w T)) {
         // SAFETY: forwarded contract: the rows are live and contiguous.
         unsafe { std::slice::from_raw_parts(fetch.as_ptr(), len) }
             .iter()
@@ -179,6 +289,7 @@ unsafe impl<T: Component> QueryData for &mut T {
     type Fetch = (NonNull<T>, TickPtrs);
     type State = ColumnIndex;
     type Key = Write<T>;
+    type Env<'w> = ();
     fn access(access: &mut Access) -> Result<(), AliasError> {
         access.try_add_write(AccessKey::of::<T>())
     }
@@ -188,22 +299,29 @@ unsafe impl<T: Component> QueryData for &mut T {
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<ColumnIndex> {
         archetype.column_of(components.id_of::<T>()?)
     }
+    #[inline(always)]
+    fn env(_: &WorldCore) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> Self::Fetch {
         (column(archetype, state), archetype.column_ticks(state))
     }
     #[inline]
-    unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> &'w mut T {
+    unsafe fn item<'w>(_: &mut (), fetch: Self::Fetch, row: usize) -> &'w mut T {
         // SAFETY: `row` is live and the caller hands each row out once at a time.
         unsafe { fetch.0.add(row).as_mut() }
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> &'w mut [T] {
+    unsafe fn slice<'w>(_: &mut (), fetch: Self::Fetch, start: usize, len: usize) -> &'w mut [T] {
         // SAFETY: the rows are live, contiguous, and exclusively ours.
         unsafe { std::slice::from_raw_parts_mut(fetch.0.as_ptr().add(start), len) }
     }
     #[inline(always)]
-    unsafe fn for_each_row<'w>(fetch: Self::Fetch, len: usize, f: impl FnMut(&'w mut T)) {
+    unsafe fn for_each_row<'w>(
+        _: &mut (),
+        fetch: Self::Fetch,
+        len: usize,
+        f: impl FnMut(&'w mut T),
+    ) {
         // SAFETY: forwarded contract: the rows are live, contiguous, and ours.
         unsafe { std::slice::from_raw_parts_mut(fetch.0.as_ptr(), len) }
             .iter_mut()
@@ -222,6 +340,7 @@ unsafe impl<T: Component> QueryData for Option<&T> {
     type Fetch = Option<NonNull<T>>;
     type State = Option<ColumnIndex>;
     type Key = Option<Read<T>>;
+    type Env<'w> = ();
 
     fn access(access: &mut Access) -> Result<(), AliasError> {
         access.try_add_read(AccessKey::of::<T>())
@@ -236,17 +355,24 @@ unsafe impl<T: Component> QueryData for Option<&T> {
                 .and_then(|id| archetype.column_of(id)),
         )
     }
+    #[inline(always)]
+    fn env(_: &WorldCore) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: Option<ColumnIndex>) -> Option<NonNull<T>> {
         state.map(|c| column(archetype, c))
     }
     #[inline]
-    unsafe fn item<'w>(fetch: Option<NonNull<T>>, row: usize) -> Option<&'w T> {
+    unsafe fn item<'w>(_: &mut (), fetch: Option<NonNull<T>>, row: usize) -> Option<&'w T> {
         // SAFETY: as for `&T`.
         fetch.map(|p| unsafe { p.add(row).as_ref() })
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: Option<NonNull<T>>, start: usize, len: usize) -> Option<&'w [T]> {
+    unsafe fn slice<'w>(
+        _: &mut (),
+        fetch: Option<NonNull<T>>,
+        start: usize,
+        len: usize,
+    ) -> Option<&'w [T]> {
         // SAFETY: as for `&T`.
         fetch.map(|p| unsafe { std::slice::from_raw_parts(p.as_ptr().add(start), len) })
     }
@@ -262,6 +388,7 @@ unsafe impl<T: Component> QueryData for Option<&mut T> {
     type Fetch = Option<(NonNull<T>, TickPtrs)>;
     type State = Option<ColumnIndex>;
     type Key = Option<Write<T>>;
+    type Env<'w> = ();
 
     fn access(access: &mut Access) -> Result<(), AliasError> {
         access.try_add_write(AccessKey::of::<T>())
@@ -276,17 +403,24 @@ unsafe impl<T: Component> QueryData for Option<&mut T> {
                 .and_then(|id| archetype.column_of(id)),
         )
     }
+    #[inline(always)]
+    fn env(_: &WorldCore) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: Option<ColumnIndex>) -> Self::Fetch {
         state.map(|c| (column(archetype, c), archetype.column_ticks(c)))
     }
     #[inline]
-    unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> Option<&'w mut T> {
+    unsafe fn item<'w>(_: &mut (), fetch: Self::Fetch, row: usize) -> Option<&'w mut T> {
         // SAFETY: as for `&mut T`.
         fetch.map(|(p, _)| unsafe { p.add(row).as_mut() })
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> Option<&'w mut [T]> {
+    unsafe fn slice<'w>(
+        _: &mut (),
+        fetch: Self::Fetch,
+        start: usize,
+        len: usize,
+    ) -> Option<&'w mut [T]> {
         // SAFETY: as for `&mut T`.
         fetch.map(|(p, _)| unsafe { std::slice::from_raw_parts_mut(p.as_ptr().add(start), len) })
     }
@@ -305,6 +439,7 @@ unsafe impl QueryData for Entity {
     type Fetch = NonNull<Entity>;
     type State = ();
     type Key = Entity;
+    type Env<'w> = ();
 
     fn access(_: &mut Access) -> Result<(), AliasError> {
         Ok(())
@@ -312,17 +447,24 @@ unsafe impl QueryData for Entity {
     fn match_archetype(_: &Archetype, _: &Components) -> Option<()> {
         Some(())
     }
+    #[inline(always)]
+    fn env(_: &WorldCore) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, _: ()) -> NonNull<Entity> {
         archetype.entities_ptr()
     }
     #[inline]
-    unsafe fn item<'w>(fetch: NonNull<Entity>, row: usize) -> Self::Item<'w> {
+    unsafe fn item<'w>(_: &mut (), fetch: NonNull<Entity>, row: usize) -> Self::Item<'w> {
         // SAFETY: `row` is live, so its entity slot is initialised.
         unsafe { fetch.add(row).read() }
     }
     #[inline]
-    unsafe fn slice<'w>(fetch: NonNull<Entity>, start: usize, len: usize) -> &'w [Entity] {
+    unsafe fn slice<'w>(
+        _: &mut (),
+        fetch: NonNull<Entity>,
+        start: usize,
+        len: usize,
+    ) -> &'w [Entity] {
         // SAFETY: the rows are live.
         unsafe { std::slice::from_raw_parts(fetch.as_ptr().add(start), len) }
     }
@@ -332,26 +474,29 @@ unsafe impl ReadOnlyQueryData for Entity {}
 
 /// A tuple's `for_each_row`: a one-element tuple walks its element's rows
 /// (a slice iterator for a plain column, the tightest loop the compiler
-/// makes); a wider one (or `()`) is the trait's row-by-row loop over the
-/// tuple's `item`, which the compiler vectorizes across the columns just as
-/// well.
+/// makes); a wider one (or `()`) is the row-by-row loop over the tuple's
+/// `item` (or `try_item`, where some element decides per row), which the
+/// compiler vectorizes across the columns just as well.
 macro_rules! tuple_rows {
-    ($fetch:ident, $len:ident, $f:ident; $only:ident $only_index:tt) => {
+    ($env:ident, $fetch:ident, $len:ident, $f:ident; $only:ident $only_index:tt) => {
         // SAFETY: forwarded contract of `for_each_row`.
-        unsafe { $only::for_each_row($fetch.$only_index, $len, |item| $f((item,))) }
-    };
-    ($fetch:ident, $len:ident, $f:ident; $($name:ident $index:tt),*) => {
-        for row in 0..$len {
-            // SAFETY: forwarded contract of `for_each_row`, row by row.
-            $f(unsafe { Self::item($fetch, row) });
+        unsafe {
+            $only::for_each_row(&mut $env.$only_index, $fetch.$only_index, $len, |item| {
+                $f((item,))
+            })
         }
+    };
+    ($env:ident, $fetch:ident, $len:ident, $f:ident; $($name:ident $index:tt),*) => {
+        // SAFETY: forwarded contract of `for_each_row`, row by row.
+        unsafe { items_of_rows::<Self>($env, $fetch, 0..$len, &mut $f) }
     };
 }
 
 macro_rules! tuple_query {
     ($($name:ident $index:tt),*) => {
         // SAFETY: each element upholds the contract; the tuple's access is their
-        // union, built with the aliasing checks.
+        // union, built with the aliasing checks; it has an item where every
+        // element has one.
         #[allow(unused_variables, clippy::unused_unit)]
         unsafe impl<$($name: QueryData),*> QueryData for ($($name,)*) {
             type Item<'w> = ($($name::Item<'w>,)*);
@@ -359,6 +504,9 @@ macro_rules! tuple_query {
             type Fetch = ($($name::Fetch,)*);
             type State = ($($name::State,)*);
             type Key = ($($name::Key,)*);
+            type Env<'w> = ($($name::Env<'w>,)*);
+            const EVERY_ROW: bool = true $(&& $name::EVERY_ROW)*;
+            const READS_RELATED: bool = false $(|| $name::READS_RELATED)*;
 
             fn access(access: &mut Access) -> Result<(), AliasError> {
                 $($name::access(access)?;)*
@@ -370,28 +518,52 @@ macro_rules! tuple_query {
             fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State> {
                 Some(($($name::match_archetype(archetype, components)?,)*))
             }
+            #[inline(always)]
+            fn env(world: &WorldCore) -> Self::Env<'_> {
+                ($($name::env(world),)*)
+            }
             #[inline]
             unsafe fn fetch(archetype: &Archetype, state: Self::State) -> Self::Fetch {
                 // SAFETY: forwarded contract.
                 ($(unsafe { $name::fetch(archetype, state.$index) },)*)
             }
             #[inline]
-            unsafe fn item<'w>(fetch: Self::Fetch, row: usize) -> Self::Item<'w> {
+            unsafe fn item<'w>(env: &mut Self::Env<'w>, fetch: Self::Fetch, row: usize) -> Self::Item<'w> {
                 // SAFETY: forwarded contract.
-                ($(unsafe { $name::item(fetch.$index, row) },)*)
+                ($(unsafe { $name::item(&mut env.$index, fetch.$index, row) },)*)
             }
             #[inline]
-            unsafe fn slice<'w>(fetch: Self::Fetch, start: usize, len: usize) -> Self::Slice<'w> {
+            unsafe fn try_item<'w>(
+                env: &mut Self::Env<'w>,
+                fetch: Self::Fetch,
+                row: usize,
+            ) -> Option<Self::Item<'w>> {
                 // SAFETY: forwarded contract.
-                ($(unsafe { $name::slice(fetch.$index, start, len) },)*)
+                Some(($(unsafe { $name::try_item(&mut env.$index, fetch.$index, row) }?,)*))
+            }
+            #[inline]
+            unsafe fn row_matches(env: &mut Self::Env<'_>, fetch: Self::Fetch, row: usize) -> bool {
+                // SAFETY: forwarded contract.
+                true $(&& unsafe { $name::row_matches(&mut env.$index, fetch.$index, row) })*
+            }
+            #[inline]
+            unsafe fn slice<'w>(
+                env: &mut Self::Env<'w>,
+                fetch: Self::Fetch,
+                start: usize,
+                len: usize,
+            ) -> Self::Slice<'w> {
+                // SAFETY: forwarded contract.
+                ($(unsafe { $name::slice(&mut env.$index, fetch.$index, start, len) },)*)
             }
             #[inline(always)]
             unsafe fn for_each_row<'w>(
+                env: &mut Self::Env<'w>,
                 fetch: Self::Fetch,
                 len: usize,
                 mut f: impl FnMut(Self::Item<'w>),
             ) {
-                tuple_rows!(fetch, len, f; $($name $index),*)
+                tuple_rows!(env, fetch, len, f; $($name $index),*)
             }
             #[inline(always)]
             fn written_ticks(fetch: Self::Fetch, out: &mut impl FnMut(TickPtrs)) {

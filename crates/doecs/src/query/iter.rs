@@ -4,11 +4,17 @@
 //! Under a change filter it checks each chunk's ticks when it enters the
 //! chunk, jumping over chunks that fail, and each row's stamps in the
 //! chunks it keeps. It stamps every row whose mutable item it yields as
-//! written (one row at a time, since the caller may stop early).
+//! written (one row at a time, since the caller may stop early). Rows a
+//! relation term finds nothing for are passed over, unstamped.
+//!
+//! Its items may all be alive at once (collected into a `Vec`), so a query
+//! whose relation term reads what it writes may not iterate: [`QueryIter`]'s
+//! constructor refuses it (see
+//! [`QueryState::iterable`](super::QueryState::iterable)).
 
 use super::data::QueryData;
 use super::filter::QueryFilter;
-use super::state::Matched;
+use super::state::{Matched, QueryState};
 use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 
@@ -17,6 +23,7 @@ use crate::world::WorldCore;
 pub struct QueryIter<'w, Q: QueryData, F: QueryFilter = ()> {
     world: &'w WorldCore,
     matched: std::slice::Iter<'w, Matched<Q, F>>,
+    env: Q::Env<'w>,
     /// The current archetype's fetches and log2 of its rows per chunk.
     current: Option<(Q::Fetch, F::Fetch, u32)>,
     row: usize,
@@ -30,14 +37,20 @@ impl<'w, Q: QueryData, F: QueryFilter> QueryIter<'w, Q, F> {
     /// # Safety
     /// The caller must hold the query's access for `'w`; `matched` must be
     /// a cache of `world`.
+    ///
+    /// # Panics
+    /// If a relation term of `Q` reads what `Q` writes
+    /// ([`QueryState::iterable`]).
     pub(crate) unsafe fn new(
         world: &'w WorldCore,
         matched: &'w [Matched<Q, F>],
         window: ChangeWindow,
     ) -> Self {
+        QueryState::<Q, F>::assert_iterable();
         QueryIter {
             world,
             matched: matched.iter(),
+            env: Q::env(world),
             current: None,
             row: 0,
             len: 0,
@@ -71,12 +84,17 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, Q, F> {
                     }
                 }
                 self.row += 1;
-                // SAFETY: `row < len` is live; each row is yielded once; the
-                // iterator's constructor held the access for `'w`.
-                return Some(unsafe {
+                // SAFETY: `row < len` is live and `env` is of its world;
+                // each row is yielded once; the iterator's constructor held
+                // the access for `'w`, and checked that no relation term
+                // reads what the query writes, so no two items alias.
+                unsafe {
+                    let Some(item) = Q::try_item(&mut self.env, fetch, row) else {
+                        continue;
+                    };
                     Q::mark_written(fetch, row, 1, self.window.this_run);
-                    Q::item(fetch, row)
-                });
+                    return Some(item);
+                }
             }
             let &(id, (state, filter)) = self.matched.next()?;
             let arch = self.world.archetypes().get(id);

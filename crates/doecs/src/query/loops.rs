@@ -21,8 +21,20 @@
 //! schedule's, inside a system): `par_for_each` as row ranges that rayon
 //! halves as threads go idle, `par_for_each_chunk` chunk by chunk. Inside
 //! an inline segment or a one-thread schedule they run in place.
+//!
+//! Relation terms: each loop makes the data's `Env` once (each piece of a
+//! parallel loop its own), and hands out only the rows that have an item
+//! (see [`QueryData::EVERY_ROW`]). The loops that stamp whole runs before
+//! handing them out (`for_each`, the chunk and parallel forms) stamp the
+//! rows a relation term skips too; the iterators and `get` stamp only the
+//! rows they hand out. A query whose relation term reads what it writes
+//! runs only in the callback loops, `for_each` and `get`: its chunk and
+//! parallel forms (and its iterators, in `iter`) refuse it with
+//! [`AliasError::RelatedWrite`](super::AliasError::RelatedWrite), since
+//! their items (a chunk's slices, another thread's rows) may hold a row
+//! mutably that another item reads as a relative.
 
-use super::data::{QueryData, ReadOnlyQueryData};
+use super::data::{items_of_rows, QueryData, ReadOnlyQueryData};
 use super::filter::QueryFilter;
 use super::iter::QueryIter;
 use super::state::{Fetched, FetchedOf, QueryState};
@@ -180,10 +192,28 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     }
 
     /// Iterates, handing out mutable access.
+    ///
+    /// # Panics
+    /// If a relation term reads what the query writes (see
+    /// [`QueryState::iterable`]); [`QueryState::try_iter_mut`] returns the
+    /// error instead.
     pub fn iter_mut<'w>(&'w mut self, world: &'w mut WorldCore) -> QueryIter<'w, Q, F> {
         let window = self.write_window(world);
         // SAFETY: `&mut WorldCore` gives this query exclusive access.
         unsafe { QueryIter::new(world, &self.cache.matched, window) }
+    }
+
+    /// [`QueryState::iter_mut`], or the reason the query may not iterate.
+    ///
+    /// # Errors
+    /// [`AliasError::RelatedWrite`](super::AliasError::RelatedWrite) if a
+    /// relation term reads what the query writes.
+    pub fn try_iter_mut<'w>(
+        &'w mut self,
+        world: &'w mut WorldCore,
+    ) -> Result<QueryIter<'w, Q, F>, super::AliasError> {
+        Self::iterable()?;
+        Ok(self.iter_mut(world))
     }
 
     /// Calls `f` with every matching entity's item.
@@ -230,6 +260,12 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ) {
         // SAFETY: forwarded contract.
         let plan = unsafe { self.stamped_plan(world, window) };
+        let mut env = Q::env(world);
+        // The items cannot outlive their call of `f` (it takes them for
+        // any lifetime), so at most one is alive at a time: a relation
+        // term's read of another row never meets that row's own item, even
+        // where the query writes what the term reads (its `access` keeps
+        // the term off the visited row itself).
         if F::DENSE {
             // Stamped: run down the columns with nothing else between
             // archetypes.
@@ -240,9 +276,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             } in plan
             {
                 // SAFETY: the plan is current for `world`, so the fetches
-                // address live rows `0..len`; each row is handed out once;
-                // the caller holds the access.
-                unsafe { Q::for_each_row(fetch, len, &mut f) };
+                // address live rows `0..len`, and `env` is of `world`; each
+                // row is handed out once; the caller holds the access.
+                unsafe { Q::for_each_row(&mut env, fetch, len, &mut f) };
             }
             return;
         }
@@ -258,9 +294,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             unsafe {
                 passing_runs::<F>(chunk_rows, filter, window, 0, len, |start, end| {
                     Q::mark_written(fetch, start, end - start, window.this_run);
-                    for row in start..end {
-                        f(Q::item(fetch, row));
-                    }
+                    items_of_rows::<Q>(&mut env, fetch, start..end, &mut f);
                 });
             }
         }
@@ -293,6 +327,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ///
     /// # Safety
     /// As [`QueryState::for_each_unchecked`].
+    ///
+    /// # Panics
+    /// If a relation term reads what the query writes (see
+    /// [`QueryState::iterable`]).
     #[inline]
     pub(crate) unsafe fn for_each_chunk_unchecked(
         &mut self,
@@ -300,8 +338,12 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         window: ChangeWindow,
         mut f: impl FnMut(Q::Slice<'_>),
     ) {
+        // A chunk's slice of a written column may cover a row a relation
+        // term of the same chunk reads.
+        Self::assert_iterable();
         // SAFETY: forwarded contract.
         let plan = unsafe { self.stamped_plan(world, window) };
+        let mut env = Q::env(world);
         for &Fetched {
             fetch: (fetch, filter),
             len,
@@ -318,7 +360,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                     let end = (start + chunk_rows).min(len);
                     // SAFETY: live rows, each slice handed out once; the
                     // caller holds the access.
-                    f(unsafe { Q::slice(fetch, start, end - start) });
+                    f(unsafe { Q::slice(&mut env, fetch, start, end - start) });
                     start = end;
                 }
                 continue;
@@ -331,7 +373,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 unsafe {
                     passing_runs::<F>(chunk_rows, filter, window, start, end, |a, b| {
                         Q::mark_written(fetch, a, b - a, window.this_run);
-                        f(Q::slice(fetch, a, b - a));
+                        f(Q::slice(&mut env, fetch, a, b - a));
                     });
                 }
                 start = end;
@@ -376,13 +418,18 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         }
     }
 
-    /// The item of one entity through a shared world.
+    /// The item of one entity through a shared world. An entity whose
+    /// relation term finds nothing (no parent, say) is
+    /// [`EntityError::MissingComponent`], as one whose archetype does not
+    /// match.
     ///
     /// # Safety
     /// For as long as the item lives, no other access to the components
     /// this query writes (or reads, if it writes them elsewhere) may
     /// happen: the caller must hold the query's [`Access`](super::Access),
-    /// as the schedule does.
+    /// as the schedule does; and where a relation term reads what the
+    /// query writes (see [`QueryState::iterable`]), no other item of this
+    /// query may be alive meanwhile.
     pub unsafe fn get_unchecked<'w>(
         &mut self,
         world: &'w WorldCore,
@@ -394,16 +441,17 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             .entities
             .locate(entity)
             .ok_or(EntityError::NoSuchEntity(entity))?;
+        let missing = EntityError::MissingComponent {
+            entity,
+            component: std::any::type_name::<Q>(),
+        };
         let Some(k) = self.slot_of(archetype) else {
-            return Err(EntityError::MissingComponent {
-                entity,
-                component: std::any::type_name::<Q>(),
-            });
+            return Err(missing);
         };
         let (id, (state, filter)) = self.cache.matched[k];
         let arch = world.archetypes().get(id);
-        // SAFETY: the states match `arch`; the located row is live; the
-        // caller holds the access.
+        // SAFETY: the states match `arch`; the located row is live and
+        // `env` is of its world; the caller holds the access.
         unsafe {
             if !F::DENSE && !F::row_passes(F::fetch(arch, filter), row, window) {
                 return Err(EntityError::FilteredOut {
@@ -412,8 +460,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 });
             }
             let fetch = Q::fetch(arch, state);
+            let item = Q::try_item(&mut Q::env(world), fetch, row).ok_or(missing)?;
             Q::mark_written(fetch, row, 1, window.this_run);
-            Ok(Q::item(fetch, row))
+            Ok(item)
         }
     }
 
@@ -421,6 +470,11 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// (at chunk boundaries, and within a chunk once a thread's share is one
     /// chunk).
     /// Use `ThreadPool::install` to pick the thread count.
+    ///
+    /// # Panics
+    /// If a relation term reads what the query writes (see
+    /// [`QueryState::iterable`]): one thread would read a relative's row
+    /// while another writes it.
     pub fn par_for_each(&mut self, world: &mut WorldCore, f: impl Fn(Q::Item<'_>) + Send + Sync)
     where
         for<'w> Q::Item<'w>: Send,
@@ -431,6 +485,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     }
 
     /// Like [`QueryState::for_each_chunk`], split by chunk across the current rayon pool.
+    ///
+    /// # Panics
+    /// As [`QueryState::par_for_each`].
     pub fn par_for_each_chunk(
         &mut self,
         world: &mut WorldCore,
@@ -452,6 +509,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ///
     /// # Safety
     /// As [`QueryState::for_each_unchecked`].
+    ///
+    /// # Panics
+    /// As [`QueryState::par_for_each`].
     pub(crate) unsafe fn par_for_each_unchecked(
         &mut self,
         world: &WorldCore,
@@ -460,6 +520,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ) where
         for<'w> Q::Item<'w>: Send,
     {
+        // Refused even where it would run in place, so that whether a
+        // loop runs depends on the query, not on the thread it runs on.
+        Self::assert_iterable();
         if crate::parallel::sequential_here() {
             // SAFETY: forwarded contract; one thread visits every row once.
             return unsafe { self.for_each_unchecked(world, window, f) };
@@ -483,10 +546,14 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             })
             .collect();
         let run = |range: RowRange<(Q::State, F::State)>| {
+            // Each piece its own `Env` (a relation term's memo of the
+            // archetype it last reached), made on its own thread.
+            let mut env = Q::env(world);
             // SAFETY: the states were matched on the range's archetype; the
             // shares are disjoint ranges of live rows, so each row's item
-            // is created (and stamped) by one piece; the caller holds the
-            // access.
+            // is created (and stamped) by one piece; a relation term reads
+            // only what no piece writes (`assert_iterable`); the caller
+            // holds the access.
             unsafe {
                 written_runs::<Q, F>(
                     archetypes.get(range.archetype),
@@ -494,11 +561,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                     window,
                     range.start as usize,
                     range.end as usize,
-                    |fetch, a, b| {
-                        for row in a..b {
-                            f(Q::item(fetch, row));
-                        }
-                    },
+                    |fetch, a, b| items_of_rows::<Q>(&mut env, fetch, a..b, &mut &f),
                 );
             }
         };
@@ -514,6 +577,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ///
     /// # Safety
     /// As [`QueryState::for_each_unchecked`].
+    ///
+    /// # Panics
+    /// As [`QueryState::par_for_each`].
     pub(crate) unsafe fn par_for_each_chunk_unchecked(
         &mut self,
         world: &WorldCore,
@@ -522,14 +588,17 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ) where
         for<'w> Q::Slice<'w>: Send,
     {
+        Self::assert_iterable();
         self.update(world);
         let body = |arch: &Archetype, states: (Q::State, F::State), chunk: usize| {
             let (start, len) = arch.chunk_rows_of(chunk);
+            let mut env = Q::env(world);
             // SAFETY: the states were matched on `arch`; each chunk goes to
-            // one piece; the caller holds the access.
+            // one piece; a relation term reads only what no piece writes
+            // (`assert_iterable`); the caller holds the access.
             unsafe {
                 written_runs::<Q, F>(arch, states, window, start, start + len, |fetch, a, b| {
-                    f(Q::slice(fetch, a, b - a));
+                    f(Q::slice(&mut env, fetch, a, b - a));
                 });
             }
         };

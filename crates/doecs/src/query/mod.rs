@@ -7,8 +7,11 @@
 //! - [`state`]: [`QueryState`], the cached matching; `loops` and `iter`:
 //!   every loop form over it.
 //! - [`view`]: [`View`], one component type by entity, resolved once.
-//! - `relation`: [`PairQuery`], [`UpQuery`] and [`InheritQuery`], queries
-//!   joined with a relation's pairs.
+//! - `relation` and `inherit`: the relation terms, query data that follows
+//!   an entity's pairs: [`Up`] (a target's data, "my parent's `Height`"),
+//!   [`Pairs`] (the entity's targets) and [`OwnOrInherited`] (its own
+//!   component, else its prefab's), with their aliasing argument; and
+//!   [`Query::for_each_source`], the sources of one target.
 //!
 //! A [`Query`] is a query borrowing its world: what `world.query_mut()`,
 //! `world.query()` and a system's `ctx.query()` return. It reuses a
@@ -22,6 +25,7 @@ pub mod batched;
 pub mod change;
 pub mod data;
 pub mod filter;
+mod inherit;
 mod iter;
 mod loops;
 mod relation;
@@ -33,8 +37,9 @@ pub use batched::{Batch, BatchedIter};
 pub use change::{Added, Changed};
 pub use data::{QueryData, ReadOnlyQueryData};
 pub use filter::{Or, QueryFilter, With, Without};
+pub use inherit::OwnOrInherited;
 pub use iter::QueryIter;
-pub use relation::{InheritQuery, PairQuery, UpQuery};
+pub use relation::{Pairs, Up};
 pub use state::{QueryCaches, QueryState};
 pub use view::{View, ViewMut};
 
@@ -121,6 +126,10 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
 
     /// Calls `f` with every matching chunk's slices (under a change filter:
     /// every run of passing rows within a chunk).
+    ///
+    /// # Panics
+    /// If a relation term reads what the query writes (see
+    /// [`QueryState::iterable`]).
     pub fn for_each_chunk(&mut self, f: impl FnMut(Q::Slice<'_>)) {
         let (world, window) = (self.world, self.window);
         // SAFETY: as in `for_each`.
@@ -130,6 +139,10 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     /// `for_each` split across the current rayon pool (in a system: the
     /// schedule's pool): at chunk boundaries, and within a chunk once a
     /// thread's share is one chunk.
+    ///
+    /// # Panics
+    /// If a relation term reads what the query writes (see
+    /// [`QueryState::iterable`]).
     pub fn par_for_each(&mut self, f: impl Fn(Q::Item<'_>) + Send + Sync)
     where
         for<'a> Q::Item<'a>: Send,
@@ -140,6 +153,9 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     }
 
     /// `for_each_chunk` split across the current rayon pool.
+    ///
+    /// # Panics
+    /// As [`Query::par_for_each`].
     pub fn par_for_each_chunk(&mut self, f: impl Fn(Q::Slice<'_>) + Send + Sync)
     where
         for<'a> Q::Slice<'a>: Send,
@@ -149,7 +165,8 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
         unsafe { self.state().par_for_each_chunk_unchecked(world, window, f) }
     }
 
-    /// The item of one entity.
+    /// The item of one entity. One whose relation term finds nothing (no
+    /// parent, say) is [`EntityError::MissingComponent`].
     pub fn get(&mut self, entity: Entity) -> Result<Q::Item<'_>, EntityError> {
         let (world, window) = (self.world, self.window);
         // SAFETY: as in `for_each`; the item borrows `self`.
@@ -164,6 +181,12 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
     }
 
     /// An iterator over the items.
+    ///
+    /// # Panics
+    /// If a relation term reads what the query writes, like `(&mut Height,
+    /// Up<ChildOf, &Height>)`: collected items could hold one entity's
+    /// value both ways (see [`QueryState::iterable`]). Such a query runs in
+    /// [`Query::for_each`]; [`Query::try_iter`] returns the error instead.
     pub fn iter(&mut self) -> QueryIter<'_, Q, F> {
         let (world, window) = (self.world, self.window);
         let state = self.state();
@@ -173,8 +196,30 @@ impl<'w, Q: QueryData, F: QueryFilter + 'static> Query<'w, Q, F> {
         unsafe { QueryIter::new(world, &state.cache.matched, window) }
     }
 
+    /// [`Query::iter`], or the reason the query may not iterate.
+    ///
+    /// # Errors
+    /// [`AliasError::RelatedWrite`] if a relation term reads what the query
+    /// writes.
+    ///
+    /// ```
+    /// use doecs::{AliasError, ChildOf, Up, World};
+    /// struct Height(f32);
+    /// let mut world = World::new();
+    /// let mut q = world.query_mut::<(&mut Height, Up<ChildOf, &Height>)>();
+    /// assert!(matches!(q.try_iter(), Err(AliasError::RelatedWrite(_))));
+    /// q.for_each(|(own, parent)| own.0 = parent.0); // the callback loop runs
+    /// ```
+    pub fn try_iter(&mut self) -> Result<QueryIter<'_, Q, F>, AliasError> {
+        QueryState::<Q, F>::iterable()?;
+        Ok(self.iter())
+    }
+
     /// The items in batches of at most `batch` rows, for parallel loops the
     /// caller drives: batches are disjoint, and `Send` when the items are.
+    ///
+    /// # Panics
+    /// As [`Query::iter`].
     ///
     /// ```
     /// use rayon::prelude::*;

@@ -245,6 +245,50 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         Ok(access)
     }
 
+    /// Whether the query may run in its iterator, chunk and parallel forms.
+    /// Every query may, except one whose relation term reads a component
+    /// type the query also writes, like `(&mut Height, Up<ChildOf,
+    /// &Height>)`: a parent may be a visited row too, so two items alive
+    /// together (collected from an iterator, a chunk's slices, two threads'
+    /// rows) could hold its `Height` mutably and shared. Such a query runs
+    /// in its callback loops, `for_each` and `get`, whose items never
+    /// outlive their call.
+    ///
+    /// # Errors
+    /// [`AliasError::RelatedWrite`] naming the overlapping type, or the
+    /// query's own aliasing error.
+    ///
+    /// ```
+    /// use doecs::{AliasError, ChildOf, QueryState, Up};
+    /// struct Height(f32);
+    /// assert!(QueryState::<(&mut Height, Up<ChildOf, &u8>)>::iterable().is_ok());
+    /// assert!(matches!(
+    ///     QueryState::<(&mut Height, Up<ChildOf, &Height>)>::iterable(),
+    ///     Err(AliasError::RelatedWrite(_))
+    /// ));
+    /// ```
+    pub fn iterable() -> Result<(), AliasError> {
+        if !Q::READS_RELATED {
+            return Ok(());
+        }
+        match Self::try_access()?.related_overlap() {
+            Some(key) => Err(AliasError::RelatedWrite(key)),
+            None => Ok(()),
+        }
+    }
+
+    /// Panics unless [`QueryState::iterable`]: the check every iterator,
+    /// chunk and parallel form makes first. Free for queries without a
+    /// relation term.
+    #[inline(always)]
+    pub(crate) fn assert_iterable() {
+        if Q::READS_RELATED {
+            if let Err(e) = Self::iterable() {
+                panic!("doecs: {e}");
+            }
+        }
+    }
+
     /// What the query reads and writes, with the component types its
     /// entities must have and must lack.
     pub fn filtered_access() -> Result<FilteredAccess, AliasError> {
@@ -259,11 +303,13 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
 
     /// Whether the query names [`Prefab`](crate::Prefab): fetches
     /// it (also as an `Option`) or filters `With<Prefab>`. Only such a
-    /// query sees prefabs.
+    /// query sees prefabs. Reading `Prefab` on a related entity (`Up<IsA,
+    /// &Prefab>`) does not count: the prefab is the relative, not the
+    /// visited entity.
     pub fn asks_for_prefabs() -> bool {
         let prefab = TypeId::of::<crate::tags::Prefab>();
         Self::filtered_access().is_ok_and(|f| {
-            f.with.contains(&prefab) || f.access.reads().iter().any(|k| k.type_id == prefab)
+            f.with.contains(&prefab) || f.access.own_reads().iter().any(|k| k.type_id == prefab)
         })
     }
 
@@ -422,7 +468,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     pub(crate) unsafe fn count_in(&mut self, world: &WorldCore, window: ChangeWindow) -> usize {
         self.update(world);
         let archetypes = world.archetypes();
-        if F::DENSE {
+        if F::DENSE && Q::EVERY_ROW {
             return self
                 .cache
                 .matched
@@ -431,11 +477,14 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 .sum();
         }
         let mut n = 0;
-        for &(id, (_, filter)) in &self.cache.matched {
+        let mut env = Q::env(world);
+        for &(id, (state, filter)) in &self.cache.matched {
             let arch = archetypes.get(id);
-            // SAFETY: `filter` was made for `arch`; the caller holds the
-            // filter's read access.
+            // SAFETY: the states were made for `arch`, whose rows `0..len`
+            // are live, and `env` is of its world; the caller holds the
+            // filter's read access; `row_matches` reads no component.
             unsafe {
+                let fetch = Q::fetch(arch, state);
                 let filter = F::fetch(arch, filter);
                 super::loops::passing_runs::<F>(
                     arch.chunk_rows(),
@@ -443,7 +492,15 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                     window,
                     0,
                     arch.len(),
-                    |a, b| n += b - a,
+                    |a, b| {
+                        n += if Q::EVERY_ROW {
+                            b - a
+                        } else {
+                            (a..b)
+                                .filter(|&row| Q::row_matches(&mut env, fetch, row))
+                                .count()
+                        }
+                    },
                 )
             };
         }

@@ -33,12 +33,12 @@
 //! the pair tables, the [`Relation`] trait, the built-in relations and the
 //! [`Hierarchy`] view. What builds on them lives in the layers above: the
 //! world's pair operations and prefab instancing in `world` (`relations`,
-//! `add_pairs`, `prefab`), and the pair queries ([`PairQuery`],
-//! [`UpQuery`], [`InheritQuery`]) in `query`.
+//! `add_pairs`, `prefab`), and the relation terms of queries ([`Up`],
+//! [`Pairs`], [`OwnOrInherited`], and `Query::for_each_source`) in `query`.
 //!
-//! [`PairQuery`]: crate::PairQuery
-//! [`UpQuery`]: crate::UpQuery
-//! [`InheritQuery`]: crate::InheritQuery
+//! [`Up`]: crate::Up
+//! [`Pairs`]: crate::Pairs
+//! [`OwnOrInherited`]: crate::OwnOrInherited
 
 mod hierarchy;
 pub(crate) mod table;

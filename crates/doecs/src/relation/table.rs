@@ -212,6 +212,16 @@ impl<R: Relation> RelationTable<R> {
         }
     }
 
+    /// The pairs of `source`, if it has any.
+    #[inline]
+    pub(crate) fn pairs_if_any(&self, source: Entity) -> Option<Targets<'_, R>> {
+        let at = self.out_head(source)?;
+        Some(Targets {
+            rows: &self.rows,
+            at: Some(at),
+        })
+    }
+
     /// Whether `source` has a pair.
     #[inline]
     pub(crate) fn has_pairs(&self, source: Entity) -> bool {
