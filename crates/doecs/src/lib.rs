@@ -77,9 +77,10 @@ pub use relation::{
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use system::desc::SystemDesc;
 pub use system::{
-    function_system, system, Conflict, ExclusiveMarker, FunctionMarker, FunctionSystem,
-    IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess, ParamList, Res, ResMut, System,
-    SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemKind, SystemParam,
+    function_system, not, on_event, resource_exists, system, Condition, ConditionDesc,
+    ConditionExt, ConditionFunction, Conflict, ExclusiveMarker, FunctionMarker, FunctionSystem,
+    IntoCondition, IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess, ParamList, Res, ResMut,
+    System, SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemKind, SystemParam,
     SystemParamFunction, SystemParamItem,
 };
 pub use tick::{ChangeWindow, Tick};

@@ -21,7 +21,8 @@ pub use crate::query::{
 pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError, Targets};
 pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::{
-    system, IntoSystemDesc, Local, Manager, ManagerMut, Res, ResMut, SystemConfig,
+    not, on_event, resource_exists, system, ConditionExt, IntoSystemDesc, Local, Manager,
+    ManagerMut, Res, ResMut, SystemConfig,
 };
 pub use crate::universe::Universe;
 pub use crate::world::command::{CommandBuffer, Commands};

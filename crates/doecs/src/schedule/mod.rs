@@ -35,7 +35,8 @@ pub use plan::Plan;
 use crate::entities::spawn_ids::{self as ids, SpawnIds};
 use crate::parallel;
 pub use crate::parallel::on_schedule_pool;
-use crate::system::context::QueryCaches;
+use crate::system::condition::Condition;
+use crate::system::context::{QueryCaches, SpawnSource, SystemContext};
 use crate::system::desc::{IntoSystemDesc, SystemDesc, SystemKind};
 pub use crate::system::error::ScheduleError;
 use crate::system::{System, SystemAccess};
@@ -88,6 +89,8 @@ struct Slot {
     before: Vec<String>,
     after: Vec<String>,
     labels: Vec<String>,
+    /// Its run conditions: it runs only when all hold.
+    conditions: Vec<Box<dyn Condition>>,
     commands: CommandBuffer,
     /// Per-world state, one entry per live world this schedule ran on.
     worlds: PerWorld<WorldState>,
@@ -218,7 +221,17 @@ impl Schedule {
     {
         let desc: SystemDesc = system.into_desc();
         let system = desc.system?;
-        let access = system.access().clone();
+        let mut access = system.access().clone();
+        let mut conditions = Vec::with_capacity(desc.conditions.len());
+        for condition in desc.conditions {
+            let condition = condition.0?;
+            // The condition reads in the system's step: its reads are the
+            // system's too (without making an exclusive system less so).
+            let exclusive = access.exclusive;
+            access.extend(condition.access());
+            access.exclusive = exclusive;
+            conditions.push(condition);
+        }
         let name: std::sync::Arc<str> =
             desc.name.unwrap_or_else(|| system.name().to_owned()).into();
         self.steps.push(Step::System(self.slots.len()));
@@ -230,6 +243,7 @@ impl Schedule {
             before: desc.before,
             after: desc.after,
             labels: desc.labels,
+            conditions,
             commands: CommandBuffer::new(),
             worlds: PerWorld::default(),
             last_time: None,
@@ -345,6 +359,27 @@ impl Schedule {
     }
 }
 
+/// Whether every run condition of `slot` holds, evaluated in a context
+/// with the slot's access over `world` (an exclusive system's conditions
+/// read through the world it is about to get).
+fn conditions_hold(slot: &mut Slot, world: &WorldCore, window: ChangeWindow) -> bool {
+    if slot.conditions.is_empty() {
+        return true;
+    }
+    let here = slot.worlds.current();
+    let mut commands = CommandBuffer::new();
+    let mut context = SystemContext::new(
+        world,
+        &slot.access,
+        &slot.name,
+        &mut commands,
+        SpawnSource::Pool(&mut here.spawn_ids),
+        &mut here.caches,
+        window,
+    );
+    slot.conditions.iter_mut().all(|c| c.evaluate(&mut context))
+}
+
 /// One run of a built plan.
 struct PlanRun<'a> {
     plan: &'a Plan,
@@ -372,12 +407,21 @@ impl PlanRun<'_> {
                         last_run: slot.here().last_run,
                         this_run: tick,
                     };
-                    let system = &mut slot.system;
                     let start = Instant::now();
-                    let outcome =
-                        catch_unwind(AssertUnwindSafe(|| system.run_exclusive(world, window)));
+                    let slot_ref = &mut *slot;
+                    let outcome = catch_unwind(AssertUnwindSafe(|| {
+                        let runs = conditions_hold(slot_ref, &world.core, window);
+                        if runs {
+                            slot_ref.system.run_exclusive(world, window);
+                        }
+                        runs
+                    }));
                     slot.last_time = Some(start.elapsed());
-                    slot.here().last_run = tick;
+                    // A skipped system keeps its change window (see
+                    // `system::condition`).
+                    if matches!(outcome, Ok(true) | Err(_)) {
+                        slot.here().last_run = tick;
+                    }
                     let after = world.change_tick().max(tick.next());
                     world.set_change_tick(after);
                     if let Err(payload) = outcome {

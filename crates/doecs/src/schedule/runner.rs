@@ -233,12 +233,18 @@ impl Run<'_> {
                 &mut here.caches,
                 slot.window,
             );
-            slot.system.run(&mut context);
+            let runs = slot.conditions.iter_mut().all(|c| c.evaluate(&mut context));
+            if runs {
+                slot.system.run(&mut context);
+            }
+            runs
         }));
         slot.last_time = Some(start.elapsed());
-        slot.ran = true;
+        // A system skipped by a run condition did not run: its change
+        // window stays (see `system::condition`).
+        slot.ran = !matches!(outcome, Ok(false));
         match outcome {
-            Ok(()) => true,
+            Ok(_) => true,
             Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 self.panics

@@ -21,6 +21,7 @@
 //! # Ok::<(), doecs::ScheduleError>(())
 //! ```
 
+use super::condition::{ConditionDesc, IntoCondition};
 use super::error::ScheduleError;
 use super::function::{function_system, system_name, ExclusiveSystem, SystemParamFunction};
 use super::System;
@@ -34,6 +35,7 @@ pub struct SystemDesc {
     pub(crate) before: Vec<String>,
     pub(crate) after: Vec<String>,
     pub(crate) labels: Vec<String>,
+    pub(crate) conditions: Vec<ConditionDesc>,
 }
 
 impl std::fmt::Debug for SystemDesc {
@@ -60,6 +62,7 @@ impl SystemDesc {
             before: Vec::new(),
             after: Vec::new(),
             labels: Vec::new(),
+            conditions: Vec::new(),
         }
     }
 
@@ -78,6 +81,41 @@ impl SystemDesc {
     /// Adds a label others can order against (several systems may share one).
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.labels.push(label.into());
+        self
+    }
+
+    /// Runs the system only when `condition` holds (and every other
+    /// condition given).
+    ///
+    /// A condition is a function of read-only system parameters returning
+    /// `bool`, or a common one ([`resource_exists`](crate::resource_exists),
+    /// [`on_event`](crate::on_event)), combined with
+    /// [`and`](crate::ConditionExt::and), [`or`](crate::ConditionExt::or)
+    /// (both short-circuit) and [`not`](crate::not). One that writes or
+    /// records commands is refused when the system is added. Its reads
+    /// join the system's access, and it is evaluated in the system's step,
+    /// with the system's change window. A skipped system's window does not
+    /// move: when it next runs, its change filters see every change since
+    /// its last run, those made while it was skipped included.
+    ///
+    /// ```
+    /// use doecs::prelude::*;
+    /// struct Paused(bool);
+    /// struct Ticks(u32);
+    /// fn running(paused: Res<Paused>) -> bool { !paused.0 }
+    /// fn tick(mut t: ResMut<Ticks>) { t.0 += 1; }
+    ///
+    /// let mut world = World::new();
+    /// world.insert_resource(Paused(true));
+    /// world.insert_resource(Ticks(0));
+    /// let mut schedule = Schedule::with_threads(1);
+    /// schedule.add_system(tick.run_if(running))?;
+    /// schedule.run(&mut world)?;
+    /// assert_eq!(world.resource::<Ticks>().unwrap().0, 0);
+    /// # Ok::<(), ScheduleError>(())
+    /// ```
+    pub fn run_if<M>(mut self, condition: impl IntoCondition<M>) -> Self {
+        self.conditions.push(condition.into_condition());
         self
     }
 
@@ -208,6 +246,14 @@ pub trait SystemConfig<Marker>: SystemKind<Marker> + Sized {
         Self: IntoSystemDesc<Marker>,
     {
         self.into_desc().label(label)
+    }
+
+    /// Runs the system only when `condition` holds.
+    fn run_if<C>(self, condition: impl IntoCondition<C>) -> SystemDesc
+    where
+        Self: IntoSystemDesc<Marker>,
+    {
+        self.into_desc().run_if(condition)
     }
 
     /// Renames the system.

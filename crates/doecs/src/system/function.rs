@@ -91,6 +91,17 @@ pub trait SystemParamFunction<Marker>: Send + 'static {
     }
 }
 
+/// A function of system parameters returning `bool`: a run condition
+/// (see [`SystemConfig::run_if`](super::SystemConfig::run_if)), with
+/// `Marker` naming its parameter types.
+pub trait ConditionFunction<Marker>: Send + 'static {
+    /// Its parameters.
+    type Params: ParamList;
+
+    /// Calls the function with fetched parameters.
+    fn call(&mut self, items: <Self::Params as ParamList>::Items<'_>) -> bool;
+}
+
 /// The item of parameter `P` for one run.
 pub type SystemParamItem<'a, P> = <P as SystemParam>::Item<'a>;
 
@@ -131,6 +142,25 @@ macro_rules! system_function {
             fn call(&mut self, items: <Self::Params as ParamList>::Items<'_>) {
                 #[allow(clippy::too_many_arguments)]
                 fn call_inner<$($param),*>(mut f: impl FnMut($($param),*), $($param: $param),*) {
+                    f($($param),*)
+                }
+                let ($($param,)*) = items;
+                call_inner(self, $($param),*)
+            }
+        }
+
+        #[allow(non_snake_case)]
+        impl<Func, $($param: SystemParam),*> ConditionFunction<fn($($param,)*)> for Func
+        where
+            Func: Send + 'static,
+            for<'a> &'a mut Func: FnMut($($param),*) -> bool + FnMut($(SystemParamItem<'_, $param>),*) -> bool,
+        {
+            type Params = ($($param,)*);
+
+            #[inline]
+            fn call(&mut self, items: <Self::Params as ParamList>::Items<'_>) -> bool {
+                #[allow(clippy::too_many_arguments)]
+                fn call_inner<$($param),*>(mut f: impl FnMut($($param),*) -> bool, $($param: $param),*) -> bool {
                     f($($param),*)
                 }
                 let ($($param,)*) = items;
@@ -200,11 +230,25 @@ pub fn function_system<M: 'static, F: SystemParamFunction<M>>(
     let mut params = Vec::new();
     // The first world's states are made on the first run, like the others'.
     let _ = F::Params::describe(&mut params);
+    let access = access_of(&name, &params)?;
+    Ok(FunctionSystem {
+        func,
+        state: PerWorld::default(),
+        name,
+        access,
+        params,
+        _marker: PhantomData,
+    })
+}
+
+/// The access of a system (or run condition) called `name` with
+/// parameters `params`, refusing parameters that would alias.
+pub(crate) fn access_of(name: &str, params: &[ParamAccess]) -> Result<SystemAccess, ScheduleError> {
     let mut access = SystemAccess::default();
     for (i, p) in params.iter().enumerate() {
         if let Some(reason) = &p.invalid {
             return Err(ScheduleError::InvalidParam {
-                system: name,
+                system: name.to_owned(),
                 param: p.name.clone(),
                 reason: reason.clone(),
             });
@@ -212,7 +256,7 @@ pub fn function_system<M: 'static, F: SystemParamFunction<M>>(
         for q in &params[..i] {
             if let Some(reason) = q.conflict_with(p) {
                 return Err(ScheduleError::ConflictingParams {
-                    system: name,
+                    system: name.to_owned(),
                     first: q.name.clone(),
                     second: p.name.clone(),
                     reason,
@@ -227,25 +271,10 @@ pub fn function_system<M: 'static, F: SystemParamFunction<M>>(
         super::merge(&mut access.event_writes, &p.event_writes);
         super::merge(&mut access.event_reads, &p.event_reads);
         super::merge(&mut access.setup, &p.setup);
-        for key in &p.required_resources {
-            if !access.required_resources.contains(key) {
-                access.required_resources.push(*key);
-            }
-        }
-        for key in &p.required_managers {
-            if !access.required_managers.contains(key) {
-                access.required_managers.push(*key);
-            }
-        }
+        super::merge(&mut access.required_resources, &p.required_resources);
+        super::merge(&mut access.required_managers, &p.required_managers);
     }
-    Ok(FunctionSystem {
-        func,
-        state: PerWorld::default(),
-        name,
-        access,
-        params,
-        _marker: PhantomData,
-    })
+    Ok(access)
 }
 
 impl<F: SystemParamFunction<M>, M: 'static> System for FunctionSystem<F, M> {

@@ -20,6 +20,7 @@
 //!   running a schedule) can fail with.
 
 pub mod builder;
+pub mod condition;
 pub mod context;
 pub mod desc;
 pub mod error;
@@ -27,10 +28,14 @@ pub mod function;
 pub mod param;
 
 pub use builder::{system, SystemBuilder};
+pub use condition::{
+    not, on_event, resource_exists, Condition, ConditionDesc, ConditionExt, IntoCondition,
+};
 pub use context::SystemContext;
 pub use desc::{ExclusiveMarker, FunctionMarker, IntoSystemDesc, SystemConfig, SystemKind};
 pub use function::{
-    function_system, system_name, FunctionSystem, ParamList, SystemParamFunction, SystemParamItem,
+    function_system, system_name, ConditionFunction, FunctionSystem, ParamList,
+    SystemParamFunction, SystemParamItem,
 };
 pub use param::{
     short_type_name, Local, Manager, ManagerMut, ParamAccess, QueryParamState, Res, ResMut,
