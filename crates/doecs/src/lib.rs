@@ -47,9 +47,10 @@ mod world;
 pub use world::{command, hooks};
 
 pub use app::{
-    AnyLabel, App, AppError, AppExit, CustomRunner, First, Fixed, FixedUpdate, Last, Plugin,
-    PostUpdate, PreUpdate, Real, Runner, ScheduleLabel, Startup, Time, TimeSource, Update,
-    DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP,
+    in_state, AnyLabel, App, AppError, AppExit, CustomRunner, First, Fixed, FixedUpdate, Last,
+    NextState, OnEnter, OnExit, Plugin, PostUpdate, PreUpdate, Real, Runner, ScheduleLabel,
+    Startup, State, StateScoped, States, Time, TimeSource, Update, DEFAULT_MAX_STEPS,
+    DEFAULT_TIMESTEP,
 };
 pub use bundle::Bundle;
 pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands};

@@ -8,8 +8,8 @@
 //! descriptors, storage ids, access sets) stay at the crate root.
 
 pub use crate::app::{
-    App, AppError, AppExit, First, Fixed, FixedUpdate, Last, Plugin, PostUpdate, PreUpdate,
-    Startup, Time, TimeSource, Update,
+    in_state, App, AppError, AppExit, First, Fixed, FixedUpdate, Last, NextState, OnEnter, OnExit,
+    Plugin, PostUpdate, PreUpdate, Startup, State, StateScoped, States, Time, TimeSource, Update,
 };
 pub use crate::entity::Entity;
 pub use crate::error::EntityError;

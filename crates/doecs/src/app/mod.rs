@@ -23,17 +23,22 @@
 //! apply, and silently keeping one would hide that. A plugin that needs
 //! another adds it only if [`App::has_plugin`] says it is missing.
 //!
+//! States ([`App::insert_state`]) change at one point per update, after
+//! [`PreUpdate`]: the [`State`] docs say what runs then.
+//!
 //! Determinism. Phases run one after another, each a schedule with the
 //! guarantees of [`Schedule::run`]; the fixed step count is integer
 //! arithmetic on frame lengths. With a [`TimeSource::Manual`] clock, the
 //! world after N updates is the same at any thread count.
 
 mod label;
+mod state;
 mod time;
 
 pub use label::{
     AnyLabel, First, FixedUpdate, Last, PostUpdate, PreUpdate, ScheduleLabel, Startup, Update,
 };
+pub use state::{in_state, NextState, OnEnter, OnExit, State, StateScoped, States};
 pub use time::{Fixed, Real, Time, TimeSource, DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP};
 
 use crate::event::EventCursor;
@@ -77,6 +82,12 @@ pub enum AppError {
         /// The label, as `Debug` prints it.
         label: String,
     },
+    /// A state type was inserted already.
+    #[error("state type `{name}` was inserted already")]
+    DuplicateState {
+        /// The state type's name.
+        name: String,
+    },
     /// A system could not be added, or a phase's schedule failed to run.
     #[error("phase `{phase}`: {source}")]
     Schedule {
@@ -119,6 +130,28 @@ pub trait Plugin: Send + Sync + 'static {
     }
 }
 
+/// A state type: what its transition point runs, and the types of its
+/// `OnEnter` and `OnExit` labels.
+struct StateType {
+    state: TypeId,
+    labels: [TypeId; 2],
+    transition: fn(&mut App) -> Result<(), AppError>,
+}
+
+/// State type `S`'s transition point (see the `state` module docs).
+fn transition<S: States>(app: &mut App) -> Result<(), AppError> {
+    match state::take_transition::<S>(&mut app.world) {
+        state::Transition::None => Ok(()),
+        state::Transition::Enter(first) => app.run_on_demand(&OnEnter(first)),
+        state::Transition::Change { from, to } => {
+            app.run_on_demand(&OnExit(from.clone()))?;
+            state::despawn_scoped(&mut app.world, &from);
+            state::set_state(&mut app.world, to.clone());
+            app.run_on_demand(&OnEnter(to))
+        }
+    }
+}
+
 /// One phase: its label and its schedule.
 struct Phase {
     label: AnyLabel,
@@ -148,6 +181,10 @@ pub struct App {
     startup: Option<Schedule>,
     /// The main phases, in run order (`FixedUpdate` among them).
     phases: Vec<Phase>,
+    /// Schedules run on demand: a state's `OnEnter` and `OnExit`.
+    on_demand: Vec<Phase>,
+    /// The state types, in the order inserted.
+    states: Vec<StateType>,
     plugins: Vec<TypeId>,
     clock: FrameClock,
     exit_cursor: EventCursor<AppExit>,
@@ -191,6 +228,8 @@ impl App {
             world,
             startup: Some(Schedule::with_threads(threads)),
             phases: Vec::new(),
+            on_demand: Vec::new(),
+            states: Vec::new(),
             plugins: Vec::new(),
             clock: FrameClock::new(TimeSource::Real),
             exit_cursor,
@@ -283,13 +322,85 @@ impl App {
                 label: "Startup (already run)".to_owned(),
             });
         }
-        self.phases
-            .iter_mut()
-            .find(|p| p.label.is(&phase))
-            .map(|p| &mut p.schedule)
-            .ok_or_else(|| AppError::UnknownPhase {
-                label: format!("{phase:?}"),
-            })
+        if let Some(at) = self.phases.iter().position(|p| p.label.is(&phase)) {
+            return Ok(&mut self.phases[at].schedule);
+        }
+        let on_demand = self.on_demand.iter().position(|p| p.label.is(&phase));
+        let at = match on_demand {
+            Some(at) => at,
+            None => {
+                let kind = phase.as_any().type_id();
+                if !self.states.iter().any(|s| s.labels.contains(&kind)) {
+                    return Err(AppError::UnknownPhase {
+                        label: format!("{phase:?}"),
+                    });
+                }
+                self.on_demand.push(Phase {
+                    label: phase.boxed(),
+                    schedule: Schedule::with_threads(self.threads),
+                });
+                self.on_demand.len() - 1
+            }
+        };
+        Ok(&mut self.on_demand[at].schedule)
+    }
+
+    /// Registers state type `S` with its first value, entered at the first
+    /// update's transition point (see [`State`]). Systems can then be added
+    /// to its [`OnEnter`] and [`OnExit`] schedules. A state type inserted
+    /// twice is refused with [`AppError::DuplicateState`].
+    ///
+    /// ```
+    /// use doecs::prelude::*;
+    /// #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    /// enum Screen { Menu, Playing }
+    /// struct Started(bool);
+    /// fn start(mut next: ResMut<NextState<Screen>>) { next.set(Screen::Playing); }
+    /// fn on_play(mut started: ResMut<Started>) { started.0 = true; }
+    ///
+    /// let mut app = App::with_threads(1);
+    /// app.world_mut().insert_resource(Started(false));
+    /// app.insert_state(Screen::Menu)?;
+    /// app.add_systems(Update, start.run_if(in_state(Screen::Menu)))?;
+    /// app.add_systems(OnEnter(Screen::Playing), on_play)?;
+    /// app.update()?; // enters Menu; `start` asks for Playing
+    /// app.update()?; // leaves Menu, enters Playing
+    /// assert_eq!(app.world().resource::<State<Screen>>().unwrap().get(), &Screen::Playing);
+    /// assert!(app.world().resource::<Started>().unwrap().0);
+    /// # Ok::<(), AppError>(())
+    /// ```
+    pub fn insert_state<S: States>(&mut self, first: S) -> Result<&mut Self, AppError> {
+        let state = TypeId::of::<S>();
+        if self.states.iter().any(|s| s.state == state) {
+            return Err(AppError::DuplicateState {
+                name: std::any::type_name::<S>().to_owned(),
+            });
+        }
+        self.states.push(StateType {
+            state,
+            labels: [TypeId::of::<OnEnter<S>>(), TypeId::of::<OnExit<S>>()],
+            transition: transition::<S>,
+        });
+        self.world.insert_resource(State(first.clone()));
+        self.world.insert_resource(state::Unentered(first));
+        self.world.insert_resource(NextState::<S>::default());
+        Ok(self)
+    }
+
+    /// Runs the on-demand schedule `label`, if it has one.
+    fn run_on_demand(&mut self, label: &dyn ScheduleLabel) -> Result<(), AppError> {
+        match self.on_demand.iter_mut().find(|p| p.label.is(label)) {
+            Some(phase) => run_phase(&mut phase.schedule, &mut self.world, &phase.label),
+            None => Ok(()),
+        }
+    }
+
+    /// Applies every state type's requested change, in insertion order.
+    fn apply_state_transitions(&mut self) -> Result<(), AppError> {
+        for k in 0..self.states.len() {
+            (self.states[k].transition)(self)?;
+        }
+        Ok(())
     }
 
     /// Inserts phase `phase` to run right after phase `after` in every
@@ -365,7 +476,8 @@ impl App {
             .resource_mut::<Time<Fixed>>()
             .expect("an app's world keeps its Time<Fixed>")
             .accumulate(frame);
-        for phase in &mut self.phases {
+        for k in 0..self.phases.len() {
+            let phase = &mut self.phases[k];
             if phase.label.is(&FixedUpdate) {
                 for _ in 0..steps {
                     self.world
@@ -376,6 +488,9 @@ impl App {
                 }
             } else {
                 run_phase(&mut phase.schedule, &mut self.world, &phase.label)?;
+                if phase.label.is(&PreUpdate) {
+                    self.apply_state_transitions()?;
+                }
             }
         }
         let events = self
