@@ -41,10 +41,8 @@ mod universe;
 mod world;
 
 // Command buffers and hooks belong to the world layer (the structural core
-// applies and fires them); their public paths stay `doecs::command` and
-// `doecs::hooks`.
-#[doc(inline)]
-pub use world::{command, hooks};
+// applies and fires them); their items are re-exported below.
+use world::{command, hooks};
 
 pub use app::{
     in_state, AnyLabel, App, AppError, AppExit, CustomRunner, First, Fixed, FixedUpdate, Last,
