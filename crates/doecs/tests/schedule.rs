@@ -518,3 +518,52 @@ fn a_schedule_forgets_the_state_of_dropped_worlds() {
         "only the live world's Local"
     );
 }
+
+#[derive(Debug)]
+struct Made;
+
+#[test]
+fn a_system_ordered_after_one_that_records_commands_sees_them() {
+    use doecs::{Commands, Query, SystemConfig};
+    use std::sync::Mutex;
+    for threads in [1, 2] {
+        let counts: Arc<Mutex<Vec<usize>>> = Arc::default();
+        let mut world = World::new();
+        let mut s = Schedule::with_threads(threads);
+        let c = counts.clone();
+        // The reader is added first and ordered after the spawner: ordering
+        // crosses the automatic sync point between them.
+        s.add_system(
+            (move |mut q: Query<&Made>| c.lock().unwrap().push(q.iter().count()))
+                .named("count")
+                .after("spawn"),
+        )
+        .unwrap();
+        s.add_system(
+            (|mut commands: Commands| {
+                commands.spawn((Made,));
+            })
+            .named("spawn"),
+        )
+        .unwrap();
+        s.run(&mut world).unwrap();
+        s.run(&mut world).unwrap();
+        assert_eq!(*counts.lock().unwrap(), [1, 2], "{threads} threads");
+        let plan = s.plan().unwrap().to_string();
+        assert!(plan.contains("segment 0:\n  stage 0: spawn"), "{plan}");
+        assert!(plan.contains("sync point"), "{plan}");
+        assert!(plan.contains("segment 1:\n  stage 0: count"), "{plan}");
+    }
+}
+
+#[test]
+fn ordering_after_a_system_without_commands_adds_no_sync_point() {
+    let mut s = Schedule::with_threads(1);
+    s.add_system(system("a").writes::<Pos>().run(|_| {}))
+        .unwrap();
+    s.add_system(system("b").reads::<Pos>().run(|_| {}).after("a"))
+        .unwrap();
+    let plan = s.plan().unwrap().to_string();
+    assert!(!plan.contains("sync point"), "{plan}");
+    assert!(plan.contains("stage 1: b"), "{plan}");
+}

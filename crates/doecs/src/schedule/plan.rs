@@ -1,7 +1,13 @@
 //! The schedule's plan: which systems may overlap, and why the others are ordered.
 //!
 //! Sync points and exclusive systems cut the schedule into segments that run
-//! one after another. Inside a segment the plan is a dependency graph (the task
+//! one after another, with command buffers applied between them. A sync
+//! point falls where the schedule needs one: before a system ordered after
+//! one that records commands (so it sees them, as bevy's automatic
+//! `ApplyDeferred` does), around every exclusive system, and where
+//! [`add_sync_point`](super::Schedule::add_sync_point) put one in insertion
+//! order. Ordering crosses automatic sync points freely; a manual one or an
+//! exclusive system is a barrier in insertion order. Inside a segment the plan is a dependency graph (the task
 //! graph of Jungwan Byun's "Data-oriented Entity Component System"): an edge `a -> b` means `b` starts only after `a` ends.
 //! Edges come from three places, in this order:
 //! 1. explicit `before`/`after` constraints (a cycle among them is an error);
@@ -133,25 +139,6 @@ impl Plan {
                 return Err(ScheduleError::DuplicateName(f.name.to_owned()));
             }
         }
-        // Cut into segments; remember each system's segment.
-        let mut groups: Vec<(bool, Vec<usize>)> = vec![(false, Vec::new())];
-        for step in steps {
-            match *step {
-                Step::Sync => groups.push((false, Vec::new())),
-                Step::System(i) if facts[i].access.exclusive => {
-                    groups.push((true, vec![i]));
-                    groups.push((false, Vec::new()));
-                }
-                Step::System(i) => groups.last_mut().expect("never empty").1.push(i),
-            }
-        }
-        groups.retain(|(exclusive, members)| *exclusive || !members.is_empty());
-        let mut segment_of = vec![0usize; facts.len()];
-        for (s, (_, members)) in groups.iter().enumerate() {
-            for &i in members {
-                segment_of[i] = s;
-            }
-        }
         // Labels: each names every system that carries it.
         let mut by_label: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, f) in facts.iter().enumerate() {
@@ -195,32 +182,133 @@ impl Plan {
                     cycle: vec![facts[a].name.to_owned(), facts[a].name.to_owned()],
                 });
             }
-            if segment_of[a] > segment_of[b] {
-                return Err(ScheduleError::ContradictsSyncPoint {
-                    first: facts[a].name.to_owned(),
-                    second: facts[b].name.to_owned(),
-                });
+        }
+        let level = Self::levels(facts, steps, &constraints)?;
+        // One segment per level, in level order: an exclusive system alone,
+        // the others as a graph of the constraints between them.
+        let depth = level.iter().copied().max().map_or(0, |m| m + 1);
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); depth];
+        for step in steps {
+            if let Step::System(i) = *step {
+                members[level[i]].push(i);
             }
         }
-        let mut segments = Vec::with_capacity(groups.len());
-        for (s, (exclusive, members)) in groups.into_iter().enumerate() {
-            if exclusive {
-                segments.push(Segment::Exclusive(members[0]));
-                continue;
+        let mut segments = Vec::with_capacity(depth);
+        for group in members.into_iter().filter(|m| !m.is_empty()) {
+            if let [only] = group[..] {
+                if facts[only].access.exclusive {
+                    segments.push(Segment::Exclusive(only));
+                    continue;
+                }
             }
+            let at = level[group[0]];
             let local: Vec<(usize, usize)> = constraints
                 .iter()
                 .copied()
-                .filter(|&(a, b)| segment_of[a] == s && segment_of[b] == s)
+                .filter(|&(a, b)| level[a] == at && level[b] == at)
                 .collect();
-            segments.push(Segment::Parallel(Self::build_graph(
-                facts, members, &local,
-            )?));
+            segments.push(Segment::Parallel(Self::build_graph(facts, group, &local)?));
         }
         Ok(Plan {
             segments,
             names: facts.iter().map(|f| f.name.to_owned()).collect(),
         })
+    }
+
+    /// Each system's level: segments run in level order, and command
+    /// buffers are applied between them. A system is one level past every
+    /// system that must run before it and records commands (so it sees
+    /// them: an automatic sync point), past every system before a manual
+    /// sync point inserted before it, and an exclusive system is alone on
+    /// its level, past everything inserted before it and before
+    /// everything inserted after. Other constraints keep the level.
+    fn levels(
+        facts: &[SystemFacts<'_>],
+        steps: &[Step],
+        constraints: &[(usize, usize)],
+    ) -> Result<Vec<usize>, ScheduleError> {
+        let n = facts.len();
+        // (from, to, whether `to` must see `from`'s commands)
+        let mut edges: Vec<(usize, usize, bool)> = constraints
+            .iter()
+            .map(|&(a, b)| {
+                let sync = facts[a].access.commands
+                    || facts[a].access.exclusive
+                    || facts[b].access.exclusive;
+                (a, b, sync)
+            })
+            .collect();
+        // Barriers in insertion order: manual sync points and exclusive
+        // systems. Each links the systems of the group before it to the
+        // group after it (the edges chain the rest transitively).
+        let mut groups: Vec<Vec<usize>> = vec![Vec::new()];
+        for step in steps {
+            match *step {
+                Step::Sync => groups.push(Vec::new()),
+                Step::System(i) if facts[i].access.exclusive => {
+                    groups.push(vec![i]);
+                    groups.push(Vec::new());
+                }
+                Step::System(i) => groups.last_mut().expect("never empty").push(i),
+            }
+        }
+        groups.retain(|g| !g.is_empty());
+        for pair in groups.windows(2) {
+            for &a in &pair[0] {
+                for &b in &pair[1] {
+                    edges.push((a, b, true));
+                }
+            }
+        }
+        let mut dependents: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
+        let mut in_degree = vec![0usize; n];
+        for &(a, b, sync) in &edges {
+            dependents[a].push((b, sync));
+            in_degree[b] += 1;
+        }
+        let mut level = vec![0usize; n];
+        let mut ready: Vec<usize> = (0..n).filter(|&i| in_degree[i] == 0).collect();
+        let mut done = 0;
+        while let Some(a) = ready.pop() {
+            done += 1;
+            for &(b, sync) in &dependents[a] {
+                level[b] = level[b].max(level[a] + usize::from(sync));
+                in_degree[b] -= 1;
+                if in_degree[b] == 0 {
+                    ready.push(b);
+                }
+            }
+        }
+        if done == n {
+            return Ok(level);
+        }
+        // A cycle. Barriers only point forward in insertion order, so either
+        // an explicit constraint points backward across one, or the
+        // explicit constraints form a cycle of their own (named by the
+        // graph).
+        let mut group_of = vec![0usize; n];
+        for (g, members) in groups.iter().enumerate() {
+            for &i in members {
+                group_of[i] = g;
+            }
+        }
+        if let Some(&(a, b)) = constraints
+            .iter()
+            .find(|&&(a, b)| group_of[a] > group_of[b])
+        {
+            return Err(ScheduleError::ContradictsSyncPoint {
+                first: facts[a].name.to_owned(),
+                second: facts[b].name.to_owned(),
+            });
+        }
+        let stuck: Vec<usize> = (0..n).filter(|&i| in_degree[i] > 0).collect();
+        let local: Vec<(usize, usize)> = constraints
+            .iter()
+            .copied()
+            .filter(|&(a, b)| stuck.contains(&a) && stuck.contains(&b))
+            .collect();
+        Self::build_graph(facts, stuck, &local)?;
+        unreachable!("a cycle among explicit constraints fails build_graph")
     }
 
     fn build_graph(
