@@ -22,6 +22,20 @@ use proc_macro::TokenStream;
 use quote::quote;
 use syn::{parse_macro_input, Data, DeriveInput, Fields, Index};
 
+/// Implements `doecs::SystemSet` for a type (it must also be `Clone`,
+/// `Eq`, `Hash` and `Debug`): `#[derive(SystemSet, Clone, Debug,
+/// PartialEq, Eq, Hash)] struct Physics;`.
+#[proc_macro_derive(SystemSet)]
+pub fn derive_system_set(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        impl #impl_generics ::doecs::SystemSet for #name #ty_generics #where_clause {}
+    }
+    .into()
+}
+
 /// Implements `doecs::Bundle` for a struct whose fields are components.
 #[proc_macro_derive(Bundle)]
 pub fn derive_bundle(input: TokenStream) -> TokenStream {

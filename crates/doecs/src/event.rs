@@ -363,6 +363,14 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for EventReader<'_, T> {
     }
 }
 
+/// The run condition of an event type: holds when events of type `T` were
+/// sent that this condition has not seen yet (each instance keeps its own
+/// place, as a reader does). See [`SystemConfig::run_if`](crate::SystemConfig::run_if).
+pub fn on_event<T: Send + Sync + 'static>() -> crate::system::condition::ConditionDesc {
+    use crate::system::condition::IntoCondition;
+    (|mut events: EventReader<T>| events.read().count() > 0).into_condition()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ extern crate self as doecs;
 mod app;
 mod bundle;
 mod component;
+mod dyn_value;
 mod entities;
 mod entity;
 mod error;
@@ -59,9 +60,12 @@ pub use component::{
 /// `#[derive(Bundle)]`: a struct whose fields are components, used like a
 /// tuple bundle (see [`doecs_macros`]).
 pub use doecs_macros::Bundle;
+/// `#[derive(SystemSet)]`: makes a `Clone + Eq + Hash + Debug` type a
+/// system set (see [`SystemSet`]).
+pub use doecs_macros::SystemSet;
 pub use entity::{Entity, MIN_FREE_INDICES};
 pub use error::EntityError;
-pub use event::{EventCursor, EventIter, EventReader, EventWriter, Events};
+pub use event::{on_event, EventCursor, EventIter, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
@@ -76,11 +80,15 @@ pub use relation::{
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use system::desc::SystemDesc;
 pub use system::{
-    function_system, not, on_event, resource_exists, system, Condition, ConditionDesc,
-    ConditionExt, ConditionFunction, Conflict, ExclusiveMarker, FunctionMarker, FunctionSystem,
-    IntoCondition, IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess, ParamList, Res, ResMut,
-    System, SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemKind, SystemParam,
+    function_system, not, resource_exists, system, Condition, ConditionDesc, ConditionExt,
+    ConditionFunction, Conflict, ExclusiveMarker, FunctionMarker, FunctionSystem, IntoCondition,
+    IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess, ParamList, Res, ResMut, System,
+    SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemKind, SystemParam,
     SystemParamFunction, SystemParamItem,
+};
+pub use system::{
+    GroupConfig, IntoOrderTarget, IntoSetConfig, IntoSystemGroup, OrderTarget, SetConfig,
+    SetConfigExt, SystemGroup, SystemSet,
 };
 pub use tick::{ChangeWindow, Tick};
 pub use universe::{SharedWorld, Universe, WorldKey};

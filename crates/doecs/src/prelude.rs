@@ -13,7 +13,7 @@ pub use crate::app::{
 };
 pub use crate::entity::Entity;
 pub use crate::error::EntityError;
-pub use crate::event::{EventReader, EventWriter, Events};
+pub use crate::event::{on_event, EventReader, EventWriter, Events};
 pub use crate::manager::{ComponentManager, DestroyNotice};
 pub use crate::query::{
     Added, Changed, Or, OwnOrInherited, Pairs, Query, QueryState, Up, View, ViewMut, With, Without,
@@ -21,8 +21,8 @@ pub use crate::query::{
 pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError, Targets};
 pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::{
-    not, on_event, resource_exists, system, ConditionExt, IntoSystemDesc, Local, Manager,
-    ManagerMut, Res, ResMut, SystemConfig,
+    not, resource_exists, system, ConditionExt, GroupConfig, IntoSystemDesc, IntoSystemGroup,
+    Local, Manager, ManagerMut, Res, ResMut, SetConfigExt, SystemConfig, SystemSet,
 };
 pub use crate::universe::Universe;
 pub use crate::world::command::{CommandBuffer, Commands};
@@ -31,3 +31,4 @@ pub use crate::world::RemovedComponents;
 pub use crate::world::{EntityBuilder, Snapshot, World, WorldCore};
 /// The `Bundle` trait and `#[derive(Bundle)]`.
 pub use crate::Bundle;
+pub use doecs_macros::SystemSet;

@@ -19,6 +19,7 @@
 
 pub use crate::bundle::{BundleId, BundleInfo, Bundles, MAX_BUNDLE_FIELDS};
 pub use crate::component::name_hash;
+pub use crate::dyn_value::{DynValue, KeyValue};
 pub use crate::entities::{Entities, EntityTableImage, ImageError, SlotState};
 pub use crate::location::Location;
 pub use crate::manager::Managers;

@@ -298,14 +298,25 @@ fn an_exclusive_function_gets_the_whole_world() {
 }
 
 #[test]
-fn closures_with_the_same_default_name_must_be_named() {
+fn default_names_are_numbered_and_given_names_must_be_unique() {
     let mut schedule = Schedule::new();
     schedule.add_system(|_q: Query<&Position>| {}).unwrap();
     schedule.add_system(|_q: Query<&Velocity>| {}).unwrap();
-    assert!(matches!(
+    let plan = schedule.plan().unwrap().to_string();
+    assert!(
+        plan.contains("::{{closure}}, ") && plan.contains("::{{closure}}#2"),
+        "{plan}"
+    );
+    schedule
+        .add_system((|_q: Query<&Position>| {}).named("same"))
+        .unwrap();
+    schedule
+        .add_system((|_q: Query<&Velocity>| {}).named("same"))
+        .unwrap();
+    assert_eq!(
         schedule.build(),
-        Err(ScheduleError::DuplicateName(_))
-    ));
+        Err(ScheduleError::DuplicateName("same".into()))
+    );
 }
 
 #[test]

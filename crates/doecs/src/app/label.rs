@@ -6,75 +6,22 @@
 //! run time. Labels are kept type-erased ([`AnyLabel`]); an app has a
 //! handful of them, found by a linear scan.
 
-use std::any::Any;
-use std::fmt::Debug;
-use std::hash::{Hash, Hasher};
+use crate::dyn_value::{DynValue, KeyValue};
 
-/// Names a schedule of an [`App`](super::App). Implemented for every
-/// `Clone + Eq + Hash + Debug` type that is `Send + Sync + 'static`; a
-/// phase is usually a unit struct:
+/// Names a schedule of an [`App`](super::App): any `Clone + Eq + Hash +
+/// Debug` value that is `Send + Sync + 'static`. A phase is usually a unit
+/// struct:
 ///
 /// ```
 /// #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 /// struct Physics;
 /// ```
-pub trait ScheduleLabel: Send + Sync + Debug + 'static {
-    /// A boxed copy.
-    fn boxed(&self) -> AnyLabel;
-    /// Whether `other` is the same label (same type, equal value).
-    fn same_as(&self, other: &dyn ScheduleLabel) -> bool;
-    /// The label as `Any`, for [`same_as`](Self::same_as).
-    fn as_any(&self) -> &dyn Any;
-}
+pub trait ScheduleLabel: KeyValue {}
 
-impl<T: Clone + Eq + Hash + Debug + Send + Sync + 'static> ScheduleLabel for T {
-    fn boxed(&self) -> AnyLabel {
-        AnyLabel(Box::new(self.clone()))
-    }
-    fn same_as(&self, other: &dyn ScheduleLabel) -> bool {
-        other.as_any().downcast_ref::<T>() == Some(self)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+impl<T: KeyValue> ScheduleLabel for T {}
 
 /// A label of any type.
-pub struct AnyLabel(Box<dyn ScheduleLabel>);
-
-impl AnyLabel {
-    /// Whether this is `label`.
-    pub fn is(&self, label: &dyn ScheduleLabel) -> bool {
-        self.0.same_as(label)
-    }
-}
-
-impl Debug for AnyLabel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl PartialEq for AnyLabel {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.same_as(&*other.0)
-    }
-}
-
-impl Eq for AnyLabel {}
-
-impl Hash for AnyLabel {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.as_any().type_id().hash(state);
-        format!("{:?}", self.0).hash(state);
-    }
-}
-
-impl Clone for AnyLabel {
-    fn clone(&self) -> Self {
-        self.0.boxed()
-    }
-}
+pub type AnyLabel = DynValue;
 
 macro_rules! phase {
     ($(#[$doc:meta])* $name:ident) => {
@@ -125,11 +72,11 @@ mod tests {
 
     #[test]
     fn labels_compare_by_type_and_value() {
-        assert_eq!(Update.boxed(), Update.boxed());
-        assert_ne!(Update.boxed(), Last.boxed());
-        assert_eq!(Level::Menu.boxed(), Level::Menu.boxed());
-        assert_ne!(Level::Menu.boxed(), Level::Play.boxed());
-        assert!(Level::Play.boxed().is(&Level::Play));
-        assert!(!Level::Play.boxed().is(&Update));
+        assert_eq!(Update.boxed_key(), Update.boxed_key());
+        assert_ne!(Update.boxed_key(), Last.boxed_key());
+        assert_eq!(Level::Menu.boxed_key(), Level::Menu.boxed_key());
+        assert_ne!(Level::Menu.boxed_key(), Level::Play.boxed_key());
+        assert!(Level::Play.boxed_key().is(&Level::Play));
+        assert!(!Level::Play.boxed_key().is(&Update));
     }
 }

@@ -41,10 +41,11 @@ pub use label::{
 pub use state::{in_state, NextState, OnEnter, OnExit, State, StateScoped, States};
 pub use time::{Fixed, Real, Time, TimeSource, DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP};
 
+use crate::dyn_value::KeyValue;
 use crate::event::EventCursor;
 use crate::schedule::Schedule;
-use crate::system::desc::{IntoSystemDesc, SystemKind};
 use crate::system::error::ScheduleError;
+use crate::system::set::{IntoSetConfig, IntoSystemGroup};
 use crate::world::World;
 use std::any::TypeId;
 use std::time::Duration;
@@ -237,12 +238,12 @@ impl App {
             threads,
         };
         for label in [
-            First.boxed(),
-            PreUpdate.boxed(),
-            FixedUpdate.boxed(),
-            Update.boxed(),
-            PostUpdate.boxed(),
-            Last.boxed(),
+            First.boxed_key(),
+            PreUpdate.boxed_key(),
+            FixedUpdate.boxed_key(),
+            Update.boxed_key(),
+            PostUpdate.boxed_key(),
+            Last.boxed_key(),
         ] {
             app.phases.push(Phase {
                 label,
@@ -294,19 +295,34 @@ impl App {
         self.plugins.contains(&TypeId::of::<P>())
     }
 
-    /// Adds a system to phase `phase` (see [`Schedule::add_system`]).
-    pub fn add_systems<M, S>(
+    /// Adds systems to phase `phase`: one system, or a tuple of them,
+    /// possibly chained (see [`Schedule::add_systems`]).
+    pub fn add_systems<M>(
         &mut self,
         phase: impl ScheduleLabel,
-        system: S,
-    ) -> Result<&mut Self, AppError>
-    where
-        S: SystemKind<M> + IntoSystemDesc<M>,
-    {
+        systems: impl IntoSystemGroup<M>,
+    ) -> Result<&mut Self, AppError> {
         let label = format!("{phase:?}");
         let schedule = self.schedule_mut(phase)?;
         schedule
-            .add_system(system)
+            .add_systems(systems)
+            .map_err(|source| AppError::Schedule {
+                phase: label,
+                source: Box::new(source),
+            })?;
+        Ok(self)
+    }
+
+    /// Configures system set `set` in phase `phase` (see
+    /// [`Schedule::configure_set`]).
+    pub fn configure_set(
+        &mut self,
+        phase: impl ScheduleLabel,
+        set: impl IntoSetConfig,
+    ) -> Result<&mut Self, AppError> {
+        let label = format!("{phase:?}");
+        self.schedule_mut(phase)?
+            .configure_set(set)
             .map_err(|source| AppError::Schedule {
                 phase: label,
                 source: Box::new(source),
@@ -336,7 +352,7 @@ impl App {
                     });
                 }
                 self.on_demand.push(Phase {
-                    label: phase.boxed(),
+                    label: phase.boxed_key(),
                     schedule: Schedule::with_threads(self.threads),
                 });
                 self.on_demand.len() - 1
@@ -447,7 +463,7 @@ impl App {
         self.phases.insert(
             at,
             Phase {
-                label: phase.boxed(),
+                label: phase.boxed_key(),
                 schedule: Schedule::with_threads(self.threads),
             },
         );

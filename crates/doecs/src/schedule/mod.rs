@@ -32,6 +32,7 @@ mod runner;
 
 pub use plan::Plan;
 
+use crate::dyn_value::DynValue;
 use crate::entities::spawn_ids::{self as ids, SpawnIds};
 use crate::parallel;
 pub use crate::parallel::on_schedule_pool;
@@ -39,6 +40,7 @@ use crate::system::condition::Condition;
 use crate::system::context::{QueryCaches, SpawnSource, SystemContext};
 use crate::system::desc::{IntoSystemDesc, SystemDesc, SystemKind};
 pub use crate::system::error::ScheduleError;
+use crate::system::set::{IntoSetConfig, IntoSystemGroup, OrderTarget, SetConfig};
 use crate::system::{System, SystemAccess};
 use crate::tick::{ChangeWindow, Tick};
 use crate::world::command::{ApplyReport, CommandBuffer};
@@ -86,9 +88,11 @@ struct Slot {
     system: Box<dyn System>,
     access: SystemAccess,
     name: std::sync::Arc<str>,
-    before: Vec<String>,
-    after: Vec<String>,
+    before: Vec<OrderTarget>,
+    after: Vec<OrderTarget>,
     labels: Vec<String>,
+    sets: Vec<DynValue>,
+    type_id: Option<std::any::TypeId>,
     /// Its run conditions: it runs only when all hold.
     conditions: Vec<Box<dyn Condition>>,
     commands: CommandBuffer,
@@ -165,6 +169,8 @@ pub struct Schedule {
     threads: usize,
     /// The schedule's own workers, started by the first run.
     pool: Option<WorkerPool>,
+    /// Configured sets: their ordering and member conditions.
+    set_configs: Vec<SetConfig>,
 }
 
 impl Default for Schedule {
@@ -203,6 +209,7 @@ impl Schedule {
             segment_times: Vec::new(),
             threads,
             pool: None,
+            set_configs: Vec::new(),
         }
     }
 
@@ -224,16 +231,21 @@ impl Schedule {
         let mut access = system.access().clone();
         let mut conditions = Vec::with_capacity(desc.conditions.len());
         for condition in desc.conditions {
-            let condition = condition.0?;
-            // The condition reads in the system's step: its reads are the
-            // system's too (without making an exclusive system less so).
-            let exclusive = access.exclusive;
-            access.extend(condition.access());
-            access.exclusive = exclusive;
-            conditions.push(condition);
+            add_condition(&mut access, &mut conditions, condition.make()?);
         }
-        let name: std::sync::Arc<str> =
-            desc.name.unwrap_or_else(|| system.name().to_owned()).into();
+        for config in &self.set_configs {
+            if desc.sets.contains(&config.set) {
+                for make in &config.conditions {
+                    add_condition(&mut access, &mut conditions, make.make()?);
+                }
+            }
+        }
+        // A default name already taken (two closures of one function) gets
+        // a number; a name given with `.named` must be unique.
+        let name: std::sync::Arc<str> = match desc.name {
+            Some(name) => name.into(),
+            None => self.unused_name(system.name()).into(),
+        };
         self.steps.push(Step::System(self.slots.len()));
         self.records_commands.push(access.commands);
         self.slots.push(Mutex::new(Slot {
@@ -243,6 +255,8 @@ impl Schedule {
             before: desc.before,
             after: desc.after,
             labels: desc.labels,
+            sets: desc.sets,
+            type_id: desc.type_id,
             conditions,
             commands: CommandBuffer::new(),
             worlds: PerWorld::default(),
@@ -254,12 +268,66 @@ impl Schedule {
         Ok(self)
     }
 
+    /// `base`, or `base#2`, `base#3`, ..: the first no system has.
+    fn unused_name(&mut self, base: &str) -> String {
+        let taken = |slots: &mut Vec<Mutex<Slot>>, name: &str| {
+            slots.iter_mut().any(|s| &*lock_mut(s).name == name)
+        };
+        if !taken(&mut self.slots, base) {
+            return base.to_owned();
+        }
+        (2..)
+            .map(|k| format!("{base}#{k}"))
+            .find(|name| !taken(&mut self.slots, name))
+            .expect("some number is free")
+    }
+
     /// Adds a sync point: command buffers recorded by the systems added so
     /// far are applied here, and later systems see the changes.
     pub fn add_sync_point(&mut self) -> &mut Self {
         self.steps.push(Step::Sync);
         self.plan = None;
         self
+    }
+
+    /// Adds a group of systems: a tuple of systems, possibly chained
+    /// (`(a, b, c).chain()`), or one system. See [`SystemSet`](crate::SystemSet).
+    pub fn add_systems<M>(
+        &mut self,
+        group: impl IntoSystemGroup<M>,
+    ) -> Result<&mut Self, ScheduleError> {
+        for desc in group.into_group().systems {
+            self.add_system(desc)?;
+        }
+        Ok(self)
+    }
+
+    /// Configures a system set: orders all its systems
+    /// (`Physics.before(Render)`) and guards each with run conditions
+    /// (`Physics.run_if(playing)`), whether they were added before or
+    /// after this call. A set may be configured several times; the
+    /// configurations add up.
+    pub fn configure_set(
+        &mut self,
+        config: impl IntoSetConfig,
+    ) -> Result<&mut Self, ScheduleError> {
+        let config = config.into_set_config();
+        // Made first, so a refused condition changes nothing.
+        let mut made = Vec::new();
+        for (k, slot) in self.slots.iter_mut().enumerate() {
+            if lock_mut(slot).sets.contains(&config.set) {
+                for make in &config.conditions {
+                    made.push((k, make.make()?));
+                }
+            }
+        }
+        for (k, condition) in made {
+            let slot = lock_mut(&mut self.slots[k]);
+            add_condition(&mut slot.access, &mut slot.conditions, condition);
+        }
+        self.set_configs.push(config);
+        self.plan = None;
+        Ok(self)
     }
 
     /// Number of systems.
@@ -290,9 +358,11 @@ impl Schedule {
                 before: &s.before,
                 after: &s.after,
                 labels: &s.labels,
+                sets: &s.sets,
+                type_id: s.type_id,
             })
             .collect();
-        let plan = Plan::build(&facts, &self.steps)?;
+        let plan = Plan::build(&facts, &self.steps, &self.set_configs)?;
         self.segment_times = vec![SegmentTimes::default(); plan.segments.len()];
         self.plan = Some(plan);
         Ok(())
@@ -357,6 +427,19 @@ impl Schedule {
             parallel::with_pool(pool, || run.run(world))
         })
     }
+}
+
+/// Attaches `condition` to a system: its reads join the system's access
+/// (without making an exclusive system less so).
+fn add_condition(
+    access: &mut SystemAccess,
+    conditions: &mut Vec<Box<dyn Condition>>,
+    condition: Box<dyn Condition>,
+) {
+    let exclusive = access.exclusive;
+    access.extend(condition.access());
+    access.exclusive = exclusive;
+    conditions.push(condition);
 }
 
 /// Whether every run condition of `slot` holds, evaluated in a context

@@ -22,7 +22,9 @@
 //! [`Plan`]'s `Display` can explain the order.
 
 use super::ScheduleError;
+use crate::dyn_value::DynValue;
 use crate::query::AccessKey;
+use crate::system::set::{OrderTarget, SetConfig};
 use crate::system::{Conflict, SystemAccess};
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
@@ -40,9 +42,11 @@ pub(crate) enum Step {
 pub(crate) struct SystemFacts<'a> {
     pub name: &'a str,
     pub access: &'a SystemAccess,
-    pub before: &'a [String],
-    pub after: &'a [String],
+    pub before: &'a [OrderTarget],
+    pub after: &'a [OrderTarget],
     pub labels: &'a [String],
+    pub sets: &'a [DynValue],
+    pub type_id: Option<std::any::TypeId>,
 }
 
 /// Why an edge exists.
@@ -132,47 +136,76 @@ impl Reach {
 
 impl Plan {
     /// Builds the plan for systems `facts` laid out as `steps`.
-    pub(crate) fn build(facts: &[SystemFacts<'_>], steps: &[Step]) -> Result<Plan, ScheduleError> {
+    pub(crate) fn build(
+        facts: &[SystemFacts<'_>],
+        steps: &[Step],
+        sets: &[SetConfig],
+    ) -> Result<Plan, ScheduleError> {
         let mut by_name = HashMap::with_capacity(facts.len());
         for (i, f) in facts.iter().enumerate() {
             if by_name.insert(f.name, i).is_some() {
                 return Err(ScheduleError::DuplicateName(f.name.to_owned()));
             }
         }
-        // Labels: each names every system that carries it.
-        let mut by_label: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, f) in facts.iter().enumerate() {
-            for label in f.labels {
-                by_label.entry(label.as_str()).or_default().push(i);
+        // Resolve constraints into (before, after) pairs of global indices.
+        let resolve = |i: usize, target: &OrderTarget| -> Result<Vec<usize>, ScheduleError> {
+            let found: Vec<usize> = (0..facts.len())
+                .filter(|&j| {
+                    let f = &facts[j];
+                    // A name or a function finds its own system too (a
+                    // self-loop is an error); labels and sets find others.
+                    match target {
+                        OrderTarget::Name(n) => f.name == n || (j != i && f.labels.contains(n)),
+                        OrderTarget::System(..) => names(target, f),
+                        OrderTarget::Set(_) => j != i && names(target, f),
+                    }
+                })
+                .collect();
+            match target {
+                OrderTarget::Name(n) if found.is_empty() => Err(ScheduleError::UnknownSystem {
+                    system: facts.get(i).map_or("a set", |f| f.name).to_owned(),
+                    missing: n.clone(),
+                }),
+                OrderTarget::System(_, name) if found.is_empty() => {
+                    Err(ScheduleError::UnknownSystem {
+                        system: facts.get(i).map_or("a set", |f| f.name).to_owned(),
+                        missing: (*name).to_owned(),
+                    })
+                }
+                _ => Ok(found),
             }
-        }
-        // Resolve constraints into (before, after) pairs of global indices: a
-        // name is the system of that name and every system with that label.
+        };
         let mut constraints = Vec::new();
         for (i, f) in facts.iter().enumerate() {
-            let lookup = |other: &String| {
-                let mut found: Vec<usize> =
-                    by_name.get(other.as_str()).copied().into_iter().collect();
-                if let Some(labelled) = by_label.get(other.as_str()) {
-                    found.extend(labelled.iter().copied().filter(|&j| j != i));
-                }
-                if found.is_empty() {
-                    Err(ScheduleError::UnknownSystem {
-                        system: f.name.to_owned(),
-                        missing: other.clone(),
-                    })
-                } else {
-                    Ok(found)
-                }
-            };
-            for other in f.before {
-                for j in lookup(other)? {
+            for target in f.before {
+                for j in resolve(i, target)? {
                     constraints.push((i, j));
                 }
             }
-            for other in f.after {
-                for j in lookup(other)? {
+            for target in f.after {
+                for j in resolve(i, target)? {
                     constraints.push((j, i));
+                }
+            }
+        }
+        // A set's ordering applies to each member (`usize::MAX`: no system
+        // is the one asking, so a name or function may find any).
+        for config in sets {
+            let members: Vec<usize> = (0..facts.len())
+                .filter(|&m| facts[m].sets.contains(&config.set))
+                .collect();
+            for target in &config.before {
+                for j in resolve(usize::MAX, target)? {
+                    for &m in members.iter().filter(|&&m| m != j) {
+                        constraints.push((m, j));
+                    }
+                }
+            }
+            for target in &config.after {
+                for j in resolve(usize::MAX, target)? {
+                    for &m in members.iter().filter(|&&m| m != j) {
+                        constraints.push((j, m));
+                    }
                 }
             }
         }
@@ -400,6 +433,11 @@ impl Plan {
     pub(crate) fn name(&self, system: usize) -> &str {
         &self.names[system]
     }
+}
+
+/// Whether `target` names the system of `facts`.
+fn names(target: &OrderTarget, facts: &SystemFacts<'_>) -> bool {
+    crate::system::set::names(target, facts.name, facts.labels, facts.type_id, facts.sets)
 }
 
 /// Kahn's algorithm, taking the lowest ready index first. On a cycle, returns

@@ -111,7 +111,13 @@ impl SystemBuilder {
 
     /// Ends the chain with a body that gets the [`SystemContext`].
     pub fn run(self, body: impl FnMut(&mut SystemContext<'_>) + Send + 'static) -> SystemDesc {
-        SystemDesc::new(FunctionSystem::with_access(body, self.name, self.access))
+        // The name was given: it must be unique, as one given with `.named`.
+        SystemDesc::new(FunctionSystem::with_access(
+            body,
+            self.name.clone(),
+            self.access,
+        ))
+        .named(self.name)
     }
 
     /// Ends the chain with a per-entity body over query `Q`.
@@ -175,7 +181,7 @@ impl SystemBuilder {
     /// anything. This is the same system as a function over `&mut World`
     /// added with [`SystemConfig::named`](super::SystemConfig::named).
     pub fn exclusive(self, body: impl FnMut(&mut World) + Send + 'static) -> SystemDesc {
-        SystemDesc::new(ExclusiveSystem::new(body, self.name))
+        SystemDesc::new(ExclusiveSystem::new(body, self.name.clone())).named(self.name)
     }
 }
 

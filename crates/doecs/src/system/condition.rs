@@ -5,10 +5,16 @@
 //! condition; a system with several runs only when all hold. A condition
 //! is a function of system parameters returning `bool` (`|score:
 //! Res<Score>| score.0 > 10`), or one of the common ones below
-//! ([`resource_exists`], [`on_event`]),
+//! ([`resource_exists`], [`on_event`](crate::on_event)),
 //! combined with [`ConditionExt::and`], [`ConditionExt::or`] and [`not`]
 //! (both short-circuit: the right side is not evaluated when the left
 //! decides).
+//!
+//! A condition is a recipe ([`ConditionDesc`]): each system it guards (a
+//! set's or a group's condition guards several) gets its own instance,
+//! with its own state (an `on_event` condition's place in the events). So
+//! a function condition must be `Clone` (functions, and closures over
+//! clonable values, are).
 //!
 //! A condition only reads: one whose parameters write a component, a
 //! resource or a manager, or record commands, is refused when its system
@@ -26,10 +32,10 @@ use super::context::SystemContext;
 use super::error::ScheduleError;
 use super::function::{access_of, system_name, ConditionFunction, ParamList};
 use super::SystemAccess;
-use crate::event::EventReader;
 use crate::system::param::Res;
 use crate::world::per_world::PerWorld;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// A run condition, ready to evaluate. See the module docs.
 pub trait Condition: Send {
@@ -41,12 +47,30 @@ pub trait Condition: Send {
     fn evaluate(&mut self, context: &mut SystemContext<'_>) -> bool;
 }
 
-/// A condition ready to attach, or why it could not be made.
-pub struct ConditionDesc(pub(crate) Result<Box<dyn Condition>, ScheduleError>);
+/// A condition ready to attach: a recipe that makes a fresh instance for
+/// each system it guards (a set's or a group's condition guards several),
+/// or says why it cannot be made. Cheap to clone.
+#[derive(Clone)]
+pub struct ConditionDesc(Arc<MakeCondition>);
+
+type MakeCondition = dyn Fn() -> Result<Box<dyn Condition>, ScheduleError> + Send + Sync;
+
+impl ConditionDesc {
+    fn new(
+        make: impl Fn() -> Result<Box<dyn Condition>, ScheduleError> + Send + Sync + 'static,
+    ) -> Self {
+        ConditionDesc(Arc::new(make))
+    }
+
+    /// A fresh instance.
+    pub(crate) fn make(&self) -> Result<Box<dyn Condition>, ScheduleError> {
+        (self.0)()
+    }
+}
 
 impl std::fmt::Debug for ConditionDesc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.0 {
+        match self.make() {
             Ok(c) => write!(f, "ConditionDesc({})", c.name()),
             Err(e) => write!(f, "ConditionDesc(refused: {e})"),
         }
@@ -75,9 +99,13 @@ impl IntoCondition<()> for ConditionDesc {
 /// Marks function conditions in [`IntoCondition`].
 pub struct FunctionConditionMarker;
 
-impl<M: 'static, F: ConditionFunction<M>> IntoCondition<(FunctionConditionMarker, M)> for F {
+impl<M: 'static, F: ConditionFunction<M> + Clone + Sync> IntoCondition<(FunctionConditionMarker, M)>
+    for F
+{
     fn into_condition(self) -> ConditionDesc {
-        ConditionDesc(function_condition(self).map(|c| Box::new(c) as Box<dyn Condition>))
+        ConditionDesc::new(move || {
+            function_condition(self.clone()).map(|c| Box::new(c) as Box<dyn Condition>)
+        })
     }
 }
 
@@ -191,25 +219,24 @@ impl Condition for Not {
 }
 
 fn both(left: ConditionDesc, right: ConditionDesc, all: bool) -> ConditionDesc {
-    ConditionDesc(left.0.and_then(|left| {
-        right.0.map(|right| {
-            let mut access = left.access().clone();
-            access.extend(right.access());
-            let name = format!(
-                "({} {} {})",
-                left.name(),
-                if all { "and" } else { "or" },
-                right.name()
-            );
-            Box::new(Both {
-                left,
-                right,
-                all,
-                name,
-                access,
-            }) as Box<dyn Condition>
-        })
-    }))
+    ConditionDesc::new(move || {
+        let (left, right) = (left.make()?, right.make()?);
+        let mut access = left.access().clone();
+        access.extend(right.access());
+        let name = format!(
+            "({} {} {})",
+            left.name(),
+            if all { "and" } else { "or" },
+            right.name()
+        );
+        Ok(Box::new(Both {
+            left,
+            right,
+            all,
+            name,
+            access,
+        }) as Box<dyn Condition>)
+    })
 }
 
 /// `and` and `or` on every condition.
@@ -230,19 +257,15 @@ impl<M, C: IntoCondition<M>> ConditionExt<M> for C {}
 
 /// Holds when `condition` does not.
 pub fn not<M>(condition: impl IntoCondition<M>) -> ConditionDesc {
-    ConditionDesc(condition.into_condition().0.map(|c| {
+    let condition = condition.into_condition();
+    ConditionDesc::new(move || {
+        let c = condition.make()?;
         let name = format!("not {}", c.name());
-        Box::new(Not(c, name)) as Box<dyn Condition>
-    }))
+        Ok(Box::new(Not(c, name)) as Box<dyn Condition>)
+    })
 }
 
 /// Holds when resource `R` exists.
 pub fn resource_exists<R: Send + Sync + 'static>() -> ConditionDesc {
     (|r: Option<Res<R>>| r.is_some()).into_condition()
-}
-
-/// Holds when events of type `T` were sent that this condition has not
-/// seen yet (each condition keeps its own place, as a reader does).
-pub fn on_event<T: Send + Sync + 'static>() -> ConditionDesc {
-    (|mut events: EventReader<T>| events.read().count() > 0).into_condition()
 }

@@ -24,17 +24,24 @@
 use super::condition::{ConditionDesc, IntoCondition};
 use super::error::ScheduleError;
 use super::function::{function_system, system_name, ExclusiveSystem, SystemParamFunction};
+use super::set::{IntoOrderTarget, OrderTarget, SystemSet};
 use super::System;
+use crate::dyn_value::DynValue;
 use crate::world::World;
+use std::any::TypeId;
 
 /// A system ready to add to a schedule, with its ordering hints, or why it
 /// could not be made.
 pub struct SystemDesc {
     pub(crate) system: Result<Box<dyn System>, ScheduleError>,
     pub(crate) name: Option<String>,
-    pub(crate) before: Vec<String>,
-    pub(crate) after: Vec<String>,
+    pub(crate) before: Vec<OrderTarget>,
+    pub(crate) after: Vec<OrderTarget>,
     pub(crate) labels: Vec<String>,
+    pub(crate) sets: Vec<DynValue>,
+    /// The type of the function the system was made from, if any: what
+    /// `.after(that_function)` finds.
+    pub(crate) type_id: Option<TypeId>,
     pub(crate) conditions: Vec<ConditionDesc>,
 }
 
@@ -62,19 +69,44 @@ impl SystemDesc {
             before: Vec::new(),
             after: Vec::new(),
             labels: Vec::new(),
+            sets: Vec::new(),
+            type_id: None,
             conditions: Vec::new(),
         }
     }
 
-    /// Runs before the system, or every system labelled, `other`.
-    pub fn before(mut self, other: impl Into<String>) -> Self {
-        self.before.push(other.into());
+    /// Runs before `other`: a system function (every system made from
+    /// it), a set value (every system in it), or a name (the system of
+    /// that name, or every system with that label).
+    pub fn before<M>(self, other: impl IntoOrderTarget<M>) -> Self {
+        self.before_target(other.into_target())
+    }
+
+    /// Runs after `other` (as [`before`](Self::before) names it).
+    pub fn after<M>(self, other: impl IntoOrderTarget<M>) -> Self {
+        self.after_target(other.into_target())
+    }
+
+    pub(crate) fn before_target(mut self, target: OrderTarget) -> Self {
+        self.before.push(target);
         self
     }
 
-    /// Runs after the system, or every system labelled, `other`.
-    pub fn after(mut self, other: impl Into<String>) -> Self {
-        self.after.push(other.into());
+    pub(crate) fn after_target(mut self, target: OrderTarget) -> Self {
+        self.after.push(target);
+        self
+    }
+
+    /// Puts the system in `set`: ordering and conditions of the set apply
+    /// to it (see [`SystemSet`](crate::SystemSet)).
+    pub fn in_set(self, set: impl SystemSet) -> Self {
+        self.in_set_dyn(set.boxed_key())
+    }
+
+    pub(crate) fn in_set_dyn(mut self, set: DynValue) -> Self {
+        if !self.sets.contains(&set) {
+            self.sets.push(set);
+        }
         self
     }
 
@@ -203,7 +235,10 @@ function_kind!(P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11);
 
 impl<M: 'static, F: SystemParamFunction<M>> IntoSystemDesc<(FunctionMarker, M)> for F {
     fn into_desc(self) -> SystemDesc {
-        SystemDesc::from_result(function_system(self).map(|s| Box::new(s) as Box<dyn System>))
+        let mut desc =
+            SystemDesc::from_result(function_system(self).map(|s| Box::new(s) as Box<dyn System>));
+        desc.type_id = Some(TypeId::of::<F>());
+        desc
     }
 }
 
@@ -213,7 +248,9 @@ pub struct ExclusiveMarker;
 impl<F: FnMut(&mut World) + Send + 'static> IntoSystemDesc<ExclusiveMarker> for F {
     fn into_desc(self) -> SystemDesc {
         let name = system_name::<F>();
-        SystemDesc::new(ExclusiveSystem::new(self, name))
+        let mut desc = SystemDesc::new(ExclusiveSystem::new(self, name));
+        desc.type_id = Some(TypeId::of::<F>());
+        desc
     }
 }
 
@@ -224,20 +261,28 @@ impl<F: FnMut(&mut World) + Send + 'static> IntoSystemDesc<ExclusiveMarker> for 
 /// [`IntoSystemDesc`] themselves, so a function with a parameter that is not
 /// a system parameter is reported by that parameter's type here too.
 pub trait SystemConfig<Marker>: SystemKind<Marker> + Sized {
-    /// Runs before the system, or every system labelled, `other`.
-    fn before(self, other: impl Into<String>) -> SystemDesc
+    /// Runs before `other`: see [`SystemDesc::before`].
+    fn before<M>(self, other: impl IntoOrderTarget<M>) -> SystemDesc
     where
         Self: IntoSystemDesc<Marker>,
     {
         self.into_desc().before(other)
     }
 
-    /// Runs after the system, or every system labelled, `other`.
-    fn after(self, other: impl Into<String>) -> SystemDesc
+    /// Runs after `other`: see [`SystemDesc::before`].
+    fn after<M>(self, other: impl IntoOrderTarget<M>) -> SystemDesc
     where
         Self: IntoSystemDesc<Marker>,
     {
         self.into_desc().after(other)
+    }
+
+    /// Puts the system in `set`.
+    fn in_set(self, set: impl SystemSet) -> SystemDesc
+    where
+        Self: IntoSystemDesc<Marker>,
+    {
+        self.into_desc().in_set(set)
     }
 
     /// Adds a label others can order against.

@@ -26,11 +26,10 @@ pub mod desc;
 pub mod error;
 pub mod function;
 pub mod param;
+pub mod set;
 
 pub use builder::{system, SystemBuilder};
-pub use condition::{
-    not, on_event, resource_exists, Condition, ConditionDesc, ConditionExt, IntoCondition,
-};
+pub use condition::{not, resource_exists, Condition, ConditionDesc, ConditionExt, IntoCondition};
 pub use context::SystemContext;
 pub use desc::{ExclusiveMarker, FunctionMarker, IntoSystemDesc, SystemConfig, SystemKind};
 pub use function::{
@@ -40,6 +39,10 @@ pub use function::{
 pub use param::{
     short_type_name, Local, Manager, ManagerMut, ParamAccess, QueryParamState, Res, ResMut,
     SystemParam, SystemRun,
+};
+pub use set::{
+    GroupConfig, IntoOrderTarget, IntoSetConfig, IntoSystemGroup, OrderTarget, SetConfig,
+    SetConfigExt, SystemGroup, SystemSet,
 };
 
 use crate::query::{Access, AccessKey};
