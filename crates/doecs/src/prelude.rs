@@ -20,6 +20,7 @@ pub use crate::query::{
 };
 pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError, Targets};
 pub use crate::schedule::{Schedule, ScheduleError};
+pub use crate::system::SystemId;
 pub use crate::system::{
     not, resource_exists, system, ConditionExt, GroupConfig, IntoSystemDesc, IntoSystemGroup,
     Local, Manager, ManagerMut, Res, ResMut, SetConfigExt, SystemConfig, SystemSet,

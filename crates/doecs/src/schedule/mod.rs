@@ -27,7 +27,8 @@
 //! Since systems cannot change the world's structure while they run, the
 //! world stays consistent.
 
-pub mod plan;
+mod one_shot;
+mod plan;
 mod runner;
 
 pub use plan::Plan;
@@ -643,25 +644,32 @@ impl PlanRun<'_> {
 
 /// Refuses a run whose world lacks a resource or manager the system needs.
 fn check_required(slot: &Slot, world: &World) -> Result<(), ScheduleError> {
-    if let Some(key) = slot
-        .access
+    check_required_access(&slot.name, &slot.access, world)
+}
+
+/// Whether the resources and managers `access` requires exist in `world`.
+pub(crate) fn check_required_access(
+    name: &str,
+    access: &SystemAccess,
+    world: &World,
+) -> Result<(), ScheduleError> {
+    if let Some(key) = access
         .required_resources
         .iter()
         .find(|k| !world.resources().contains_type(k.type_id))
     {
         return Err(ScheduleError::MissingResource {
-            system: slot.name.to_string(),
+            system: name.to_string(),
             resource: key.name,
         });
     }
-    if let Some(key) = slot
-        .access
+    if let Some(key) = access
         .required_managers
         .iter()
         .find(|k| !world.managers.contains_type(k.type_id))
     {
         return Err(ScheduleError::MissingManager {
-            system: slot.name.to_string(),
+            system: name.to_string(),
             manager: key.name,
         });
     }

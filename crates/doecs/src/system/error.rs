@@ -9,6 +9,9 @@
 /// Building or running a schedule failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ScheduleError {
+    /// No system is registered under this id (or it is running).
+    #[error("no system is registered as {0:?} in this world (or it is running)")]
+    NoSuchSystem(super::SystemId),
     /// Two systems share a name.
     #[error(
         "two systems are called `{0}`; system names must be unique (rename one with `.named(..)`)"

@@ -50,6 +50,11 @@ use crate::tick::ChangeWindow;
 use crate::world::command::CommandBuffer;
 use crate::world::World;
 
+/// The id of a system registered with
+/// [`World::register_system`](crate::World::register_system).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SystemId(pub(crate) u32);
+
 /// What a system touches.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SystemAccess {
