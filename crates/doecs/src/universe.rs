@@ -296,22 +296,7 @@ impl SharedWorld<'_> {
         bytes: &[u8],
     ) -> Result<(), EntityError> {
         // Refused before the entity enters, so a refusal changes nothing.
-        let info = self
-            .core
-            .components()
-            .get_info(id)
-            .ok_or(EntityError::UnknownComponent(id))?;
-        if !info.is_plain_bytes() {
-            return Err(EntityError::NotPlainBytes(id));
-        }
-        let expected = info.layout().size();
-        if bytes.len() != expected {
-            return Err(EntityError::WrongSize {
-                id,
-                expected,
-                actual: bytes.len(),
-            });
-        }
+        self.core.check_plain_bytes(id, bytes)?;
         self.enter(entity)?;
         self.core.insert_bytes(entity, id, bytes)
     }

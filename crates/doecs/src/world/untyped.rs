@@ -123,10 +123,10 @@ impl WorldCore {
         })
     }
 
-    /// Adds (or overwrites) a plain-bytes component from `bytes`.
-    pub(crate) fn insert_bytes(
-        &mut self,
-        entity: Entity,
+    /// Whether `bytes` can be a value of component `id`: a plain-bytes
+    /// component of exactly that size.
+    pub(crate) fn check_plain_bytes(
+        &self,
         id: ComponentId,
         bytes: &[u8],
     ) -> Result<(), EntityError> {
@@ -142,6 +142,17 @@ impl WorldCore {
                 actual: bytes.len(),
             });
         }
+        Ok(())
+    }
+
+    /// Adds (or overwrites) a plain-bytes component from `bytes`.
+    pub(crate) fn insert_bytes(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        bytes: &[u8],
+    ) -> Result<(), EntityError> {
+        self.check_plain_bytes(id, bytes)?;
         // SAFETY: plain-bytes components accept any bytes of the right length
         // and need no drop.
         unsafe { self.insert_raw(entity, id, bytes.as_ptr()) }
