@@ -1,10 +1,11 @@
 //! `doecs run`: spawn a level into a world and run frames of point-mass
-//! physics and transform updates on a [`Schedule`], then print the
-//! schedule's per-system times.
+//! physics and transform updates on an [`App`], then print the per-system
+//! times.
 //!
-//! Every step of a frame is a function system; the schedule derives what each
-//! touches from its parameters and runs the ones that do not conflict at the
-//! same time:
+//! Every step of a frame is a function system, added by [`SimulationPlugin`]
+//! to the app's `Update` phase, with the transform plugin's propagation in
+//! `PostUpdate`; each phase's schedule derives what each system touches from
+//! its parameters and runs the ones that do not conflict at the same time:
 //! - `gravity_drag` (parallel over chunks): `&mut Velocity, &Mass`;
 //! - `integrate` (parallel over chunks): `&mut Position, &mut Velocity`,
 //!   bouncing off the ground plane;
@@ -14,9 +15,10 @@
 //! - `ship_transforms`: the physics results into the transform hierarchy:
 //!   each ship's local transform follows its position, fed chunk by chunk
 //!   from the query into the manager;
-//! - `propagate`: one O(n) pass updating every moved node's world transform,
-//!   parents first (the manager runs in deferred mode, so the two writers
-//!   above only mark nodes).
+//! - `propagate` (`PostUpdate`, from [`TransformPlugin`]): one O(n) pass
+//!   updating every moved node's world transform, parents first (the
+//!   manager runs in deferred mode, so the two writers above only mark
+//!   nodes).
 //!
 //! With `--inspect`, an inspector serves the world between frames: before
 //! each frame the loop answers the queued requests (and, while paused from
@@ -31,9 +33,10 @@
 use crate::components::{Mass, Position, Spin, Velocity};
 use crate::frame_times::FrameTimes;
 use doecs::prelude::*;
+use doecs::SystemGroup;
 use doecs::{ScheduleError, SystemTime};
 use doecs_inspect::{Inspector, ServeStats};
-use doecs_transform::TransformManager;
+use doecs_transform::{TransformManager, TransformPlugin};
 use glam::{Affine3A, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::{Duration, Instant};
@@ -109,16 +112,32 @@ fn propagate(mut transforms: ManagerMut<TransformManager>) {
     transforms.propagate();
 }
 
-/// The frame's schedule on a pool of `threads` workers.
+/// The frame's physics and transform writers (`propagate` apart).
+fn frame_systems() -> SystemGroup {
+    (gravity_drag, integrate, spin_parts, ship_transforms).into_group()
+}
+
+/// The frame's systems on one schedule of `threads` workers, propagation
+/// last: what the rollback sync test re-simulates.
 pub fn schedule(threads: usize) -> Result<Schedule, ScheduleError> {
     let mut schedule = Schedule::with_threads(threads);
     schedule
-        .add_system(gravity_drag)?
-        .add_system(integrate)?
-        .add_system(spin_parts)?
-        .add_system(ship_transforms)?
+        .add_systems(frame_systems())?
         .add_system(propagate)?;
     Ok(schedule)
+}
+
+/// The simulation on an app: the frame's step as a resource, its systems
+/// in `Update`, and the transform plugin (propagation in `PostUpdate`).
+pub struct SimulationPlugin;
+
+impl Plugin for SimulationPlugin {
+    fn build(&self, app: &mut App) -> Result<(), AppError> {
+        app.world_mut().insert_resource(FrameDt(DT));
+        app.add_systems(Update, frame_systems())?;
+        app.add_plugins(TransformPlugin)?;
+        Ok(())
+    }
 }
 
 /// One system's time over a run.
@@ -165,16 +184,47 @@ pub fn run_frames(
     options: &RunOptions,
     mut inspector: Option<&mut Inspector>,
 ) -> Result<RunReport, String> {
+    let threads = options.threads;
+    let mut app = App::with_world(std::mem::take(world), threads);
+    let outcome = run_app_frames(&mut app, options, inspector.as_deref_mut());
+    *world = app.into_world();
+    let (systems, frame_times) = outcome?;
+    Ok(RunReport {
+        systems,
+        frames: frame_times,
+        mean_height: mean_height(world),
+        inspector: inspector.map(|i| i.stats()),
+    })
+}
+
+/// The frame loop of [`run_frames`] on `app`: per-system totals and the
+/// frame times.
+fn run_app_frames(
+    app: &mut App,
+    options: &RunOptions,
+    mut inspector: Option<&mut Inspector>,
+) -> Result<(Vec<SystemStats>, FrameTimes), String> {
     let RunOptions {
         frames,
-        threads,
         quiet,
         pace,
+        ..
     } = *options;
-    world.insert_resource(FrameDt(DT));
-    let mut schedule = schedule(threads).map_err(|e| e.to_string())?;
+    app.add_plugins(SimulationPlugin)
+        .map_err(|e| e.to_string())?;
     if let Some(inspector) = inspector.as_deref_mut() {
-        let plan = schedule.plan().map_err(|e| e.to_string())?.to_string();
+        let mut plan_of = |phase: &str| -> Result<String, String> {
+            let schedule = match phase {
+                "Update" => app.schedule_mut(Update),
+                _ => app.schedule_mut(PostUpdate),
+            };
+            let plan = schedule
+                .map_err(|e| e.to_string())?
+                .plan()
+                .map_err(|e| e.to_string())?;
+            Ok(format!("{phase}:\n{plan}"))
+        };
+        let plan = plan_of("Update")? + &plan_of("PostUpdate")?;
         inspector.set_plan(plan);
     }
     let bar = frame_bar(frames, quiet, "");
@@ -183,36 +233,31 @@ pub fn run_frames(
     let mut next = Instant::now();
     for _ in 0..frames {
         if let Some(inspector) = inspector.as_deref_mut() {
-            inspector.between_frames(world);
+            inspector.between_frames(app.world_mut());
         }
         let start = Instant::now();
-        let report = schedule.run(world).map_err(|e| e.to_string())?;
+        app.update().map_err(|e| e.to_string())?;
         let time = start.elapsed();
         frame_times.record(time);
-        add_times(&mut systems, &report.systems);
+        add_times(&mut systems, app.last_update_times());
         if let Some(inspector) = inspector.as_deref_mut() {
-            inspector.record_frame(time, &report.systems);
+            inspector.record_frame(time, app.last_update_times());
         }
         bar.inc(1);
         if let Some(pace) = pace {
             // The next frame's slot; after a late frame, the next starts at once.
             next = (next + pace).max(Instant::now());
             match inspector.as_deref_mut() {
-                Some(inspector) => inspector.serve_until(world, next),
+                Some(inspector) => inspector.serve_until(app.world_mut(), next),
                 None => std::thread::sleep(next.saturating_duration_since(Instant::now())),
             }
         }
     }
-    if let Some(inspector) = inspector.as_deref_mut() {
-        inspector.serve_pending(world);
+    if let Some(inspector) = inspector {
+        inspector.serve_pending(app.world_mut());
     }
     bar.finish_and_clear();
-    Ok(RunReport {
-        systems,
-        frames: frame_times,
-        mean_height: mean_height(world),
-        inspector: inspector.map(|i| i.stats()),
-    })
+    Ok((systems, frame_times))
 }
 
 /// Mean height of the point masses (a checksum of the physics).

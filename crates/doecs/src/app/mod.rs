@@ -43,7 +43,7 @@ pub use time::{Fixed, Real, Time, TimeSource, DEFAULT_MAX_STEPS, DEFAULT_TIMESTE
 
 use crate::dyn_value::KeyValue;
 use crate::event::EventCursor;
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, SystemTime};
 use crate::system::error::ScheduleError;
 use crate::system::set::{IntoSetConfig, IntoSystemGroup};
 use crate::world::World;
@@ -191,6 +191,8 @@ pub struct App {
     exit_cursor: EventCursor<AppExit>,
     runner: Runner,
     threads: usize,
+    /// Each system's time in the last update, in run order.
+    last_systems: Vec<SystemTime>,
 }
 
 impl Default for App {
@@ -220,7 +222,12 @@ impl App {
 
     /// As [`App::new`], with `threads` workers per schedule (0: one per core).
     pub fn with_threads(threads: usize) -> Self {
-        let mut world = World::new();
+        Self::with_world(World::new(), threads)
+    }
+
+    /// An app around `world` (a loaded level, say), with `threads` workers
+    /// per schedule (0: one per core). [`App::into_world`] gives it back.
+    pub fn with_world(mut world: World, threads: usize) -> Self {
         world.add_event::<AppExit>();
         world.insert_resource(Time::<Real>::default());
         world.insert_resource(Time::<Fixed>::default());
@@ -236,6 +243,7 @@ impl App {
             exit_cursor,
             runner: Runner::Loop,
             threads,
+            last_systems: Vec::new(),
         };
         for label in [
             First.boxed_key(),
@@ -261,6 +269,17 @@ impl App {
     /// The world, mutably.
     pub fn world_mut(&mut self) -> &mut World {
         &mut self.world
+    }
+
+    /// The world, giving up the app.
+    pub fn into_world(self) -> World {
+        self.world
+    }
+
+    /// How long each system took in the last update, in the order they
+    /// ran (phase by phase; a fixed-step system once per step).
+    pub fn last_update_times(&self) -> &[SystemTime] {
+        &self.last_systems
     }
 
     /// Sets where frame lengths come from (the wall clock by default).
@@ -406,7 +425,12 @@ impl App {
     /// Runs the on-demand schedule `label`, if it has one.
     fn run_on_demand(&mut self, label: &dyn ScheduleLabel) -> Result<(), AppError> {
         match self.on_demand.iter_mut().find(|p| p.label.is(label)) {
-            Some(phase) => run_phase(&mut phase.schedule, &mut self.world, &phase.label),
+            Some(phase) => run_phase(
+                &mut phase.schedule,
+                &mut self.world,
+                &phase.label,
+                &mut self.last_systems,
+            ),
             None => Ok(()),
         }
     }
@@ -479,8 +503,14 @@ impl App {
     /// a system sent in it, if any.
     pub fn update(&mut self) -> Result<Option<AppExit>, AppError> {
         self.world.update_events();
+        self.last_systems.clear();
         if let Some(mut startup) = self.startup.take() {
-            run_phase(&mut startup, &mut self.world, &Startup)?;
+            run_phase(
+                &mut startup,
+                &mut self.world,
+                &Startup,
+                &mut self.last_systems,
+            )?;
         }
         let frame = self.clock.tick();
         self.world
@@ -500,10 +530,20 @@ impl App {
                         .resource_mut::<Time<Fixed>>()
                         .expect("an app's world keeps its Time<Fixed>")
                         .step();
-                    run_phase(&mut phase.schedule, &mut self.world, &FixedUpdate)?;
+                    run_phase(
+                        &mut phase.schedule,
+                        &mut self.world,
+                        &FixedUpdate,
+                        &mut self.last_systems,
+                    )?;
                 }
             } else {
-                run_phase(&mut phase.schedule, &mut self.world, &phase.label)?;
+                run_phase(
+                    &mut phase.schedule,
+                    &mut self.world,
+                    &phase.label,
+                    &mut self.last_systems,
+                )?;
                 if phase.label.is(&PreUpdate) {
                     self.apply_state_transitions()?;
                 }
@@ -588,20 +628,21 @@ fn plugin_type_id<P: Plugin>(_: &P) -> TypeId {
     TypeId::of::<P>()
 }
 
-/// Runs one phase's schedule, skipping an empty one.
+/// Runs one phase's schedule, skipping an empty one, and appends its
+/// systems' times to `times`.
 fn run_phase(
     schedule: &mut Schedule,
     world: &mut World,
     label: &dyn std::fmt::Debug,
+    times: &mut Vec<SystemTime>,
 ) -> Result<(), AppError> {
     if schedule.is_empty() {
         return Ok(());
     }
-    schedule
-        .run(world)
-        .map(drop)
-        .map_err(|source| AppError::Schedule {
-            phase: format!("{label:?}"),
-            source: Box::new(source),
-        })
+    let report = schedule.run(world).map_err(|source| AppError::Schedule {
+        phase: format!("{label:?}"),
+        source: Box::new(source),
+    })?;
+    times.extend(report.systems);
+    Ok(())
 }
