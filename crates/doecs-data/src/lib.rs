@@ -11,6 +11,7 @@ mod key;
 mod manager;
 pub mod merge;
 mod names;
+mod plugin;
 mod record;
 mod save;
 mod snapshot;
@@ -21,6 +22,7 @@ pub use error::{DataError, LoadError};
 pub use key::{Key, KeyHash, Path};
 pub use merge::incoming_wins;
 pub use names::SavedKeys;
+pub use plugin::DataPlugin;
 pub use record::{
     header_len, Entry, Record, RecordRef, ENTRY_BYTES, HEADER_BYTES, MAX_RECORD_BYTES,
 };

@@ -15,9 +15,11 @@
 //! runtime from a level, the name).
 
 mod managers;
+mod plugin;
 mod relations;
 mod save;
 
+pub use plugin::{Registry, RegistryPlugin};
 pub use save::{
     load_world, load_world_from_bytes, save_world, LoadError, LoadOptions, SaveError, SaveFormat,
     SaveOptions, WorldSaveExt, SAVE_MAGIC, SAVE_VERSION,

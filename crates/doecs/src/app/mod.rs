@@ -89,6 +89,15 @@ pub enum AppError {
         /// The state type's name.
         name: String,
     },
+    /// A plugin could not build (its own error inside).
+    #[error("plugin `{plugin}`: {source}")]
+    Plugin {
+        /// The plugin's name.
+        plugin: String,
+        /// What went wrong.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A system could not be added, or a phase's schedule failed to run.
     #[error("phase `{phase}`: {source}")]
     Schedule {
