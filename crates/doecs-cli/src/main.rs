@@ -11,7 +11,8 @@ mod run;
 mod saves;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use doecs::World;
+use doecs::{AppError, World};
+use doecs_inspect::InspectorHandle;
 use doecs_resource::{AlignedBytes, BlobView, SpawnOptions, MAGIC};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsString;
@@ -377,7 +378,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     let inspecting = args.inspect.is_some() || args.inspect_write;
     let rollback = rollback::check_args(args.rollback, inspecting, args.frames)?;
     demo_level::check_ships(args.ships)?;
-    let mut world = match &args.load {
+    let world = match &args.load {
         Some(path) => {
             if args.level.is_some() {
                 return Err("give either a level or --load, not both".into());
@@ -387,23 +388,45 @@ fn run(args: RunArgs) -> Result<(), String> {
         None => spawn_level(&args)?,
     };
     println!("running {} frames on {} threads", args.frames, threads);
-    let mut inspector = start_inspector(&args)?;
     let options = run::RunOptions {
         frames: args.frames,
         threads,
         quiet: args.quiet,
         pace,
     };
-    if let Some(depth) = rollback {
-        rollback::run(&mut world, &options, depth)?;
-    } else {
-        let report = run::run_frames(&mut world, &options, inspector.as_mut())?;
-        print!("{}", run::format_report(&report));
+    let job = run::Job {
+        options,
+        rollback,
+        inspector: inspector_config(&args),
+        save: args.save.clone(),
+    };
+    let mut app = run::job_app(world, &job).map_err(|e| app_error(e, &args))?;
+    let inspector = app.world().resource::<InspectorHandle>().cloned();
+    if let Some(inspector) = &inspector {
+        let access = if args.inspect_write {
+            "read and write"
+        } else {
+            "read-only"
+        };
+        println!("inspector: {} ({access})", inspector.url());
+        let _ = std::io::stdout().flush();
     }
-    if let Some(path) = &args.save {
-        saves::save(&world, path)?;
+    app.run().map_err(|e| app_error(e, &args))?;
+    let world = app.world();
+    match world.resource::<rollback::RollbackReport>() {
+        Some(report) => {
+            print!("{}", run::format_report(&report.run));
+            println!("{}", rollback::format_report(report));
+        }
+        None => {
+            let stats = inspector.map(|i| i.stats());
+            print!("{}", run::format_report(&run::report_of(world, stats)));
+        }
     }
-    Ok(())
+    match world.resource::<saves::SaveOutcome>() {
+        Some(saves::SaveOutcome(outcome)) => outcome.clone(),
+        None => Ok(()),
+    }
 }
 
 /// Compiles (when JSON) and spawns the level of `args` (the bundled demo
@@ -499,33 +522,38 @@ fn spawn_level(args: &RunArgs) -> Result<World, String> {
 
 /// Starts the inspector when `--inspect` or `--inspect-write` asks for one,
 /// and prints its address.
-fn start_inspector(args: &RunArgs) -> Result<Option<doecs_inspect::Inspector>, String> {
+/// The inspector `--inspect` or `--inspect-write` asks for, if any.
+fn inspector_config(args: &RunArgs) -> Option<doecs_inspect::InspectorConfig> {
     if args.inspect.is_none() && !args.inspect_write {
-        return Ok(None);
+        return None;
     }
     let addr = args
         .inspect
         .as_deref()
         .unwrap_or(doecs_inspect::DEFAULT_ADDR);
-    let config = doecs_inspect::InspectorConfig::new(addr)
-        .write(args.inspect_write)
-        .registry(registry::component_registry());
-    let inspector = doecs_inspect::Inspector::start(config).map_err(|e| {
-        if Path::new(addr).exists() {
-            format!(
-                "{e} (--inspect took the level file as its address: \
-                 write --inspect=ADDR, or put the level first)"
-            )
-        } else {
-            e.to_string()
+    Some(
+        doecs_inspect::InspectorConfig::new(addr)
+            .write(args.inspect_write)
+            .registry(registry::component_registry()),
+    )
+}
+
+/// The app's error as one line: a plugin's failure as the plugin says it
+/// (the sync test's desync, say); an inspector that could not start on an
+/// address that names a file gets a hint (`--inspect` took the level).
+fn app_error(e: AppError, args: &RunArgs) -> String {
+    match &e {
+        AppError::Plugin { source, .. } => {
+            let addr = args.inspect.as_deref().unwrap_or_default();
+            if !addr.is_empty() && Path::new(addr).exists() {
+                format!(
+                    "{source} (--inspect took the level file as its address: \
+                     write --inspect=ADDR, or put the level first)"
+                )
+            } else {
+                source.to_string()
+            }
         }
-    })?;
-    let access = if args.inspect_write {
-        "read and write"
-    } else {
-        "read-only"
-    };
-    println!("inspector: {} ({access})", inspector.url());
-    let _ = std::io::stdout().flush();
-    Ok(Some(inspector))
+        other => other.to_string(),
+    }
 }

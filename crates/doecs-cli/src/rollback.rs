@@ -24,7 +24,7 @@
 use crate::components::{Mass, Position, Spin, Velocity};
 use crate::frame_times::FrameTimes;
 use crate::run::{self, FrameDt, RunOptions, RunReport, SystemStats, DT};
-use doecs::{Entity, Schedule, Snapshot, World};
+use doecs::{App, AppError, AppExit, Entity, Plugin, Runner, Snapshot, Time, TimeSource, World};
 use doecs_transform::TransformManager;
 use std::time::{Duration, Instant};
 
@@ -65,13 +65,15 @@ pub fn check_args(
 
 /// Registers everything the demo world holds for snapshots: the plain
 /// components as raw bytes, through their one registration in the
-/// component registry, and the time step resource by `Clone` (the managers
-/// take part through their own hooks).
+/// component registry, and the time step and the app's clocks by `Clone`
+/// (the managers take part through their own hooks).
 pub fn make_snapshotable(world: &mut World) {
     crate::registry::component_registry()
         .install(world)
         .expect("the demo's names are the world's");
     world.snapshot_resource::<FrameDt>();
+    world.snapshot_resource::<Time>();
+    world.snapshot_resource::<Time<doecs::Fixed>>();
 }
 
 /// A fast hash over 64-bit words, FxHash style. Each step,
@@ -187,7 +189,7 @@ pub fn check_hash(
     ))
 }
 
-/// What a sync test measured.
+/// What a sync test measured (a resource once the run ends).
 #[derive(Clone, Debug, Default)]
 pub struct RollbackReport {
     /// N, the frames rolled back and re-simulated for each check.
@@ -208,36 +210,60 @@ pub struct RollbackReport {
     pub hashes: usize,
 }
 
-/// Runs the frames with the sync test (see the module docs) on a world
-/// spawned for `run`, and prints the report.
-pub fn run(world: &mut World, options: &RunOptions, depth: usize) -> Result<(), String> {
-    let report = sync_test(world, options, depth, &mut |_, _| {})?;
-    print!("{}", run::format_report(&report.run));
-    println!("{}", format_report(&report));
-    Ok(())
+/// The sync test as the app's runner: `--frames` updates, each checked
+/// by rolling back `depth` frames and re-simulating them (see the module
+/// docs). The report goes into the [`RollbackReport`] resource; a frame
+/// that re-simulates differently ends the run with the plugin's error.
+pub struct SyncTestPlugin {
+    /// Frames rolled back and re-simulated for each check.
+    pub depth: usize,
+    /// Frames, progress bar and pacing.
+    pub options: RunOptions,
+}
+
+impl Plugin for SyncTestPlugin {
+    fn build(&self, app: &mut App) -> Result<(), AppError> {
+        if self.depth == 0 {
+            return Err(sync_test_error(
+                "--rollback must be at least 1 (frames to roll back)".into(),
+            ));
+        }
+        // Re-simulated frames must see the same time as the forward ones.
+        app.set_time_source(TimeSource::Manual(Duration::from_secs_f32(DT)));
+        make_snapshotable(app.world_mut());
+        let (depth, options) = (self.depth, self.options.clone());
+        app.set_runner(Runner::Custom(Box::new(move |app| {
+            let report =
+                sync_test(app, &options, depth, &mut |_, _| {}).map_err(sync_test_error)?;
+            app.world_mut().insert_resource(report);
+            Ok(AppExit::Success)
+        })));
+        Ok(())
+    }
+}
+
+fn sync_test_error(message: String) -> AppError {
+    AppError::Plugin {
+        plugin: "SyncTestPlugin".to_owned(),
+        source: message.into(),
+    }
 }
 
 /// The sync test. `before_resimulating(world, first)` runs after each
 /// restore, before frame `first` (1-based) is re-simulated: nothing in the
 /// program, a hook for tests that break determinism on purpose.
 fn sync_test(
-    world: &mut World,
+    app: &mut App,
     options: &RunOptions,
     depth: usize,
     before_resimulating: &mut dyn FnMut(&mut World, usize),
 ) -> Result<RollbackReport, String> {
     let RunOptions {
         frames,
-        threads,
         quiet,
         pace,
+        ..
     } = *options;
-    if depth == 0 {
-        return Err("--rollback must be at least 1 (frames to roll back)".into());
-    }
-    world.insert_resource(FrameDt(DT));
-    make_snapshotable(world);
-    let mut schedule: Schedule = run::schedule(threads).map_err(|e| e.to_string())?;
     let bar = run::frame_bar(frames, quiet, "rollback ");
     bar.set_message(depth.to_string());
     let mut ring: Vec<Snapshot> = (0..depth).map(|_| Snapshot::new()).collect();
@@ -248,23 +274,24 @@ fn sync_test(
     let mut systems: Vec<SystemStats> = Vec::new();
     let mut frame_times = FrameTimes::new();
     let mut next = Instant::now();
+    let update = |app: &mut App| app.update().map_err(|e| e.to_string());
     for f in 0..frames {
         // `ring[k % depth]` holds the world as it was before frame k (0-based):
         // the last `depth` of them, which is all a check goes back over.
         let start = Instant::now();
-        world
+        app.world_mut()
             .snapshot_into(&mut ring[f % depth])
             .map_err(|e| format!("frame {}: cannot snapshot the world: {e}", f + 1))?;
         report.snapshot += start.elapsed();
 
         let start = Instant::now();
-        let frame = schedule.run(world).map_err(|e| e.to_string())?;
+        update(app)?;
         frame_times.record(start.elapsed());
-        run::add_times(&mut systems, &frame.systems);
+        run::add_times(&mut systems, app.last_update_times());
 
         // The forward hash after frame f + 1.
         let start = Instant::now();
-        let forward = world_hash(world);
+        let forward = world_hash(app.world());
         report.hash += start.elapsed();
         report.hashes += 1;
 
@@ -272,18 +299,18 @@ fn sync_test(
             // Back to before frame `first` (0-based), then frames first..=f again.
             let first = f + 1 - depth;
             let start = Instant::now();
-            world
+            app.world_mut()
                 .restore(&ring[first % depth])
                 .map_err(|e| format!("frame {}: cannot restore the world: {e}", f + 1))?;
             report.restore += start.elapsed();
-            before_resimulating(world, first + 1);
+            before_resimulating(app.world_mut(), first + 1);
             let start = Instant::now();
             for _ in first..=f {
-                schedule.run(world).map_err(|e| e.to_string())?;
+                update(app)?;
             }
             report.resimulate += start.elapsed();
             let start = Instant::now();
-            let again = world_hash(world);
+            let again = world_hash(app.world());
             report.hash += start.elapsed();
             report.hashes += 1;
             check_hash(f + 1, depth, forward, again)?;
@@ -299,7 +326,7 @@ fn sync_test(
     report.run = RunReport {
         systems,
         frames: frame_times,
-        mean_height: run::mean_height(world),
+        mean_height: run::mean_height(app.world()),
         inspector: None,
     };
     Ok(report)
@@ -329,7 +356,24 @@ pub fn format_report(report: &RollbackReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::{run_job, Job, SimulationPlugin};
     use doecs_resource::{AlignedBytes, SpawnOptions};
+
+    /// The sync test on `world`, as `doecs run --rollback` runs it.
+    fn run(
+        world: &mut World,
+        options: &RunOptions,
+        depth: usize,
+    ) -> Result<RollbackReport, String> {
+        let job = Job {
+            rollback: Some(depth),
+            ..Job::frames(options.clone())
+        };
+        run_job(world, &job).map_err(|e| e.to_string())?;
+        Ok(world
+            .remove_resource::<RollbackReport>()
+            .unwrap_or_default())
+    }
 
     /// The demo level with `ships` ships, spawned as `doecs run` does.
     fn demo_world(ships: usize) -> World {
@@ -407,7 +451,7 @@ mod tests {
         let mut hashes = Vec::new();
         for threads in [1, 3] {
             let mut world = demo_world(6);
-            let report = sync_test(&mut world, &options(12, threads), 4, &mut |_, _| {}).unwrap();
+            let report = run(&mut world, &options(12, threads), 4).unwrap();
             assert_eq!(report.checked, 12 - 4 + 1);
             assert_eq!(report.run.frames.count(), 12);
             world.check_invariants();
@@ -420,14 +464,14 @@ mod tests {
         assert_eq!(hashes[0], hashes[1], "the same world at 1 and 3 threads");
         // The sync test leaves the world where a plain run leaves it.
         let mut plain = demo_world(6);
-        run::run_frames(&mut plain, &options(12, 2), None).unwrap();
+        run_job(&mut plain, &Job::frames(options(12, 2))).unwrap();
         assert_eq!(world_hash(&plain), hashes[0]);
     }
 
     #[test]
     fn rolling_back_one_frame_checks_every_frame() {
         let mut world = demo_world(2);
-        let report = sync_test(&mut world, &options(5, 2), 1, &mut |_, _| {}).unwrap();
+        let report = run(&mut world, &options(5, 2), 1).unwrap();
         assert_eq!(report.checked, 5);
         let line = format_report(&report);
         assert!(
@@ -440,7 +484,7 @@ mod tests {
     fn a_broken_resimulation_is_caught_and_named() {
         // Nudge one velocity when re-simulating from the start of frame 7:
         // the check of the frame that re-simulation ends on must fail.
-        let mut world = demo_world(4);
+        let world = demo_world(4);
         let depth = 3;
         let mut nudge = |world: &mut World, first: usize| {
             if first == 7 {
@@ -448,7 +492,14 @@ mod tests {
                 q.for_each(|v| v.0[0] += 0.5);
             }
         };
-        let err = sync_test(&mut world, &options(20, 2), depth, &mut nudge).unwrap_err();
+        let mut app = App::with_world(world, 2);
+        app.add_plugins(SimulationPlugin).unwrap();
+        app.add_plugins(SyncTestPlugin {
+            depth,
+            options: options(20, 2),
+        })
+        .unwrap();
+        let err = sync_test(&mut app, &options(20, 2), depth, &mut nudge).unwrap_err();
         // Re-simulating frames 7..=9 checks frame 9.
         assert!(err.contains("frame 9 is not deterministic"), "{err}");
         assert!(err.contains("before frame 7"), "{err}");

@@ -20,12 +20,17 @@
 //!   manager runs in deferred mode, so the two writers above only mark
 //!   nodes).
 //!
-//! With `--inspect`, an inspector serves the world between frames: before
-//! each frame the loop answers the queued requests (and, while paused from
-//! the page, waits there until resumed or stepped); after it, the frame's
-//! system times go to the inspector's history. With `--fps`, the time left
-//! in a frame's slot is spent answering requests (or sleeping). The time
-//! spent answering is reported beside the frame times.
+//! The loop itself is the app's runner, set by [`FrameLoopPlugin`]; the
+//! rollback sync test is another runner (`crate::rollback`), and saving at
+//! the end a system of the `Shutdown` phase (`crate::saves`).
+//!
+//! With `--inspect`, the inspector's plugin serves the world between
+//! frames: at the start of each update it answers the queued requests
+//! (and, while paused from the page, waits there until resumed or
+//! stepped), and hands the inspector the previous update's system times.
+//! With `--fps`, the time left in a frame's slot is spent answering
+//! requests (or sleeping). The time spent answering is reported beside the
+//! frame times, and left out of them.
 //!
 //! Frame times go into a [`FrameTimes`] summary of fixed size, so the loop
 //! allocates nothing per frame however many frames run.
@@ -34,8 +39,8 @@ use crate::components::{Mass, Position, Spin, Velocity};
 use crate::frame_times::FrameTimes;
 use doecs::prelude::*;
 use doecs::SystemGroup;
-use doecs::{ScheduleError, SystemTime};
-use doecs_inspect::{Inspector, ServeStats};
+use doecs::{Runner, SystemTime};
+use doecs_inspect::{InspectorHandle, ServeStats};
 use doecs_transform::{TransformManager, TransformPlugin};
 use glam::{Affine3A, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -107,24 +112,9 @@ fn ship_transforms(
     });
 }
 
-/// One pass updating every moved node's world transform, parents first.
-fn propagate(mut transforms: ManagerMut<TransformManager>) {
-    transforms.propagate();
-}
-
 /// The frame's physics and transform writers (`propagate` apart).
 fn frame_systems() -> SystemGroup {
     (gravity_drag, integrate, spin_parts, ship_transforms).into_group()
-}
-
-/// The frame's systems on one schedule of `threads` workers, propagation
-/// last: what the rollback sync test re-simulates.
-pub fn schedule(threads: usize) -> Result<Schedule, ScheduleError> {
-    let mut schedule = Schedule::with_threads(threads);
-    schedule
-        .add_systems(frame_systems())?
-        .add_system(propagate)?;
-    Ok(schedule)
 }
 
 /// The simulation on an app: the frame's step as a resource, its systems
@@ -152,11 +142,11 @@ pub struct SystemStats {
 /// Everything `run` measured.
 #[derive(Clone, Debug, Default)]
 pub struct RunReport {
-    /// Per-system statistics, in schedule order, from the schedule's own
-    /// run reports.
+    /// Per-system statistics, in run order, from the app's per-update
+    /// system times.
     pub systems: Vec<SystemStats>,
-    /// Wall time of the frames (one schedule run each), summarised in
-    /// fixed memory.
+    /// Wall time of the frames (one app update each, less the time the
+    /// inspector spent answering), summarised in fixed memory.
     pub frames: FrameTimes,
     /// Mean height of the point masses at the end (a checksum of the physics).
     pub mean_height: f64,
@@ -164,7 +154,7 @@ pub struct RunReport {
     pub inspector: Option<ServeStats>,
 }
 
-/// How `run_frames` runs.
+/// How the frame loop runs.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     /// Frames to run.
@@ -177,87 +167,153 @@ pub struct RunOptions {
     pub pace: Option<Duration>,
 }
 
-/// Runs the frames of the schedule (see [`RunOptions`]), serving
-/// `inspector` between them when there is one.
-pub fn run_frames(
-    world: &mut World,
-    options: &RunOptions,
-    mut inspector: Option<&mut Inspector>,
-) -> Result<RunReport, String> {
-    let threads = options.threads;
-    let mut app = App::with_world(std::mem::take(world), threads);
-    let outcome = run_app_frames(&mut app, options, inspector.as_deref_mut());
-    *world = app.into_world();
-    let (systems, frame_times) = outcome?;
-    Ok(RunReport {
-        systems,
-        frames: frame_times,
-        mean_height: mean_height(world),
-        inspector: inspector.map(|i| i.stats()),
-    })
+/// What the frame loop measured (a resource its runner fills).
+#[derive(Clone, Default)]
+pub struct FrameStats {
+    /// Per-system totals, in run order.
+    pub systems: Vec<SystemStats>,
+    /// The frames' times.
+    pub frames: FrameTimes,
 }
 
-/// The frame loop of [`run_frames`] on `app`: per-system totals and the
-/// frame times.
-fn run_app_frames(
-    app: &mut App,
-    options: &RunOptions,
-    mut inspector: Option<&mut Inspector>,
-) -> Result<(Vec<SystemStats>, FrameTimes), String> {
-    let RunOptions {
-        frames,
-        quiet,
-        pace,
-        ..
-    } = *options;
-    app.add_plugins(SimulationPlugin)
-        .map_err(|e| e.to_string())?;
-    if let Some(inspector) = inspector.as_deref_mut() {
-        let mut plan_of = |phase: &str| -> Result<String, String> {
-            let schedule = match phase {
-                "Update" => app.schedule_mut(Update),
-                _ => app.schedule_mut(PostUpdate),
-            };
-            let plan = schedule
-                .map_err(|e| e.to_string())?
-                .plan()
-                .map_err(|e| e.to_string())?;
-            Ok(format!("{phase}:\n{plan}"))
-        };
-        let plan = plan_of("Update")? + &plan_of("PostUpdate")?;
-        inspector.set_plan(plan);
+/// The main job's loop as the app's runner: `frames` updates with a
+/// progress bar, paced to `--fps` if asked (answering the inspector, when
+/// there is one, while it waits), each update's system times and wall
+/// time recorded into [`FrameStats`].
+pub struct FrameLoopPlugin(pub RunOptions);
+
+impl Plugin for FrameLoopPlugin {
+    fn build(&self, app: &mut App) -> Result<(), AppError> {
+        app.world_mut().insert_resource(FrameStats::default());
+        let options = self.0.clone();
+        app.set_runner(Runner::Custom(Box::new(move |app| {
+            frame_loop(app, &options)
+        })));
+        Ok(())
     }
-    let bar = frame_bar(frames, quiet, "");
-    let mut systems: Vec<SystemStats> = Vec::new();
-    let mut frame_times = FrameTimes::new();
+}
+
+/// The runner of [`FrameLoopPlugin`].
+fn frame_loop(app: &mut App, options: &RunOptions) -> Result<AppExit, AppError> {
+    let inspector = app.world().resource::<InspectorHandle>().cloned();
+    let bar = frame_bar(options.frames, options.quiet, "");
+    let mut stats = FrameStats::default();
     let mut next = Instant::now();
-    for _ in 0..frames {
-        if let Some(inspector) = inspector.as_deref_mut() {
-            inspector.between_frames(app.world_mut());
-        }
+    let mut exit = AppExit::Success;
+    for _ in 0..options.frames {
         let start = Instant::now();
-        app.update().map_err(|e| e.to_string())?;
-        let time = start.elapsed();
-        frame_times.record(time);
-        add_times(&mut systems, app.last_update_times());
-        if let Some(inspector) = inspector.as_deref_mut() {
-            inspector.record_frame(time, app.last_update_times());
-        }
+        let sent = app.update()?;
+        let time = start
+            .elapsed()
+            .saturating_sub(inspector_time(app.last_update_times()));
+        stats.frames.record(time);
+        add_times(&mut stats.systems, app.last_update_times());
         bar.inc(1);
-        if let Some(pace) = pace {
+        if let Some(sent) = sent {
+            exit = sent;
+            break;
+        }
+        if let Some(pace) = options.pace {
             // The next frame's slot; after a late frame, the next starts at once.
             next = (next + pace).max(Instant::now());
-            match inspector.as_deref_mut() {
+            match &inspector {
                 Some(inspector) => inspector.serve_until(app.world_mut(), next),
                 None => std::thread::sleep(next.saturating_duration_since(Instant::now())),
             }
         }
     }
     if let Some(inspector) = inspector {
-        inspector.serve_pending(app.world_mut());
+        inspector.finish(app.world_mut());
     }
     bar.finish_and_clear();
-    Ok((systems, frame_times))
+    app.world_mut().insert_resource(stats);
+    Ok(exit)
+}
+
+/// The inspector's system: its answers have their own line in the report,
+/// and while paused it waits, so it is left out of the frame times and the
+/// table.
+fn is_inspector(s: &SystemTime) -> bool {
+    &*s.name == doecs_inspect::SERVE_SYSTEM
+}
+
+fn inspector_time(times: &[SystemTime]) -> Duration {
+    times
+        .iter()
+        .filter(|s| is_inspector(s))
+        .map(|s| s.time)
+        .sum()
+}
+
+/// What `doecs run` runs: the frames, and the plugins the options ask for.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Frames, threads, progress bar and pacing.
+    pub options: RunOptions,
+    /// The sync test's depth (`--rollback`), in place of the frame loop.
+    pub rollback: Option<usize>,
+    /// The inspector to serve (`--inspect`).
+    pub inspector: Option<doecs_inspect::InspectorConfig>,
+    /// Where to save the world when the run ends (`--save`).
+    pub save: Option<std::path::PathBuf>,
+}
+
+#[cfg(test)]
+impl Job {
+    /// Just the frames.
+    pub fn frames(options: RunOptions) -> Self {
+        Job {
+            options,
+            rollback: None,
+            inspector: None,
+            save: None,
+        }
+    }
+}
+
+/// The main job's app on `world`: the simulation, the inspector if asked,
+/// the runner (the frame loop, or the sync test) and the save if asked,
+/// each a plugin.
+pub fn job_app(world: World, job: &Job) -> Result<App, AppError> {
+    let mut app = App::with_world(world, job.options.threads);
+    app.add_plugins(SimulationPlugin)?;
+    if let Some(config) = &job.inspector {
+        app.add_plugins(doecs_inspect::InspectorPlugin::new(config.clone()))?;
+    }
+    match job.rollback {
+        Some(depth) => app.add_plugins(crate::rollback::SyncTestPlugin {
+            depth,
+            options: job.options.clone(),
+        })?,
+        None => app.add_plugins(FrameLoopPlugin(job.options.clone()))?,
+    };
+    if let Some(path) = &job.save {
+        app.add_plugins(crate::saves::SavePlugin(path.clone()))?;
+    }
+    if let Some(inspector) = app.world().resource::<InspectorHandle>().cloned() {
+        inspector.set_plan(app.plan()?);
+    }
+    Ok(app)
+}
+
+/// Runs `job` on `world`, leaving the world as the run ends it.
+#[cfg(test)]
+pub fn run_job(world: &mut World, job: &Job) -> Result<(), AppError> {
+    let mut app = job_app(std::mem::take(world), job)?;
+    let outcome = app.run();
+    *world = app.into_world();
+    outcome.map(|_| ())
+}
+
+/// The report of a run of the frame loop on `world`.
+pub fn report_of(world: &World, inspector: Option<ServeStats>) -> RunReport {
+    let stats = world.resource::<FrameStats>().cloned().unwrap_or_default();
+    RunReport {
+        systems: stats.systems,
+        frames: stats.frames,
+        mean_height: mean_height(world),
+        inspector,
+    }
 }
 
 /// Mean height of the point masses (a checksum of the physics).
@@ -288,15 +344,17 @@ pub(crate) fn frame_bar(frames: usize, quiet: bool, label: &str) -> ProgressBar 
     bar
 }
 
-/// Adds one run's system times to the totals.
+/// Adds one update's system times to the totals (the inspector's left
+/// out).
 pub(crate) fn add_times(totals: &mut Vec<SystemStats>, run: &[SystemTime]) {
+    let run = || run.iter().filter(|s| !is_inspector(s));
     if totals.is_empty() {
-        totals.extend(run.iter().map(|s| SystemStats {
+        totals.extend(run().map(|s| SystemStats {
             name: s.name.to_string(),
             total: Duration::ZERO,
         }));
     }
-    for (total, s) in totals.iter_mut().zip(run) {
+    for (total, s) in totals.iter_mut().zip(run()) {
         total.total += s.time;
     }
 }

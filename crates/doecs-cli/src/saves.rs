@@ -6,10 +6,10 @@
 //! kept, so a loaded world runs on exactly as the saved one would have.
 
 use crate::registry::component_registry;
-use doecs::{DestroyNotice, World};
+use doecs::{App, AppError, DestroyNotice, Plugin, Shutdown, World};
 use doecs_registry::{ComponentRegistry, SaveFormat, WorldSaveExt};
 use doecs_transform::TransformManager;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The component registry with the managers: what a save holds.
@@ -54,6 +54,26 @@ pub fn save(world: &World, path: &Path) -> Result<(), String> {
         start.elapsed().as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// Saves the world to a file when the app stops: a system of the
+/// `Shutdown` phase, which `App::run` runs once its loop ends. Its outcome
+/// is the [`SaveOutcome`] resource.
+pub struct SavePlugin(pub PathBuf);
+
+/// What the [`SavePlugin`]'s save came to (a resource, once it ran).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaveOutcome(pub Result<(), String>);
+
+impl Plugin for SavePlugin {
+    fn build(&self, app: &mut App) -> Result<(), AppError> {
+        let path = self.0.clone();
+        app.add_systems(Shutdown, move |world: &mut World| {
+            let outcome = save(world, &path);
+            world.insert_resource(SaveOutcome(outcome));
+        })?;
+        Ok(())
+    }
 }
 
 /// Loads the world saved at `path` (refused if larger than `limit` bytes)

@@ -14,6 +14,11 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The name of the inspector plugin's system, as it appears in system
+/// times: the history, and a loop that reports frame times, leave it out
+/// (it answers requests, and while paused it waits).
+pub const SERVE_SYSTEM: &str = "inspector";
+
 /// Frames kept by default.
 pub const DEFAULT_HISTORY: usize = 600;
 
@@ -68,11 +73,15 @@ impl History {
     }
 
     /// Records frame number `frame`: its wall time and its systems' times.
+    ///
+    /// The inspector's own system (its plugin's, [`SERVE_SYSTEM`]) is left
+    /// out: it answers requests, and while paused it waits.
     pub fn record(&mut self, frame: u64, time: Duration, systems: &[SystemTime]) {
-        let same = self.names.len() == systems.len()
-            && self.names.iter().zip(systems).all(|(n, s)| **n == *s.name);
+        let systems = || systems.iter().filter(|s| &*s.name != SERVE_SYSTEM);
+        let same = self.names.len() == systems().count()
+            && self.names.iter().zip(systems()).all(|(n, s)| **n == *s.name);
         if !same {
-            self.names = systems.iter().map(|s| s.name.clone()).collect();
+            self.names = systems().map(|s| s.name.clone()).collect();
             self.samples.clear();
         }
         let mut sample = if self.samples.len() == self.capacity {
@@ -81,7 +90,7 @@ impl History {
             Sample {
                 frame: 0,
                 frame_ns: 0,
-                systems_ns: Vec::with_capacity(systems.len()),
+                systems_ns: Vec::with_capacity(self.names.len()),
             }
         };
         sample.frame = frame;
@@ -89,7 +98,7 @@ impl History {
         sample.systems_ns.clear();
         sample
             .systems_ns
-            .extend(systems.iter().map(|s| nanos(s.time)));
+            .extend(systems().map(|s| nanos(s.time)));
         self.samples.push_back(sample);
     }
 

@@ -31,6 +31,7 @@ pub mod history;
 pub mod http;
 pub mod inspector;
 pub mod parse;
+pub mod plugin;
 pub mod query;
 pub mod route;
 pub mod summary;
@@ -39,4 +40,5 @@ pub use error::{ApiError, InspectError};
 pub use inspector::{
     answer_directly, parse_addr, Inspector, InspectorConfig, ServeStats, DEFAULT_ADDR,
 };
+pub use plugin::{InspectorHandle, InspectorPlugin, InspectorSystems, SERVE_SYSTEM};
 pub use route::{ApiRequest, Method};

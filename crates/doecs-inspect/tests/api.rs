@@ -16,8 +16,10 @@ use doecs_registry::ComponentRegistry;
 use doecs_transform::{TransformManager, WorldTransforms};
 use glam::Affine3A;
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
+
+mod common;
+use common::{get, raw, request};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,52 +30,6 @@ struct Health(i32);
 #[derive(Debug)]
 struct Secret(#[allow(dead_code)] String);
 struct Opaque;
-
-/// A raw HTTP answer.
-struct Answer {
-    status: u16,
-    body: String,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-}
-
-/// Sends a raw request and reads the whole answer (`Connection: close`).
-fn raw(addr: SocketAddr, request: &[u8]) -> Answer {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    // The server may answer (and stop reading) before a refused body is
-    // all sent; the answer is still read.
-    let _ = s.write_all(request);
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    Answer {
-        status,
-        body: body.to_owned(),
-    }
-}
-
-fn request(addr: SocketAddr, method: &str, target: &str, body: &str, extra: &str) -> Answer {
-    let req = format!(
-        "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    raw(addr, req.as_bytes())
-}
-
-fn get(addr: SocketAddr, target: &str) -> Answer {
-    request(addr, "GET", target, "", "")
-}
 
 /// What the test world is made of.
 struct Fixture {

@@ -331,7 +331,8 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for EventWriter<'_, T> {
         // SAFETY: the schedule checked that the resource exists and runs no
         // other system touching it meanwhile (the write is recorded).
         let events = unsafe { run.world().resources().get_mut_unchecked::<Events<T>>() }
-            .expect("checked before the run");
+            .expect("checked before the run")
+            .value;
         EventWriter { events }
     }
 }

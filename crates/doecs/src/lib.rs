@@ -47,9 +47,9 @@ use world::{command, hooks};
 
 pub use app::{
     in_state, AnyLabel, App, AppError, AppExit, CustomRunner, First, Fixed, FixedUpdate, Last,
-    NextState, OnEnter, OnExit, Plugin, PostUpdate, PreUpdate, Real, Runner, ScheduleLabel,
-    Startup, State, StateScoped, States, Time, TimeSource, Update, DEFAULT_MAX_STEPS,
-    DEFAULT_TIMESTEP,
+    LastUpdate, NextState, OnEnter, OnExit, Plugin, PostUpdate, PreUpdate, Real, Runner,
+    ScheduleLabel, Shutdown, Startup, State, StateScoped, States, Time, TimeSource, Update,
+    DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP,
 };
 pub use bundle::Bundle;
 pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands};
@@ -77,14 +77,15 @@ pub use relation::{
     ChildOf, Cleanup, Hierarchy, IsA, PairsError, Prefab, Relation, RelationError, Relations,
     Sources, Targets,
 };
+pub use resource::ResourceTicks;
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use system::desc::SystemDesc;
 pub use system::{
-    function_system, not, resource_exists, system, Condition, ConditionDesc, ConditionExt,
-    ConditionFunction, Conflict, ExclusiveMarker, FunctionMarker, FunctionSystem, IntoCondition,
-    IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess, ParamList, Res, ResMut, System,
-    SystemAccess, SystemBuilder, SystemConfig, SystemContext, SystemKind, SystemParam,
-    SystemParamFunction, SystemParamItem,
+    function_system, not, resource_added, resource_changed, resource_exists, system, Condition,
+    ConditionDesc, ConditionExt, ConditionFunction, Conflict, ExclusiveMarker, FunctionMarker,
+    FunctionSystem, IntoCondition, IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess,
+    ParamList, Res, ResMut, System, SystemAccess, SystemBuilder, SystemConfig, SystemContext,
+    SystemKind, SystemParam, SystemParamFunction, SystemParamItem,
 };
 pub use system::{
     GroupConfig, IntoOrderTarget, IntoSetConfig, IntoSystemGroup, OrderTarget, SetConfig,

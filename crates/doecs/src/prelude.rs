@@ -9,7 +9,8 @@
 
 pub use crate::app::{
     in_state, App, AppError, AppExit, First, Fixed, FixedUpdate, Last, NextState, OnEnter, OnExit,
-    Plugin, PostUpdate, PreUpdate, Startup, State, StateScoped, States, Time, TimeSource, Update,
+    Plugin, PostUpdate, PreUpdate, Shutdown, Startup, State, StateScoped, States, Time, TimeSource,
+    Update,
 };
 pub use crate::entity::Entity;
 pub use crate::error::EntityError;
@@ -22,8 +23,9 @@ pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError
 pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::SystemId;
 pub use crate::system::{
-    not, resource_exists, system, ConditionExt, GroupConfig, IntoSystemDesc, IntoSystemGroup,
-    Local, Manager, ManagerMut, Res, ResMut, SetConfigExt, SystemConfig, SystemSet,
+    not, resource_added, resource_changed, resource_exists, system, ConditionExt, GroupConfig,
+    IntoSystemDesc, IntoSystemGroup, Local, Manager, ManagerMut, Res, ResMut, SetConfigExt,
+    SystemConfig, SystemSet,
 };
 pub use crate::universe::Universe;
 pub use crate::world::command::{CommandBuffer, Commands};

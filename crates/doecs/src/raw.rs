@@ -25,7 +25,7 @@ pub use crate::location::Location;
 pub use crate::manager::Managers;
 
 pub use crate::relation::{ParentedBatch, ParentsFirst};
-pub use crate::resource::Resources;
+pub use crate::resource::{ResourceMut, Resources};
 pub use crate::storage::{
     Archetype, ArchetypeId, Archetypes, ChunkShape, ChunkTicks, ColumnIndex, LayoutStamp, Row,
     TickPtrs, DEFAULT_CHUNK_BYTES,

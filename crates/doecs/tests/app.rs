@@ -2,6 +2,7 @@
 //! and determinism across thread counts.
 
 use doecs::prelude::*;
+use doecs::LastUpdate;
 use doecs::{AppError, Runner};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -324,4 +325,59 @@ fn the_world_after_n_updates_is_the_same_at_any_thread_count() {
     for threads in [2, 4, 8] {
         assert_eq!(simulate(threads), one, "{threads} threads");
     }
+}
+
+/// What a `First` system saw of the update before it.
+#[derive(Default)]
+struct Previous(Vec<(u64, Vec<String>)>);
+
+fn look_back(last: Option<Res<LastUpdate>>, mut seen: ResMut<Previous>) {
+    let entry = match last {
+        Some(last) => (
+            last.number,
+            last.systems.iter().map(|s| s.name.to_string()).collect(),
+        ),
+        None => (0, Vec::new()),
+    };
+    seen.0.push(entry);
+}
+
+fn in_update() {}
+
+#[test]
+fn systems_read_the_previous_update_from_last_update() -> Result<(), AppError> {
+    let mut app = App::with_threads(1);
+    app.world_mut().insert_resource(Previous::default());
+    app.add_systems(First, look_back.named("look_back"))?;
+    app.add_systems(Update, in_update.named("in_update"))?;
+    app.update()?;
+    app.update()?;
+    let names = || vec!["look_back".to_owned(), "in_update".to_owned()];
+    assert_eq!(
+        app.world().resource::<Previous>().unwrap().0,
+        [(0, vec![]), (1, names())]
+    );
+    let last = app.world().resource::<LastUpdate>().unwrap();
+    assert_eq!(last.number, 2);
+    assert!(last.wall >= last.systems.iter().map(|s| s.time).sum());
+    assert_eq!(app.last_update_times().len(), 2);
+    Ok(())
+}
+
+#[test]
+fn shutdown_runs_once_when_the_loop_ends() -> Result<(), AppError> {
+    let log = Log::default();
+    let mut app = App::with_threads(1);
+    app.add_systems(Update, logger(&log, "update"))?;
+    app.add_systems(Shutdown, logger(&log, "shutdown"))?;
+    app.set_runner(Runner::Frames(2));
+    assert_eq!(app.run()?, AppExit::Success);
+    assert_eq!(take(&log), ["update", "update", "shutdown"]);
+    app.shutdown()?;
+    assert!(take(&log).is_empty(), "once only");
+    assert!(matches!(
+        app.insert_phase_after(Last, Shutdown),
+        Err(AppError::DuplicatePhase { .. })
+    ));
+    Ok(())
 }

@@ -203,3 +203,121 @@ fn conditions_work_in_an_app() -> Result<(), AppError> {
     assert_eq!(app.world().resource::<Count>().unwrap().0, 2);
     Ok(())
 }
+
+#[derive(Clone)]
+struct Score(u32);
+
+/// What a reader saw on each run: (is_added, is_changed).
+#[derive(Default)]
+struct Seen(Vec<(bool, bool)>);
+
+#[test]
+fn res_sees_inserts_and_writes_since_its_previous_run() {
+    let mut world = World::new();
+    world.insert_resource(Score(0));
+    world.insert_resource(Seen::default());
+    world.insert_resource(Enabled(false));
+    let mut schedule = Schedule::with_threads(1);
+    schedule
+        .add_systems(
+            (
+                // Writes only while enabled; otherwise it only reads through
+                // its `ResMut`, which must not mark the score changed.
+                |mut score: ResMut<Score>, on: Res<Enabled>| {
+                    if on.0 {
+                        score.0 += 1;
+                    } else {
+                        assert!(score.0 < 100);
+                    }
+                },
+                |score: Res<Score>, mut seen: ResMut<Seen>| {
+                    let seen_now = (score.is_added(), score.is_changed());
+                    seen.0.push(seen_now);
+                },
+            )
+                .chain(),
+        )
+        .unwrap();
+    schedule.run(&mut world).unwrap(); // first run: everything is new
+    schedule.run(&mut world).unwrap(); // nothing written
+    world.resource_mut::<Enabled>().unwrap().0 = true;
+    schedule.run(&mut world).unwrap(); // written through ResMut
+    world.resource_mut::<Enabled>().unwrap().0 = false;
+    schedule.run(&mut world).unwrap(); // nothing written
+    world.resource_mut::<Score>().unwrap().0 = 50; // a direct write
+    schedule.run(&mut world).unwrap();
+    world.insert_resource(Score(7)); // replaced: changed, not added
+    schedule.run(&mut world).unwrap();
+    world.remove_resource::<Score>();
+    world.insert_resource(Score(1)); // inserted anew: added
+    schedule.run(&mut world).unwrap();
+    assert_eq!(
+        world.resource::<Seen>().unwrap().0,
+        [
+            (true, true),
+            (false, false),
+            (false, true),
+            (false, false),
+            (false, true),
+            (false, true),
+            (true, true),
+        ]
+    );
+}
+
+#[test]
+fn resource_changed_and_resource_added_guard_systems() {
+    let mut world = world_with(false);
+    let mut schedule = Schedule::with_threads(1);
+    schedule
+        .add_system(bump.run_if(resource_changed::<Enabled>()))
+        .unwrap();
+    schedule.run(&mut world).unwrap(); // inserted before the first run
+    schedule.run(&mut world).unwrap();
+    schedule.run(&mut world).unwrap();
+    assert_eq!(world.resource::<Count>().unwrap().0, 1);
+    world.resource_mut::<Enabled>().unwrap().0 = true;
+    schedule.run(&mut world).unwrap();
+    schedule.run(&mut world).unwrap();
+    assert_eq!(world.resource::<Count>().unwrap().0, 2);
+    // Absent: does not hold, and the schedule does not refuse to run.
+    world.remove_resource::<Enabled>();
+    schedule.run(&mut world).unwrap();
+    assert_eq!(world.resource::<Count>().unwrap().0, 2);
+
+    let mut world = world_with(false);
+    let mut schedule = Schedule::with_threads(1);
+    schedule
+        .add_system(bump.run_if(resource_added::<Score>()))
+        .unwrap();
+    schedule.run(&mut world).unwrap();
+    world.insert_resource(Score(1));
+    schedule.run(&mut world).unwrap();
+    world.insert_resource(Score(2)); // a replacement is not an add
+    schedule.run(&mut world).unwrap();
+    assert_eq!(world.resource::<Count>().unwrap().0, 1);
+}
+
+#[test]
+fn a_restore_puts_resource_ticks_back_and_fires_no_change() {
+    let mut world = World::new();
+    world.insert_resource(Score(0));
+    world.snapshot_resource::<Score>();
+    world.insert_resource(Count(0));
+    let mut schedule = Schedule::with_threads(1);
+    schedule
+        .add_system(bump.run_if(resource_changed::<Score>()))
+        .unwrap();
+    schedule.run(&mut world).unwrap();
+    let mut snapshot = doecs::Snapshot::default();
+    world.snapshot_into(&mut snapshot).unwrap();
+    world.resource_mut::<Score>().unwrap().0 = 9;
+    world.restore(&snapshot).unwrap();
+    assert_eq!(world.resource::<Score>().unwrap().0, 0);
+    schedule.run(&mut world).unwrap();
+    assert_eq!(
+        world.resource::<Count>().unwrap().0,
+        1,
+        "the restored score is as it was at the snapshot: unchanged since the system ran"
+    );
+}

@@ -238,10 +238,32 @@ fn play(threads: usize) -> Vec<(Entity, i64)> {
         .run_if(in_state(Screen::Playing)),
     )
     .unwrap();
+    // Every 4th update raises the score; a system runs only when it changed.
+    #[derive(Default)]
+    struct Score(i64);
+    app.world_mut().insert_resource(Score::default());
+    app.add_systems(Update, |time: Res<Time>, mut score: ResMut<Score>| {
+        if time.ticks() % 4 == 0 {
+            score.0 += 1;
+        }
+    })
+    .unwrap();
+    app.add_systems(
+        PostUpdate,
+        (|mut q: Query<&mut Pos>, score: Res<Score>| q.for_each(|p| p.0 += score.0))
+            .run_if(resource_changed::<Score>()),
+    )
+    .unwrap();
     // 95 updates end while playing (requested at update 92, entered at 93).
-    for _ in 0..95 {
+    // Every 30th frame is 60 ms long: 20 fixed steps due, capped at 8.
+    for k in 0..95 {
+        let frame = if k % 30 == 29 { 60 } else { 7 };
+        app.set_time_source(TimeSource::Manual(Duration::from_millis(frame)));
         app.update().unwrap();
     }
+    let fixed = app.world().resource::<Time<Fixed>>().unwrap();
+    // 824 ms of frames would be 274 steps; each long frame runs 8 of its 20.
+    assert_eq!(fixed.ticks(), 274 - 3 * 12, "the catch-up was capped");
     assert_eq!(
         app.world().resource::<State<Screen>>().unwrap().get(),
         &Screen::Playing

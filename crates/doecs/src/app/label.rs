@@ -59,6 +59,12 @@ phase!(
     /// The last phase of every update.
     Last
 );
+phase!(
+    /// Runs once when the app stops: at the end of [`App::run`](crate::App::run),
+    /// or when [`App::shutdown`](crate::App::shutdown) is called (saving
+    /// the game on quit, say).
+    Shutdown
+);
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,8 @@
 //! [`PreUpdate`], [`FixedUpdate`] (0..n times, one per fixed step),
 //! [`Update`], [`PostUpdate`], [`Last`]. Users insert phases of their own
 //! between these ([`App::insert_phase_after`]). [`App::run`] loops updates
-//! with a [`Runner`] until a system sends [`AppExit`].
+//! with a [`Runner`] until a system sends [`AppExit`], then runs
+//! [`Shutdown`] once.
 //!
 //! The app lives in the core crate, on top of the schedule, rather than in
 //! a crate of its own: one dependency and one prelude for a game, and the
@@ -36,7 +37,8 @@ mod state;
 mod time;
 
 pub use label::{
-    AnyLabel, First, FixedUpdate, Last, PostUpdate, PreUpdate, ScheduleLabel, Startup, Update,
+    AnyLabel, First, FixedUpdate, Last, PostUpdate, PreUpdate, ScheduleLabel, Shutdown, Startup,
+    Update,
 };
 pub use state::{in_state, NextState, OnEnter, OnExit, State, StateScoped, States};
 pub use time::{Fixed, Real, Time, TimeSource, DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP};
@@ -202,6 +204,8 @@ pub struct App {
     threads: usize,
     /// Each system's time in the last update, in run order.
     last_systems: Vec<SystemTime>,
+    /// Whether the `Shutdown` phase ran.
+    shut_down: bool,
 }
 
 impl Default for App {
@@ -253,6 +257,7 @@ impl App {
             runner: Runner::Loop,
             threads,
             last_systems: Vec::new(),
+            shut_down: false,
         };
         for label in [
             First.boxed_key(),
@@ -286,9 +291,12 @@ impl App {
     }
 
     /// How long each system took in the last update, in the order they
-    /// ran (phase by phase; a fixed-step system once per step).
+    /// ran (phase by phase; a fixed-step system once per step): the
+    /// [`LastUpdate`] resource's.
     pub fn last_update_times(&self) -> &[SystemTime] {
-        &self.last_systems
+        self.world
+            .resource::<LastUpdate>()
+            .map_or(&[], |last| &last.systems)
     }
 
     /// Sets where frame lengths come from (the wall clock by default).
@@ -306,6 +314,11 @@ impl App {
     /// Adds a plugin: runs its [`Plugin::build`]. A plugin type added
     /// before is refused with [`AppError::DuplicatePlugin`], changing
     /// nothing.
+    ///
+    /// A build that fails returns its error and the plugin does not count
+    /// as added. What it changed before failing stays, so a plugin checks
+    /// what can fail (binding a port, reading a file) before it changes
+    /// the app, as the workspace's plugins do.
     pub fn add_plugins(&mut self, plugin: impl Plugin) -> Result<&mut Self, AppError> {
         let id = plugin_type_id(&plugin);
         if self.plugins.contains(&id) {
@@ -314,7 +327,10 @@ impl App {
             });
         }
         self.plugins.push(id);
-        plugin.build(self)?;
+        if let Err(e) = plugin.build(self) {
+            self.plugins.retain(|p| *p != id);
+            return Err(e);
+        }
         Ok(self)
     }
 
@@ -374,7 +390,9 @@ impl App {
             Some(at) => at,
             None => {
                 let kind = phase.as_any().type_id();
-                if !self.states.iter().any(|s| s.labels.contains(&kind)) {
+                let known = Shutdown.same_as(&phase)
+                    || self.states.iter().any(|s| s.labels.contains(&kind));
+                if !known {
                     return Err(AppError::UnknownPhase {
                         label: format!("{phase:?}"),
                     });
@@ -488,7 +506,7 @@ impl App {
         at: usize,
         phase: impl ScheduleLabel,
     ) -> Result<&mut Self, AppError> {
-        if Startup.same_as(&phase) || self.phase_index(&phase).is_ok() {
+        if Startup.same_as(&phase) || Shutdown.same_as(&phase) || self.phase_index(&phase).is_ok() {
             return Err(AppError::DuplicatePhase {
                 label: format!("{phase:?}"),
             });
@@ -503,6 +521,25 @@ impl App {
         Ok(self)
     }
 
+    /// The plan of every main phase that has systems, in run order, each
+    /// under its label: what runs at the same time, and where commands
+    /// are applied (see [`Plan`](crate::Plan)).
+    pub fn plan(&mut self) -> Result<String, AppError> {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for phase in &mut self.phases {
+            if phase.schedule.is_empty() {
+                continue;
+            }
+            let plan = phase.schedule.plan().map_err(|source| AppError::Schedule {
+                phase: format!("{:?}", phase.label),
+                source: Box::new(source),
+            })?;
+            let _ = write!(out, "{:?}:\n{plan}", phase.label);
+        }
+        Ok(out)
+    }
+
     /// The main phases' labels, in run order.
     pub fn phases(&self) -> impl Iterator<Item = &AnyLabel> {
         self.phases.iter().map(|p| &p.label)
@@ -511,6 +548,7 @@ impl App {
     /// Runs one frame (see the module docs) and returns the [`AppExit`]
     /// a system sent in it, if any.
     pub fn update(&mut self) -> Result<Option<AppExit>, AppError> {
+        let start = std::time::Instant::now();
         self.world.update_events();
         self.last_systems.clear();
         if let Some(mut startup) = self.startup.take() {
@@ -558,6 +596,7 @@ impl App {
                 }
             }
         }
+        self.publish_last_update(start.elapsed());
         let events = self
             .world
             .resource::<crate::event::Events<AppExit>>()
@@ -565,10 +604,48 @@ impl App {
         Ok(self.exit_cursor.read(events).last().copied())
     }
 
+    /// Moves this update's figures into the [`LastUpdate`] resource (its
+    /// memory is swapped, not copied, so nothing is allocated per frame).
+    fn publish_last_update(&mut self, wall: Duration) {
+        match self.world.resource_mut::<LastUpdate>() {
+            Some(last) => {
+                std::mem::swap(&mut last.systems, &mut self.last_systems);
+                last.number += 1;
+                last.wall = wall;
+            }
+            None => {
+                let systems = std::mem::take(&mut self.last_systems);
+                self.world.insert_resource(LastUpdate {
+                    number: 1,
+                    wall,
+                    systems,
+                });
+            }
+        }
+    }
+
+    /// Runs the [`Shutdown`] phase, once: later calls run nothing.
+    /// [`App::run`] calls it when its loop ends; an app driven by
+    /// [`App::update`] calls it itself.
+    pub fn shutdown(&mut self) -> Result<(), AppError> {
+        if std::mem::replace(&mut self.shut_down, true) {
+            return Ok(());
+        }
+        self.last_systems.clear();
+        self.run_on_demand(&Shutdown)
+    }
+
     /// Runs updates with the app's [`Runner`] until a system sends
     /// [`AppExit`] (or the runner's frame limit is reached, which counts
-    /// as [`AppExit::Success`]), and returns it.
+    /// as [`AppExit::Success`]), then the [`Shutdown`] phase, and returns
+    /// the exit.
     pub fn run(&mut self) -> Result<AppExit, AppError> {
+        let exit = self.run_loop()?;
+        self.shutdown()?;
+        Ok(exit)
+    }
+
+    fn run_loop(&mut self) -> Result<AppExit, AppError> {
         match std::mem::replace(&mut self.runner, Runner::Loop) {
             Runner::Loop => self.run_frames(u64::MAX),
             Runner::Frames(limit) => self.run_frames(limit),
@@ -598,6 +675,22 @@ impl App {
         }
         Ok(AppExit::Success)
     }
+}
+
+/// The previous update as the app measured it (a resource, replaced at the
+/// end of every update): systems read the update before their own, so a
+/// system in [`First`] can hand the last frame to a profiler or an
+/// inspector.
+#[derive(Clone, Debug, Default)]
+pub struct LastUpdate {
+    /// Updates finished so far (this one is the `number`th).
+    pub number: u64,
+    /// Its wall-clock time, from the start of [`App::update`] to the end
+    /// of [`Last`].
+    pub wall: Duration,
+    /// Each system's time, in the order they ran (phase by phase; a
+    /// fixed-step system once per step).
+    pub systems: Vec<SystemTime>,
 }
 
 /// A function that drives an app: see [`Runner::Custom`].

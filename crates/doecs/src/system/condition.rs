@@ -5,7 +5,8 @@
 //! condition; a system with several runs only when all hold. A condition
 //! is a function of system parameters returning `bool` (`|score:
 //! Res<Score>| score.0 > 10`), or one of the common ones below
-//! ([`resource_exists`], [`on_event`](crate::on_event)),
+//! ([`resource_exists`], [`resource_changed`], [`resource_added`],
+//! [`on_event`](crate::on_event), [`in_state`](crate::in_state)),
 //! combined with [`ConditionExt::and`], [`ConditionExt::or`] and [`not`]
 //! (both short-circuit: the right side is not evaluated when the left
 //! decides).
@@ -268,4 +269,17 @@ pub fn not<M>(condition: impl IntoCondition<M>) -> ConditionDesc {
 /// Holds when resource `R` exists.
 pub fn resource_exists<R: Send + Sync + 'static>() -> ConditionDesc {
     (|r: Option<Res<R>>| r.is_some()).into_condition()
+}
+
+/// Holds when resource `R` was inserted or written since the guarded
+/// system last ran (its change window; see [`Res::is_changed`]). Does not
+/// hold while there is no `R`.
+pub fn resource_changed<R: Send + Sync + 'static>() -> ConditionDesc {
+    (|r: Option<Res<R>>| r.is_some_and(|r| r.is_changed())).into_condition()
+}
+
+/// Holds when resource `R` was inserted since the guarded system last ran.
+/// Does not hold while there is no `R`.
+pub fn resource_added<R: Send + Sync + 'static>() -> ConditionDesc {
+    (|r: Option<Res<R>>| r.is_some_and(|r| r.is_added())).into_condition()
 }

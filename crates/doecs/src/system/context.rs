@@ -231,7 +231,10 @@ impl<'a> SystemContext<'a> {
         // accessor of `R` from running meanwhile, and `&mut self` excludes
         // this system's own other accesses while the reference lives.
         let value = unsafe { self.world.resources().get_mut_unchecked::<R>() };
-        value.unwrap_or_else(|| missing(self.name, key))
+        let value = value.unwrap_or_else(|| missing(self.name, key));
+        // Asking for `&mut` marks the resource changed at this system's tick.
+        *value.changed = self.window.this_run;
+        value.value
     }
 
     /// The system's commands, for structural changes applied at the next

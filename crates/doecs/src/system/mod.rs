@@ -29,7 +29,10 @@ pub mod param;
 pub mod set;
 
 pub use builder::{system, SystemBuilder};
-pub use condition::{not, resource_exists, Condition, ConditionDesc, ConditionExt, IntoCondition};
+pub use condition::{
+    not, resource_added, resource_changed, resource_exists, Condition, ConditionDesc, ConditionExt,
+    IntoCondition,
+};
 pub use context::SystemContext;
 pub use desc::{ExclusiveMarker, FunctionMarker, IntoSystemDesc, SystemConfig, SystemKind};
 pub use function::{

@@ -17,7 +17,9 @@
 use crate::component::Component;
 use crate::manager::ComponentManager;
 use crate::query::{Access, AccessKey, FilteredAccess, Query, QueryData, QueryFilter, QueryState};
+use crate::resource::{ResourceMut, ResourceTicks};
 use crate::system::context::SpawnSource;
+use crate::tick::ChangeWindow;
 use crate::world::command::{CommandBuffer, Commands, IdSource};
 use crate::world::{RemovedComponents, WorldCore};
 use std::marker::PhantomData;
@@ -175,8 +177,33 @@ where
 }
 
 /// A shared borrow of the resource `T` (a system parameter).
+///
+/// [`is_added`](Res::is_added) and [`is_changed`](Res::is_changed) tell
+/// whether the resource was inserted or written since the system's
+/// previous run (its change window), as `Added<T>` and `Changed<T>` do for
+/// components.
 pub struct Res<'a, T: 'static> {
     value: &'a T,
+    ticks: ResourceTicks,
+    window: ChangeWindow,
+}
+
+impl<'a, T> Res<'a, T> {
+    /// Whether the resource was inserted since the system's previous run.
+    pub fn is_added(&self) -> bool {
+        self.window.contains(self.ticks.added)
+    }
+
+    /// Whether the resource was inserted or written since the system's
+    /// previous run.
+    pub fn is_changed(&self) -> bool {
+        self.window.contains(self.ticks.changed)
+    }
+
+    /// The borrowed value, for as long as the borrow lives.
+    pub fn into_inner(self) -> &'a T {
+        self.value
+    }
 }
 
 impl<T> Deref for Res<'_, T> {
@@ -186,22 +213,77 @@ impl<T> Deref for Res<'_, T> {
     }
 }
 
-/// A unique borrow of the resource `T` (a system parameter).
+/// A unique borrow of the resource `T` (a system parameter). Writing
+/// through it (`DerefMut`) marks the resource changed at the system's tick;
+/// reading does not.
 pub struct ResMut<'a, T: 'static> {
-    value: &'a mut T,
+    value: ResourceMut<'a, T>,
+    window: ChangeWindow,
+}
+
+impl<T> ResMut<'_, T> {
+    /// Whether the resource was inserted since the system's previous run.
+    pub fn is_added(&self) -> bool {
+        self.window.contains(self.value.added)
+    }
+
+    /// Whether the resource was inserted or written since the system's
+    /// previous run (a write through this borrow included).
+    pub fn is_changed(&self) -> bool {
+        self.window.contains(*self.value.changed)
+    }
+
+    /// Marks the resource changed without writing it.
+    pub fn set_changed(&mut self) {
+        *self.value.changed = self.window.this_run;
+    }
+
+    /// The value, without marking it changed.
+    pub fn bypass_change_detection(&mut self) -> &mut T {
+        self.value.value
+    }
 }
 
 impl<T> Deref for ResMut<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.value
+        self.value.value
     }
 }
 
 impl<T> DerefMut for ResMut<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        self.value
+        self.set_changed();
+        self.value.value
     }
+}
+
+fn removed_while_running<T>() -> ! {
+    panic!(
+        "doecs: resource `{}` was removed while the schedule ran",
+        std::any::type_name::<T>()
+    )
+}
+
+fn fetch_res<'a, T: 'static>(run: &SystemRun<'a>) -> Option<Res<'a, T>> {
+    let (value, ticks) = run.world.resources().get_with_ticks::<T>()?;
+    Some(Res {
+        value,
+        ticks,
+        window: run.window,
+    })
+}
+
+/// # Safety
+/// The system declared a write of `T`, and nothing else accesses `T` while
+/// the result lives.
+unsafe fn fetch_res_mut<'a, T: 'static>(run: &SystemRun<'a>) -> Option<ResMut<'a, T>> {
+    // SAFETY: the caller's contract is `get_mut_unchecked`'s.
+    let value = unsafe { run.world.resources().get_mut_unchecked::<T>() }?;
+    Some(ResMut {
+        value,
+        window: run.window,
+    })
 }
 
 // SAFETY: reads only resource `T`, recorded as a read and required.
@@ -215,13 +297,7 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for Res<'_, T> {
     }
 
     unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Res<'a, T> {
-        let value = run.world.resource::<T>().unwrap_or_else(|| {
-            panic!(
-                "doecs: resource `{}` was removed while the schedule ran",
-                std::any::type_name::<T>()
-            )
-        });
-        Res { value }
+        fetch_res(run).unwrap_or_else(|| removed_while_running::<T>())
     }
 }
 
@@ -238,14 +314,7 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for ResMut<'_, T> {
     unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> ResMut<'a, T> {
         // SAFETY: the system declared a write of `T`, so the schedule runs no
         // other accessor of `T` meanwhile (caller's contract).
-        let value = unsafe { run.world.resources().get_mut_unchecked::<T>() };
-        let value = value.unwrap_or_else(|| {
-            panic!(
-                "doecs: resource `{}` was removed while the schedule ran",
-                std::any::type_name::<T>()
-            )
-        });
-        ResMut { value }
+        unsafe { fetch_res_mut(run) }.unwrap_or_else(|| removed_while_running::<T>())
     }
 }
 
@@ -259,7 +328,7 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for Option<Res<'_, T>> {
     }
 
     unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Option<Res<'a, T>> {
-        run.world.resource::<T>().map(|value| Res { value })
+        fetch_res(run)
     }
 }
 
@@ -274,8 +343,7 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for Option<ResMut<'_, T>> {
 
     unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Option<ResMut<'a, T>> {
         // SAFETY: as for `ResMut`.
-        let value = unsafe { run.world.resources().get_mut_unchecked::<T>() };
-        value.map(|value| ResMut { value })
+        unsafe { fetch_res_mut(run) }
     }
 }
 

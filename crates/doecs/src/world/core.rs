@@ -355,8 +355,21 @@ impl WorldCore {
     }
 
     /// Stores a resource (a world-level singleton), returning the old one.
+    /// It is marked changed now, and added now if it is new (see
+    /// [`Res::is_changed`](crate::Res::is_changed)).
     pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) -> Option<R> {
-        self.resources.insert(value)
+        let tick = self.change_tick();
+        self.resources.insert(value, tick)
+    }
+
+    /// The resource of type `R`, inserting `R::default()` first if there is
+    /// none.
+    pub fn init_resource<R: Default + Send + Sync + 'static>(&mut self) -> &mut R {
+        if !self.resources.contains::<R>() {
+            self.insert_resource(R::default());
+        }
+        let tick = self.change_tick();
+        self.resources.get_mut(tick).expect("inserted above")
     }
 
     /// The resource of type `R`.
@@ -364,9 +377,11 @@ impl WorldCore {
         self.resources.get()
     }
 
-    /// The resource of type `R`, mutably.
+    /// The resource of type `R`, mutably. Asking marks it changed now,
+    /// whether or not it is then written.
     pub fn resource_mut<R: Send + Sync + 'static>(&mut self) -> Option<&mut R> {
-        self.resources.get_mut()
+        let tick = self.change_tick();
+        self.resources.get_mut(tick)
     }
 
     /// Removes and returns the resource of type `R`.
@@ -377,6 +392,11 @@ impl WorldCore {
     /// The resources map.
     pub fn resources(&self) -> &Resources {
         &self.resources
+    }
+
+    /// The resources map, mutably (restores set ticks through it).
+    pub(crate) fn resources_mut(&mut self) -> &mut Resources {
+        &mut self.resources
     }
 
     /// Bytes of column memory held by all archetypes, including room kept

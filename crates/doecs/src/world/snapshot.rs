@@ -52,8 +52,13 @@ pub enum SnapshotError {
     Unfinished,
 }
 
-/// Saved state of one opted-in resource.
-type SavedResource = (TypeId, Option<Box<dyn Any + Send + Sync>>);
+/// Saved state of one opted-in resource: its type, its value (none if the
+/// world had none) and its change ticks.
+type SavedResource = (
+    TypeId,
+    Option<Box<dyn Any + Send + Sync>>,
+    crate::resource::ResourceTicks,
+);
 
 /// How to save and restore one resource type.
 #[derive(Copy, Clone)]
@@ -241,13 +246,18 @@ impl World {
         }
         snapshot
             .resources
-            .resize_with(self.resource_savers.len(), || (TypeId::of::<()>(), None));
-        for (saver, (type_id, saved)) in self.resource_savers.iter().zip(&mut snapshot.resources) {
+            .resize_with(self.resource_savers.len(), || {
+                (TypeId::of::<()>(), None, Default::default())
+            });
+        for (saver, (type_id, saved, ticks)) in
+            self.resource_savers.iter().zip(&mut snapshot.resources)
+        {
             if *type_id != saver.type_id {
                 *saved = None;
                 *type_id = saver.type_id;
             }
             (saver.save)(self, saved);
+            *ticks = core.resources().ticks(saver.type_id).unwrap_or_default();
         }
         snapshot.relations.copy_from(&core.relations);
         core.managers.save_states(&mut snapshot.managers);
@@ -314,12 +324,14 @@ impl World {
         std::mem::forget(guard);
         self.restore_scratch = scratch;
         // Savers are `Copy`: index them so restoring allocates nothing.
-        for (i, (type_id, saved)) in snapshot.resources.iter().enumerate() {
+        for (i, (type_id, saved, ticks)) in snapshot.resources.iter().enumerate() {
             let Some(saver) = self.resource_savers.get(i).copied() else {
                 break;
             };
             if *type_id == saver.type_id {
                 (saver.restore)(self, saved.as_deref());
+                // Change ticks come back as they were, as components' do.
+                self.core.resources_mut().set_ticks(*type_id, *ticks);
             }
         }
         self.core.managers.restore_states(&snapshot.managers);
