@@ -79,7 +79,11 @@ impl History {
     pub fn record(&mut self, frame: u64, time: Duration, systems: &[SystemTime]) {
         let systems = || systems.iter().filter(|s| &*s.name != SERVE_SYSTEM);
         let same = self.names.len() == systems().count()
-            && self.names.iter().zip(systems()).all(|(n, s)| **n == *s.name);
+            && self
+                .names
+                .iter()
+                .zip(systems())
+                .all(|(n, s)| **n == *s.name);
         if !same {
             self.names = systems().map(|s| s.name.clone()).collect();
             self.samples.clear();
@@ -96,9 +100,7 @@ impl History {
         sample.frame = frame;
         sample.frame_ns = nanos(time);
         sample.systems_ns.clear();
-        sample
-            .systems_ns
-            .extend(systems().map(|s| nanos(s.time)));
+        sample.systems_ns.extend(systems().map(|s| nanos(s.time)));
         self.samples.push_back(sample);
     }
 

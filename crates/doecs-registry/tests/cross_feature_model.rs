@@ -7,8 +7,11 @@
 //! prefabs and `instantiate`; a hook that records commands; events sent
 //! directly and by systems, read by systems in two schedules per frame;
 //! snapshot/restore and save/load round trips mid-run; and the same two
-//! schedules run on a second world in between. After every step the world
+//! schedules run on a second world in between; a `Medicine` resource
+//! (snapshotted) whose change runs a `resource_changed` system; and
+//! one-shot systems run on the world. After every step the world
 //! must match the model: the live ids, each entity's own components and
+//! the resource,
 //! (inherited) values, its parent, prefab and pairs, what each event reader
 //! read in each world, and what the hook saw. Ids are checked three ways:
 //! a new id never repeats an old one and a reused index has a newer
@@ -17,8 +20,8 @@
 //! and 8 threads gives the same world, ids included.
 
 use doecs::{
-    ChildOf, CommandBuffer, ComponentHooks, Entity, EventReader, EventWriter, Local, Query,
-    Relation, Res, Schedule, Snapshot, SystemConfig, With, Without, World,
+    resource_changed, ChildOf, CommandBuffer, ComponentHooks, Entity, EventReader, EventWriter,
+    Local, Query, Relation, Res, Schedule, Snapshot, SystemConfig, With, Without, World,
 };
 use doecs_registry::{ComponentRegistry, WorldSaveExt};
 use proptest::prelude::*;
@@ -58,6 +61,11 @@ struct Ev(u32);
 /// Which world a system ran on, for the logs.
 struct WorldTag(u32);
 
+/// A resource: when it changes, the next frame's `heal` system runs and
+/// unfreezes the frozen (not sick) entities with at least this much hp.
+#[derive(Clone, Debug)]
+struct Medicine(u32);
+
 /// What the systems and the hook saw, shared with the test.
 #[derive(Default)]
 struct Logs {
@@ -93,6 +101,7 @@ fn set_up(world: &mut World, registry: &ComponentRegistry, logs: &Shared, tag: u
             .on_remove(move |ctx| on_remove.lock().unwrap().hooks.push((false, ctx.entity))),
     );
     world.insert_resource(WorldTag(tag));
+    world.snapshot_resource::<Medicine>();
 }
 
 /// The update and last schedules of a frame.
@@ -135,6 +144,22 @@ fn schedules(threads: usize, logs: &Shared) -> (Schedule, Schedule) {
                 *frame += 1;
             })
             .named("sicken"),
+        )
+        .unwrap();
+    update
+        .add_system(
+            (|mut frozen: Query<(Entity, &Hp), (With<Frozen>, Without<Sick>)>,
+              medicine: Option<Res<Medicine>>,
+              mut commands: doecs::Commands| {
+                let at_least = medicine.expect("the condition saw it").0;
+                for (e, hp) in frozen.iter() {
+                    if hp.0 >= at_least {
+                        commands.remove_one::<Frozen>(e);
+                    }
+                }
+            })
+            .named("heal")
+            .run_if(resource_changed::<Medicine>()),
         )
         .unwrap();
     let mut last = Schedule::with_threads(threads);
@@ -194,11 +219,25 @@ struct WorldModel {
     sent: Vec<u32>,
     read: usize,
     frames: u32,
+    /// The `Medicine` resource, and whether it changed since `heal` last
+    /// ran in this world.
+    medicine: Option<u32>,
+    medicine_changed: bool,
+    /// Times `heal` ran in this world (not rolled back: a system's state
+    /// is not part of a snapshot).
+    heals: u32,
 }
 
 impl WorldModel {
     fn live(&self) -> Vec<Entity> {
         self.ents.keys().copied().collect()
+    }
+    fn prefabs(&self) -> BTreeSet<Entity> {
+        self.ents
+            .iter()
+            .filter(|(_, e)| e.own.contains_key(&Kind::Prefab))
+            .map(|(&k, _)| k)
+            .collect()
     }
     fn bombs(&self) -> bool {
         self.ents.values().any(|e| e.own.contains_key(&Kind::Bomb))
@@ -323,6 +362,8 @@ enum Op {
     SendEvent(u32),
     Frame,
     SideFrame(u32),
+    Medicine(u32),
+    OneShot,
     Snapshot,
     Restore,
     SaveLoad,
@@ -367,6 +408,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (who.clone(), 1u8..4).prop_map(|(p, n)| Op::Instantiate(p, n)),
         2 => (0u32..100).prop_map(Op::SendEvent),
         4 => Just(Op::Frame),
+        1 => (0u32..120).prop_map(Op::Medicine),
+        1 => Just(Op::OneShot),
         2 => (0u32..100).prop_map(Op::SideFrame),
         1 => Just(Op::Snapshot),
         1 => Just(Op::Restore),
@@ -617,6 +660,26 @@ impl Run {
                     );
                 }
             }
+            Op::Medicine(v) => {
+                self.world.insert_resource(Medicine(v));
+                self.model.medicine = Some(v);
+                self.model.medicine_changed = true;
+            }
+            Op::OneShot => {
+                // The sick lose half their own hp, once.
+                self.world
+                    .run_system_once(|mut q: Query<&mut Hp, With<Sick>>| q.for_each(|hp| hp.0 /= 2))
+                    .unwrap();
+                let prefabs = self.model.prefabs();
+                for (e, ent) in self.model.ents.iter_mut() {
+                    if prefabs.contains(e) || !ent.own.contains_key(&Kind::Sick) {
+                        continue;
+                    }
+                    if let Some(hp) = ent.own.get_mut(&Kind::Hp) {
+                        *hp /= 2;
+                    }
+                }
+            }
             Op::SendEvent(v) => {
                 self.world.send_event(Ev(v));
                 self.model.sent.push(v);
@@ -685,12 +748,21 @@ impl Run {
                 // A rollback: ids handed out since the snapshot come again.
                 self.generations = generations.clone();
                 // Events, readers and frames are not part of a snapshot.
-                let (sent, read, frames) =
-                    (self.model.sent.clone(), self.model.read, self.model.frames);
+                let (sent, read, frames, heals) = (
+                    self.model.sent.clone(),
+                    self.model.read,
+                    self.model.frames,
+                    self.model.heals,
+                );
+                // The resource and its ticks come back; `heal`'s last run
+                // does not, so a change it has run for since stays seen.
+                let medicine_changed = saved.medicine_changed && heals == saved.heals;
                 self.model = WorldModel {
                     sent,
                     read,
                     frames,
+                    heals,
+                    medicine_changed,
                     ..saved.clone()
                 };
             }
@@ -721,12 +793,16 @@ impl Run {
                     }
                 }
                 self.world = loaded;
-                // A new world: no events yet, and systems start afresh there.
+                // A new world: no events or resources yet, and systems
+                // start afresh there.
                 self.model = WorldModel {
                     tag,
                     sent: Vec::new(),
                     read: 0,
                     frames: 0,
+                    medicine: None,
+                    medicine_changed: false,
+                    heals: 0,
                     ..self.model.clone()
                 };
             }
@@ -848,6 +924,12 @@ impl Run {
                 v
             };
             assert_eq!(live, model.live(), "live ids of world {}", model.tag);
+            assert_eq!(
+                world.resource::<Medicine>().map(|m| m.0),
+                model.medicine,
+                "the medicine of world {}",
+                model.tag
+            );
             for (&e, ent) in &model.ents {
                 let mut own: Vec<&str> = world
                     .entity(e)
@@ -945,13 +1027,9 @@ fn frame(
     last.run(world).unwrap();
     world.update_events();
     // The model: hp ticks (own values, live entities, not frozen), the
-    // writer sends, both readers read everything, the sick freeze.
-    let prefabs: BTreeSet<Entity> = model
-        .ents
-        .iter()
-        .filter(|(_, e)| e.own.contains_key(&Kind::Prefab))
-        .map(|(&k, _)| k)
-        .collect();
+    // writer sends, both readers read everything, medicine that changed
+    // heals, the sick freeze.
+    let prefabs = model.prefabs();
     for (e, ent) in model.ents.iter_mut() {
         if prefabs.contains(e) || ent.own.contains_key(&Kind::Frozen) {
             continue;
@@ -959,6 +1037,20 @@ fn frame(
         if let Some(hp) = ent.own.get_mut(&Kind::Hp) {
             *hp += 1;
         }
+    }
+    if let (Some(at_least), true) = (model.medicine, model.medicine_changed) {
+        for (e, ent) in model.ents.iter_mut() {
+            let own = |k| ent.own.contains_key(&k);
+            let healed = !prefabs.contains(e)
+                && own(Kind::Frozen)
+                && !own(Kind::Sick)
+                && ent.own.get(&Kind::Hp).is_some_and(|&hp| hp >= at_least);
+            if healed {
+                ent.own.remove(&Kind::Frozen);
+            }
+        }
+        model.medicine_changed = false;
+        model.heals += 1;
     }
     model.sent.push(1000 + model.frames);
     model.read = model.sent.len();

@@ -321,3 +321,30 @@ fn a_restore_puts_resource_ticks_back_and_fires_no_change() {
         "the restored score is as it was at the snapshot: unchanged since the system ran"
     );
 }
+
+#[test]
+fn a_change_a_system_ran_for_is_not_new_again_after_a_restore() {
+    let mut world = World::new();
+    world.insert_resource(Count(0));
+    world.snapshot_resource::<Score>();
+    let mut schedule = Schedule::with_threads(1);
+    schedule
+        .add_system(bump.run_if(resource_changed::<Score>()))
+        .unwrap();
+    world.insert_resource(Score(3));
+    let mut snapshot = doecs::Snapshot::default();
+    world.snapshot_into(&mut snapshot).unwrap();
+    schedule.run(&mut world).unwrap(); // runs for the insert
+    world.restore(&snapshot).unwrap();
+    schedule.run(&mut world).unwrap(); // the same change: already seen
+    assert_eq!(world.resource::<Count>().unwrap().0, 1);
+    // Restored to before a change the system has not seen: it runs.
+    let mut world = World::new();
+    world.insert_resource(Count(0));
+    world.snapshot_resource::<Score>();
+    world.insert_resource(Score(3));
+    world.snapshot_into(&mut snapshot).unwrap();
+    world.restore(&snapshot).unwrap();
+    schedule.run(&mut world).unwrap();
+    assert_eq!(world.resource::<Count>().unwrap().0, 1);
+}
