@@ -104,6 +104,9 @@ fn set_up(world: &mut World, registry: &ComponentRegistry, logs: &Shared, tag: u
     world.snapshot_resource::<Medicine>();
 }
 
+/// The entities `heal` may unfreeze.
+type FrozenNotSick = (With<Frozen>, Without<Sick>);
+
 /// The update and last schedules of a frame.
 fn schedules(threads: usize, logs: &Shared) -> (Schedule, Schedule) {
     let mut update = Schedule::with_threads(threads);
@@ -133,7 +136,7 @@ fn schedules(threads: usize, logs: &Shared) -> (Schedule, Schedule) {
         .unwrap();
     update
         .add_system(
-            (|mut sick: Query<Entity, With<Sick>>,
+            (|sick: Query<Entity, With<Sick>>,
               mut commands: doecs::Commands,
               mut frame: Local<u32>| {
                 for e in sick.iter() {
@@ -148,7 +151,7 @@ fn schedules(threads: usize, logs: &Shared) -> (Schedule, Schedule) {
         .unwrap();
     update
         .add_system(
-            (|mut frozen: Query<(Entity, &Hp), (With<Frozen>, Without<Sick>)>,
+            (|frozen: Query<(Entity, &Hp), FrozenNotSick>,
               medicine: Option<Res<Medicine>>,
               mut commands: doecs::Commands| {
                 let at_least = medicine.expect("the condition saw it").0;

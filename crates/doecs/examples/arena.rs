@@ -115,7 +115,7 @@ fn spawn_asteroids(mut commands: Commands, mut rng: ResMut<Rng>, time: Res<Time>
 /// The ship steers away from the nearest asteroid.
 fn steer(
     mut ships: Query<(&Position, &mut Velocity), With<Ship>>,
-    mut rocks: Query<&Position, With<Asteroid>>,
+    rocks: Query<&Position, With<Asteroid>>,
 ) {
     let rocks: Vec<Position> = rocks.iter().copied().collect();
     ships.for_each(|(p, v)| {
@@ -134,7 +134,7 @@ fn steer(
 /// Asteroids that fell off the bottom were dodged.
 fn retire_fallen(
     mut commands: Commands,
-    mut rocks: Query<(Entity, &Position), With<Asteroid>>,
+    rocks: Query<(Entity, &Position), With<Asteroid>>,
     mut score: ResMut<Score>,
 ) {
     for (e, p) in rocks.iter() {
@@ -175,8 +175,8 @@ fn integrate(mut bodies: Query<(&mut Position, &Velocity)>, fixed: Res<Time<Fixe
 }
 
 fn collide(
-    mut ships: Query<&Position, With<Ship>>,
-    mut rocks: Query<(Entity, &Position, &Asteroid)>,
+    ships: Query<&Position, With<Ship>>,
+    rocks: Query<(Entity, &Position, &Asteroid)>,
     mut hits: EventWriter<Hit>,
 ) {
     let ships: Vec<Position> = ships.iter().copied().collect();

@@ -153,3 +153,14 @@ mod tests {
         assert_eq!(plain.to_string(), "entity 3v0 has no component `u32`");
     }
 }
+
+/// Why a query's `single` or `single_mut` has no one item to give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum QuerySingleError {
+    /// No entity matches.
+    #[error("no entity matches the query `{0}`")]
+    NoEntities(&'static str),
+    /// More than one entity matches.
+    #[error("more than one entity matches the query `{0}`")]
+    MultipleEntities(&'static str),
+}

@@ -64,14 +64,14 @@ pub use doecs_macros::Bundle;
 /// system set (see [`SystemSet`]).
 pub use doecs_macros::SystemSet;
 pub use entity::{Entity, MIN_FREE_INDICES};
-pub use error::EntityError;
+pub use error::{EntityError, QuerySingleError};
 pub use event::{on_event, EventCursor, EventIter, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, AccessKey, Added, AliasError, Batch, BatchedIter, Changed, FilteredAccess, Or,
-    OwnOrInherited, Pairs, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData,
-    Up, View, ViewMut, With, Without,
+    Access, AccessKey, Added, AliasError, Batch, BatchedIter, Changed, Combinations,
+    CombinationsMut, FilteredAccess, Or, OwnOrInherited, Pairs, Query, QueryData, QueryFilter,
+    QueryIter, QueryState, ReadOnlyItem, ReadOnlyQueryData, Up, View, ViewMut, With, Without,
 };
 pub use relation::{
     ChildOf, Cleanup, Hierarchy, IsA, PairsError, Prefab, Relation, RelationError, Relations,

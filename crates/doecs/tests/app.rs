@@ -288,7 +288,7 @@ fn physics(mut q: Query<(&mut Pos, &Vel)>) {
     q.for_each(|(p, v)| p.0 += v.0);
 }
 
-fn reaper(mut commands: Commands, mut q: Query<(Entity, &Pos)>) {
+fn reaper(mut commands: Commands, q: Query<(Entity, &Pos)>) {
     for (e, p) in q.iter() {
         if p.0 % 7 == 0 {
             commands.despawn(e);

@@ -497,19 +497,27 @@ fn a_mut_query_item_marks_each_row_it_hands_out() {
     // A lazy iterator marks the rows it yields, written or not, and no others.
     let handed: Vec<Entity> = world
         .query_mut::<(Entity, &mut A)>()
-        .iter()
+        .iter_mut()
         .take(3)
         .map(|(e, _)| e)
         .collect();
     assert_eq!(handed.len(), 3);
     assert_eq!(r.changed(&world), sorted(handed));
 
-    // `get` on a mutable query marks that one row.
+    // `get_mut` on a mutable query marks that one row.
     {
         let mut q = world.query_mut::<&mut A>();
-        let _item = q.get(all[17]).unwrap();
+        let _item = q.get_mut(all[17]).unwrap();
     }
     assert_eq!(r.changed(&world), vec![all[17]]);
+
+    // `iter` and `get` through `&self` are reads: they mark nothing.
+    {
+        let q = world.query_mut::<&mut A>();
+        assert_eq!(q.iter().count(), 41);
+        assert_eq!(q.get(all[3]).unwrap().0, 3);
+    }
+    assert_eq!(r.changed(&world), Vec::<Entity>::new());
 
     // `for_each` hands out every row it visits: all are marked, even
     // though the closure writes none.
@@ -589,7 +597,7 @@ fn a_mut_query_under_a_change_filter_marks_only_the_rows_it_passes() {
                     b.0 = a.0 as u64;
                 }
             }),
-            _ => q.iter().for_each(|(a, b)| b.0 = a.0 as u64),
+            _ => q.iter_mut().for_each(|(a, b)| b.0 = a.0 as u64),
         }
         drop(q);
         assert_eq!(
@@ -948,7 +956,7 @@ struct Seen(Vec<(Vec<Entity>, Vec<Entity>)>);
 /// Writes the A of each entity in `Writes::early` that has one.
 fn early(mut q: Query<&mut A>, w: Res<Writes>) {
     for &e in &w.early {
-        if let Ok(a) = q.get(e) {
+        if let Ok(a) = q.get_mut(e) {
             a.0 += 1;
         }
     }
@@ -957,15 +965,15 @@ fn early(mut q: Query<&mut A>, w: Res<Writes>) {
 /// Writes the A of each entity in `Writes::late` that has one.
 fn late(mut q: Query<&mut A>, w: Res<Writes>) {
     for &e in &w.late {
-        if let Ok(a) = q.get(e) {
+        if let Ok(a) = q.get_mut(e) {
             a.0 += 1;
         }
     }
 }
 
 fn watch(
-    mut changed: Query<Entity, Changed<A>>,
-    mut added: Query<Entity, Added<A>>,
+    changed: Query<Entity, Changed<A>>,
+    added: Query<Entity, Added<A>>,
     mut seen: ResMut<Seen>,
 ) {
     let c = sorted(changed.iter().collect());
@@ -1107,10 +1115,10 @@ struct FilterLog(Vec<[Vec<Entity>; 5]>);
 
 #[allow(clippy::type_complexity)]
 fn filtered_watch(
-    mut with_b: Query<Entity, (Changed<A>, With<B>)>,
-    mut without_b: Query<Entity, (Changed<A>, Without<B>)>,
-    mut either: Query<Entity, Or<(Changed<A>, Changed<B>)>>,
-    mut added_or_c: Query<Entity, Or<(Added<A>, With<C>)>>,
+    with_b: Query<Entity, (Changed<A>, With<B>)>,
+    without_b: Query<Entity, (Changed<A>, Without<B>)>,
+    either: Query<Entity, Or<(Changed<A>, Changed<B>)>>,
+    added_or_c: Query<Entity, Or<(Added<A>, With<C>)>>,
     mut par: Query<(Entity, &A), Changed<A>>,
     mut log: ResMut<FilterLog>,
 ) {
@@ -1131,7 +1139,7 @@ fn filtered_watch(
 
 fn b_writer(mut q: Query<(Entity, &mut B)>, w: Res<Writes>) {
     for &e in &w.early {
-        if let Ok((_, b)) = q.get(e) {
+        if let Ok((_, b)) = q.get_mut(e) {
             b.0 += 1;
         }
     }
@@ -1145,7 +1153,7 @@ fn a_skipped_system_sees_the_changes_it_missed() {
     struct Fail(bool);
     fn flaky(mut q: Query<&mut A>, w: Res<Writes>, fail: Res<Fail>) {
         for &e in &w.early {
-            q.get(e).unwrap().0 += 1;
+            q.get_mut(e).unwrap().0 += 1;
         }
         assert!(!fail.0, "flaky failed on purpose");
     }
@@ -1412,7 +1420,7 @@ struct Target(Option<Entity>);
 
 fn write_target(mut q: Query<&mut A>, target: Res<Target>) {
     if let Some(e) = target.0 {
-        q.get(e).unwrap().0 += 1;
+        q.get_mut(e).unwrap().0 += 1;
     }
 }
 

@@ -51,7 +51,7 @@ enum Op {
     Read(usize),
     /// `get` on a `query_mut::<&mut A>()` for each picked entity.
     QueryGet(Vec<usize>),
-    /// The first `k` items of `query_mut::<(Entity, &mut A)>().iter()`.
+    /// The first `k` items of `query_mut::<(Entity, &mut A)>().iter_mut()`.
     QueryTake(usize),
     /// `query_mut::<&mut A>().for_each` writing nothing.
     QueryAll,
@@ -117,8 +117,8 @@ fn write_before(mut q: Query<&mut A, With<B>>, flags: Res<Flags>) {
 }
 
 fn watch(
-    mut changed: Query<Entity, Changed<A>>,
-    mut added: Query<Entity, Added<A>>,
+    changed: Query<Entity, Changed<A>>,
+    added: Query<Entity, Added<A>>,
     mut seen: ResMut<Seen>,
 ) {
     seen.0 = Some((
@@ -406,7 +406,7 @@ impl Harness {
                 {
                     let mut q = self.world.query_mut::<&mut A>();
                     for &e in &picked {
-                        got.push(q.get(e).is_ok());
+                        got.push(q.get_mut(e).is_ok());
                     }
                 }
                 for (&e, ok) in picked.iter().zip(got) {
@@ -419,7 +419,7 @@ impl Harness {
                 let handed: Vec<Entity> = self
                     .world
                     .query_mut::<(Entity, &mut A)>()
-                    .iter()
+                    .iter_mut()
                     .take(k)
                     .map(|(e, _)| e)
                     .collect();

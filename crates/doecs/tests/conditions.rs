@@ -165,7 +165,7 @@ fn a_skipped_system_sees_the_changes_made_while_it_was_skipped() {
     let log = seen.clone();
     schedule
         .add_system(
-            (move |mut q: Query<&Heat, Changed<Heat>>| {
+            (move |q: Query<&Heat, Changed<Heat>>| {
                 let mut v: Vec<u32> = q.iter().map(|h| h.0).collect();
                 v.sort();
                 log.lock().unwrap().push(v);

@@ -68,7 +68,7 @@ fn new_round_system(
 }
 
 fn score_system(mut query: Query<(&Player, &mut Score)>, mut dice: ResMut<Dice>) {
-    let mut players: Vec<(&Player, &mut Score)> = query.iter().collect();
+    let mut players: Vec<(&Player, &mut Score)> = query.iter_mut().collect();
     players.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     for (_player, score) in players {
         if dice.roll() {
@@ -80,7 +80,7 @@ fn score_system(mut query: Query<(&Player, &mut Score)>, mut dice: ResMut<Dice>)
 fn score_check_system(
     game_rules: Res<GameRules>,
     mut game_state: ResMut<GameState>,
-    mut query: Query<(&Player, &Score)>,
+    query: Query<(&Player, &Score)>,
 ) {
     let mut players: Vec<(&Player, &Score)> = query.iter().collect();
     players.sort_by(|a, b| a.0.name.cmp(&b.0.name));

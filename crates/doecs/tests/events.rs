@@ -483,7 +483,7 @@ fn removals_made_by_commands_in_a_schedule_are_read_once() {
     let mut world = World::new();
     let mut schedule = Schedule::with_threads(threads());
     let r = reaped.clone();
-    let reap = move |mut q: Query<(Entity, &Health)>, mut commands: Commands| {
+    let reap = move |q: Query<(Entity, &Health)>, mut commands: Commands| {
         let dead: Vec<Entity> = q.iter().filter(|(_, h)| h.0 == 0).map(|(e, _)| e).collect();
         for &e in &dead {
             commands.despawn(e);

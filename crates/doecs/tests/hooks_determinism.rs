@@ -155,24 +155,23 @@ fn schedule(threads: usize) -> Schedule {
         }
         *frame += 1;
     };
-    let combat =
-        |mut q: Query<(Entity, &Unit)>, mut hits: EventWriter<Hit>, mut frame: Local<u32>| {
-            let f = *frame;
-            let units: Vec<(Entity, Unit)> = q.iter().map(|(e, u)| (e, *u)).collect();
-            for (k, &(e, u)) in units.iter().enumerate() {
-                if (e.index() + f).is_multiple_of(3) {
-                    let target = units[(k * 7 + f as usize) % units.len()].0;
-                    hits.send(Hit {
-                        target,
-                        damage: 1 + u.team as u32,
-                    });
-                }
+    let combat = |q: Query<(Entity, &Unit)>, mut hits: EventWriter<Hit>, mut frame: Local<u32>| {
+        let f = *frame;
+        let units: Vec<(Entity, Unit)> = q.iter().map(|(e, u)| (e, *u)).collect();
+        for (k, &(e, u)) in units.iter().enumerate() {
+            if (e.index() + f).is_multiple_of(3) {
+                let target = units[(k * 7 + f as usize) % units.len()].0;
+                hits.send(Hit {
+                    target,
+                    damage: 1 + u.team as u32,
+                });
             }
-            *frame += 1;
-        };
+        }
+        *frame += 1;
+    };
     let apply_hits = |mut hits: EventReader<Hit>, mut q: Query<&mut Unit>| {
         for hit in hits.read() {
-            if let Ok(u) = q.get(hit.target) {
+            if let Ok(u) = q.get_mut(hit.target) {
                 u.hp = u.hp.saturating_sub(hit.damage);
             }
         }
@@ -229,7 +228,7 @@ fn schedule(threads: usize) -> Schedule {
             d.mix(ev.hp as u64);
         }
     };
-    let shadows = |mut q: Query<(Entity, &Shadow)>, mut d: ResMut<Digest<5>>| {
+    let shadows = |q: Query<(Entity, &Shadow)>, mut d: ResMut<Digest<5>>| {
         for (e, s) in q.iter() {
             d.mix(e.to_bits());
             d.mix(s.0.to_bits());
@@ -436,7 +435,7 @@ fn a_schedule_commands_parameter_fires_hooks_once() {
             .on_replace(hook("replace"))
             .on_remove(hook("remove"))
     }
-    fn cycle(mut commands: Commands, mut q: Query<(Entity, &A)>, mut frame: ResMut<Frame>) {
+    fn cycle(mut commands: Commands, q: Query<(Entity, &A)>, mut frame: ResMut<Frame>) {
         for (e, a) in q.iter() {
             if a.0 % 2 == 0 {
                 commands.despawn(e);

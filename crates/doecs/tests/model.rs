@@ -613,7 +613,7 @@ impl Harness {
                 let mut n = 0;
                 self.world
                     .query_mut::<(Entity, Option<&mut B>, &C)>()
-                    .iter()
+                    .iter_mut()
                     .for_each(|(_, b, _)| {
                         if let Some(b) = b {
                             b.0.push('!');
@@ -644,7 +644,7 @@ impl Harness {
                         None => assert!(matches!(got, Err(EntityError::MissingComponent { .. }))),
                     },
                 }
-                let mut qm = self.world.query_mut::<&mut A>();
+                let qm = self.world.query_mut::<&mut A>();
                 let got_mut = qm.get(e).map(|a| a.0);
                 assert_eq!(got_mut.ok(), self.model.get(&e).and_then(|r| r.a));
             }

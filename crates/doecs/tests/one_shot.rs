@@ -59,7 +59,7 @@ fn a_registered_system_keeps_its_change_window_between_runs() {
     let mut world = World::new();
     world.insert_resource(Score(0));
     let count_new = world
-        .register_system(|mut q: Query<&Coin, Added<Coin>>, mut s: ResMut<Score>| {
+        .register_system(|q: Query<&Coin, Added<Coin>>, mut s: ResMut<Score>| {
             s.0 += q.iter().count() as u32;
         })
         .unwrap();

@@ -391,10 +391,10 @@ fn own_or_inherited_sees_what_get_sees() {
     iterated.sort_by_key(|(e, _)| e.index());
     assert_eq!(iterated, expected);
     assert_eq!(world.query::<OwnOrInherited<Armor>>().count(), 30);
-    let mut optional = world.query::<(Entity, Option<OwnOrInherited<Armor>>)>();
+    let optional = world.query::<(Entity, Option<OwnOrInherited<Armor>>)>();
     let nones = optional.iter().filter(|(_, a)| a.is_none()).count();
     assert_eq!(nones, 10);
-    let mut by_entity = world.query::<OwnOrInherited<Armor>>();
+    let by_entity = world.query::<OwnOrInherited<Armor>>();
     for &e in &all {
         assert_eq!(by_entity.get(e).ok(), world.get::<Armor>(e).ok());
     }
@@ -403,7 +403,7 @@ fn own_or_inherited_sees_what_get_sees() {
     let inheritor = all[1];
     assert_eq!(world.get::<Armor>(inheritor), Ok(&Armor(7)));
     world.override_inherited::<Armor>(inheritor).unwrap().0 = 55;
-    let mut after = world.query::<(Entity, OwnOrInherited<Armor>)>();
+    let after = world.query::<(Entity, OwnOrInherited<Armor>)>();
     let values: Vec<(Entity, u32)> = after.iter().map(|(e, a)| (e, a.0)).collect();
     assert!(values.contains(&(inheritor, 55)));
     assert!(values.contains(&(all[5], 7)), "another instance of `base`");

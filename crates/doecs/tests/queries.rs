@@ -86,7 +86,7 @@ fn mutation_through_every_form() {
                 p.0 += v.0;
             }
         });
-    for (p, v) in world.query_mut::<(&mut Pos, &Vel)>().iter() {
+    for (p, v) in world.query_mut::<(&mut Pos, &Vel)>().iter_mut() {
         p.0 += v.0;
     }
     let mut q = QueryState::<(&mut Pos, &Vel)>::new(&world);
@@ -244,7 +244,7 @@ fn query_get() {
     assert_eq!(world.get::<Pos>(es[0]), Ok(&Pos(-5.0)));
     {
         let mut borrowed = world.query_mut::<(&mut Pos, &Vel)>();
-        borrowed.get(es[1]).unwrap().0 .0 = -6.0;
+        borrowed.get_mut(es[1]).unwrap().0 .0 = -6.0;
         assert!(borrowed.get(es[2]).is_err());
     }
     assert_eq!(world.get::<Pos>(es[1]), Ok(&Pos(-6.0)));

@@ -753,7 +753,7 @@ fn up_term_writes_the_child_from_the_parent_and_skips_self_pairs() {
     assert_eq!(calls, 0, "a self-pair is never traversed");
     // `get` hands out one item at a time, writing and reading both ways.
     let mut q = w.query_mut::<(&mut Name, Up<ChildOf, &Name>)>();
-    let (own, parent) = q.get(leaf).unwrap();
+    let (own, parent) = q.get_mut(leaf).unwrap();
     own.0 = parent.0 * 2;
     assert!(matches!(
         q.get(root),
@@ -926,15 +926,19 @@ fn iterator_forms_refuse_an_up_term_that_reads_what_the_query_writes() {
         Err(AliasError::RelatedWrite(key))
     );
     let mut q = w.query_mut::<(&mut Height, Up<ChildOf, &Height>)>();
-    assert!(matches!(q.try_iter(), Err(AliasError::RelatedWrite(k)) if k == key));
+    assert!(matches!(q.try_iter_mut(), Err(AliasError::RelatedWrite(k)) if k == key));
     let refused = |f: &mut dyn FnMut()| {
         let err = catch_unwind(AssertUnwindSafe(f)).expect_err("refused");
         let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
         assert!(msg.contains("reads it on related entities"), "{msg}");
     };
     refused(&mut || {
-        q.iter();
+        q.iter_mut();
     });
+    // Read only, the overlap is two shared reads: `iter` runs, and its
+    // items may be kept together.
+    let both: Vec<(u32, u32)> = q.iter().map(|(own, up)| (own.0, up.0)).collect();
+    assert_eq!(both, [(1, 2)]);
     refused(&mut || {
         q.iter_batched(4);
     });
@@ -952,7 +956,7 @@ fn iterator_forms_refuse_an_up_term_that_reads_what_the_query_writes() {
     assert!(QueryState::<(&mut Height, Up<ChildOf, Up<ChildOf, &Height>>)>::try_access().is_err());
     // No overlap: every form runs, and the items may be collected.
     let mut names = w.query_mut::<(&mut Name, Up<ChildOf, &Height>)>();
-    let collected: Vec<_> = names.iter().collect();
+    let collected: Vec<_> = names.iter_mut().collect();
     assert_eq!(collected.len(), 1);
     for (name, height) in collected {
         name.0 = height.0;

@@ -483,7 +483,7 @@ fn a_schedule_forgets_the_state_of_dropped_worlds() {
             LIVE.fetch_sub(1, Ordering::SeqCst);
         }
     }
-    let changed = |mut q: doecs::Query<&Pos, doecs::Changed<Pos>>,
+    let changed = |q: doecs::Query<&Pos, doecs::Changed<Pos>>,
                    mut runs: doecs::Local<u32>,
                    _counted: doecs::Local<Counted>| {
         *runs += 1;
@@ -534,7 +534,7 @@ fn a_system_ordered_after_one_that_records_commands_sees_them() {
         // The reader is added first and ordered after the spawner: ordering
         // crosses the automatic sync point between them.
         s.add_system(
-            (move |mut q: Query<&Made>| c.lock().unwrap().push(q.iter().count()))
+            (move |q: Query<&Made>| c.lock().unwrap().push(q.iter().count()))
                 .named("count")
                 .after("spawn"),
         )

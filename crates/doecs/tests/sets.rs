@@ -95,7 +95,7 @@ fn a_chain_sees_the_commands_of_the_links_before() -> Result<(), AppError> {
             |mut commands: Commands| {
                 commands.spawn((Spawned,));
             },
-            move |mut q: Query<&Spawned>| c.lock().unwrap().push(q.iter().count()),
+            move |q: Query<&Spawned>| c.lock().unwrap().push(q.iter().count()),
         )
             .chain(),
     )?;

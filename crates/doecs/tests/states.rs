@@ -123,7 +123,7 @@ fn entities_scoped_to_a_state_are_despawned_when_it_is_left() -> Result<(), AppE
     let button = world.spawn((Tag(1), StateScoped(Screen::Menu)));
     let ship = world.spawn((Tag(2), StateScoped(Screen::Playing)));
     let score = world.spawn((Tag(3),));
-    app.add_systems(OnExit(Screen::Menu), |mut q: Query<&Tag>| {
+    app.add_systems(OnExit(Screen::Menu), |q: Query<&Tag>| {
         // OnExit still sees the menu's entities.
         assert_eq!(q.iter().count(), 3);
     })?;
@@ -228,7 +228,7 @@ fn play(threads: usize) -> Vec<(Entity, i64)> {
     .unwrap();
     app.add_systems(
         PostUpdate,
-        (|mut commands: Commands, mut q: Query<(Entity, &Pos)>| {
+        (|mut commands: Commands, q: Query<(Entity, &Pos)>| {
             for (e, p) in q.iter() {
                 if p.0 % 11 == 0 {
                     commands.despawn(e);

@@ -64,6 +64,11 @@ pub unsafe trait QueryData {
     /// made once per loop by [`QueryData::env`] (see the module docs); `()`
     /// for data that only reads its own row.
     type Env<'w>: Copy;
+    /// The same data, read only (`&mut T` becomes `&T`): what a query
+    /// hands out through `&self` ([`Query::iter`](crate::Query::iter),
+    /// [`Query::get`](crate::Query::get)). It matches the same archetypes
+    /// with the same state.
+    type ReadOnly: ReadOnlyQueryData<State = Self::State>;
 
     /// Whether every row of a matching archetype has an item. Relation
     /// terms clear it: the loops then hand out only the rows
@@ -245,6 +250,7 @@ unsafe impl<T: Component> QueryData for &T {
     type State = ColumnIndex;
     type Key = Read<T>;
     type Env<'w> = ();
+    type ReadOnly = Self;
     fn access(access: &mut Access) -> Result<(), AliasError> {
         access.try_add_read(AccessKey::of::<T>())
     }
@@ -290,6 +296,7 @@ unsafe impl<T: Component> QueryData for &mut T {
     type State = ColumnIndex;
     type Key = Write<T>;
     type Env<'w> = ();
+    type ReadOnly = &'static T;
     fn access(access: &mut Access) -> Result<(), AliasError> {
         access.try_add_write(AccessKey::of::<T>())
     }
@@ -341,6 +348,7 @@ unsafe impl<T: Component> QueryData for Option<&T> {
     type State = Option<ColumnIndex>;
     type Key = Option<Read<T>>;
     type Env<'w> = ();
+    type ReadOnly = Self;
 
     fn access(access: &mut Access) -> Result<(), AliasError> {
         access.try_add_read(AccessKey::of::<T>())
@@ -389,6 +397,7 @@ unsafe impl<T: Component> QueryData for Option<&mut T> {
     type State = Option<ColumnIndex>;
     type Key = Option<Write<T>>;
     type Env<'w> = ();
+    type ReadOnly = Option<&'static T>;
 
     fn access(access: &mut Access) -> Result<(), AliasError> {
         access.try_add_write(AccessKey::of::<T>())
@@ -440,6 +449,7 @@ unsafe impl QueryData for Entity {
     type State = ();
     type Key = Entity;
     type Env<'w> = ();
+    type ReadOnly = Self;
 
     fn access(_: &mut Access) -> Result<(), AliasError> {
         Ok(())
@@ -505,6 +515,7 @@ macro_rules! tuple_query {
             type State = ($($name::State,)*);
             type Key = ($($name::Key,)*);
             type Env<'w> = ($($name::Env<'w>,)*);
+            type ReadOnly = ($($name::ReadOnly,)*);
             const EVERY_ROW: bool = true $(&& $name::EVERY_ROW)*;
             const READS_RELATED: bool = false $(|| $name::READS_RELATED)*;
 

@@ -123,6 +123,7 @@ unsafe impl<T: Component> QueryData for OwnOrInherited<T> {
     type State = Option<ColumnIndex>;
     type Key = OwnOrInherited<T>;
     type Env<'w> = InheritEnv<'w>;
+    type ReadOnly = Self;
     const EVERY_ROW: bool = false;
     const READS_RELATED: bool = true;
 
@@ -251,7 +252,7 @@ mod tests {
         world.add_pair(shared, mid, IsA).unwrap();
         let own = world.spawn((Armor(5),));
         world.add_pair(own, mid, IsA).unwrap();
-        let mut q = world.query::<OwnOrInherited<Armor>>();
+        let q = world.query::<OwnOrInherited<Armor>>();
         let via_term = q.get(shared).unwrap();
         assert!(std::ptr::eq(via_term, world.get::<Armor>(base).unwrap()));
         assert_eq!(q.get(own), Ok(&Armor(5)));

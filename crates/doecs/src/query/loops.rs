@@ -437,6 +437,23 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         entity: Entity,
     ) -> Result<Q::Item<'w>, EntityError> {
         self.update(world);
+        // SAFETY: forwarded contract; just updated.
+        unsafe { self.get_matched::<Q>(world, window, entity) }
+    }
+
+    /// The item of `entity` as data `D` (the query's own, or its read-only
+    /// form, which match with the same state), from the archetypes matched
+    /// so far (no update).
+    ///
+    /// # Safety
+    /// As [`QueryState::get_unchecked`], for `D`'s access; and the state
+    /// must be up to date with `world`.
+    pub(crate) unsafe fn get_matched<'w, D: QueryData<State = Q::State>>(
+        &self,
+        world: &'w WorldCore,
+        window: ChangeWindow,
+        entity: Entity,
+    ) -> Result<D::Item<'w>, EntityError> {
         let (archetype, row) = world
             .entities
             .locate(entity)
@@ -459,9 +476,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                     filter: std::any::type_name::<F>(),
                 });
             }
-            let fetch = Q::fetch(arch, state);
-            let item = Q::try_item(&mut Q::env(world), fetch, row).ok_or(missing)?;
-            Q::mark_written(fetch, row, 1, window.this_run);
+            let fetch = D::fetch(arch, state);
+            let item = D::try_item(&mut D::env(world), fetch, row).ok_or(missing)?;
+            D::mark_written(fetch, row, 1, window.this_run);
             Ok(item)
         }
     }

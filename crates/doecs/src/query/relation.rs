@@ -284,6 +284,7 @@ unsafe impl<R: Relation, Q: ReadOnlyQueryData> QueryData for Up<R, Q> {
     type State = ();
     type Key = Up<R, Q::Key>;
     type Env<'w> = UpEnv<'w, R, Q>;
+    type ReadOnly = Self;
     const EVERY_ROW: bool = false;
     const READS_RELATED: bool = true;
 
@@ -378,6 +379,7 @@ unsafe impl<R: Relation> QueryData for Pairs<R> {
     type State = ();
     type Key = Pairs<R>;
     type Env<'w> = PairsEnv<'w, R>;
+    type ReadOnly = Self;
     const EVERY_ROW: bool = false;
 
     fn access(_: &mut Access) -> Result<(), AliasError> {
@@ -446,6 +448,7 @@ macro_rules! optional_term {
             type State = <$term as QueryData>::State;
             type Key = Option<<$term as QueryData>::Key>;
             type Env<'w> = <$term as QueryData>::Env<'w>;
+            type ReadOnly = Self;
             const READS_RELATED: bool = <$term as QueryData>::READS_RELATED;
 
             fn access(access: &mut Access) -> Result<(), AliasError> {

@@ -426,6 +426,17 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         self.cache.matched.len()
     }
 
+    /// Number of archetypes that match, were the state updated now (for
+    /// debug checks: the state is current when this equals
+    /// [`QueryState::matched_archetypes`] and it has seen every archetype).
+    pub(crate) fn matched_archetypes_current(&self, world: &WorldCore) -> usize {
+        if self.cache.world == world.id() && self.cache.seen == world.archetypes().len() {
+            self.cache.matched.len()
+        } else {
+            usize::MAX
+        }
+    }
+
     /// The window of a use outside any schedule: a query with change
     /// filters reads since its previous use, and moves the world's clock on
     /// (see [`crate::tick`]); one without needs only the tick to stamp
@@ -467,6 +478,54 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// change filter watches may run meanwhile).
     pub(crate) unsafe fn count_in(&mut self, world: &WorldCore, window: ChangeWindow) -> usize {
         self.update(world);
+        // SAFETY: forwarded contract; just updated.
+        unsafe { self.count_matched(world, window) }
+    }
+
+    /// The entities that pass in `window`, in iteration order, into `out`
+    /// (from the archetypes matched so far).
+    ///
+    /// # Safety
+    /// As [`QueryState::count_in`].
+    pub(crate) unsafe fn entities_matched(
+        &self,
+        world: &WorldCore,
+        window: ChangeWindow,
+        out: &mut Vec<crate::entity::Entity>,
+    ) {
+        let archetypes = world.archetypes();
+        let mut env = Q::env(world);
+        for &(id, (state, filter)) in &self.cache.matched {
+            let arch = archetypes.get(id);
+            let entities = arch.entities_ptr();
+            // SAFETY: as in `count_matched`; live rows' entity slots are
+            // initialised.
+            unsafe {
+                let fetch = Q::fetch(arch, state);
+                let filter = F::fetch(arch, filter);
+                super::loops::passing_runs::<F>(
+                    arch.chunk_rows(),
+                    filter,
+                    window,
+                    0,
+                    arch.len(),
+                    |a, b| {
+                        for row in a..b {
+                            if Q::EVERY_ROW || Q::row_matches(&mut env, fetch, row) {
+                                out.push(entities.add(row).read());
+                            }
+                        }
+                    },
+                )
+            };
+        }
+    }
+
+    /// [`QueryState::count_in`] over the archetypes matched so far.
+    ///
+    /// # Safety
+    /// As [`QueryState::count_in`].
+    pub(crate) unsafe fn count_matched(&self, world: &WorldCore, window: ChangeWindow) -> usize {
         let archetypes = world.archetypes();
         if F::DENSE && Q::EVERY_ROW {
             return self
