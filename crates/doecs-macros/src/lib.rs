@@ -14,13 +14,16 @@
 //! ```
 //!
 //! Each field's type must be a distinct component type (a bundle naming one
-//! type twice is refused when it is first used). Named-field and tuple
-//! structs are supported; generic structs get a `Component` bound on every
-//! field type.
+//! type twice is refused when it is first used), or a bundle marked
+//! `#[bundle]`, whose fields are flattened into this one's. A field that is
+//! a bundle but unmarked does not compile (it would otherwise be stored as
+//! one component, silently). Named-field and tuple structs are supported;
+//! generic structs get a `Component` (or `Bundle`) bound on every field
+//! type, and skip the unmarked-bundle check.
 
 use proc_macro::TokenStream;
 use quote::quote;
-use syn::{parse_macro_input, Data, DeriveInput, Fields, Index};
+use syn::{parse_macro_input, Data, DeriveInput, Fields};
 
 /// Implements `doecs::SystemSet` for a type (it must also be `Clone`,
 /// `Eq`, `Hash` and `Debug`): `#[derive(SystemSet, Clone, Debug,
@@ -36,14 +39,32 @@ pub fn derive_system_set(input: TokenStream) -> TokenStream {
     .into()
 }
 
-/// Implements `doecs::Bundle` for a struct whose fields are components.
-#[proc_macro_derive(Bundle)]
+/// Implements `doecs::Bundle` for a struct whose fields are components,
+/// or bundles marked `#[bundle]`, which are flattened into it.
+#[proc_macro_derive(Bundle, attributes(bundle))]
 pub fn derive_bundle(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     match bundle(&input) {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }
+}
+
+/// Whether a field is marked `#[bundle]` (a nested bundle to flatten).
+fn is_nested(field: &syn::Field) -> syn::Result<bool> {
+    let mut nested = false;
+    for attr in &field.attrs {
+        if attr.path().is_ident("bundle") {
+            if !matches!(attr.meta, syn::Meta::Path(_)) {
+                return Err(syn::Error::new_spanned(
+                    attr,
+                    "write `#[bundle]` alone: it marks a field that is itself a bundle",
+                ));
+            }
+            nested = true;
+        }
+    }
+    Ok(nested)
 }
 
 fn bundle(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
@@ -54,10 +75,12 @@ fn bundle(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         ));
     };
     let name = &input.ident;
-    let types: Vec<&syn::Type> = data.fields.iter().map(|f| &f.ty).collect();
-    let count = types.len();
-    let indices: Vec<Index> = (0..count).map(Index::from).collect();
-    let vars: Vec<proc_macro2::Ident> = (0..count)
+    let fields: Vec<&syn::Field> = data.fields.iter().collect();
+    let nested: Vec<bool> = fields
+        .iter()
+        .map(|f| is_nested(f))
+        .collect::<syn::Result<_>>()?;
+    let vars: Vec<proc_macro2::Ident> = (0..fields.len())
         .map(|i| quote::format_ident!("field_{}", i))
         .collect();
     // How to take the struct apart and build it again, for either kind.
@@ -82,60 +105,149 @@ fn bundle(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let mut generics = input.generics.clone();
     {
         let clause = generics.make_where_clause();
-        for ty in &types {
-            clause
-                .predicates
-                .push(syn::parse_quote!(#ty: ::doecs::Component));
+        for (field, &is_bundle) in fields.iter().zip(&nested) {
+            let ty = &field.ty;
+            clause.predicates.push(if is_bundle {
+                syn::parse_quote!(#ty: ::doecs::Bundle)
+            } else {
+                syn::parse_quote!(#ty: ::doecs::Component)
+            });
         }
         clause
             .predicates
             .push(syn::parse_quote!(Self: ::core::marker::Send + ::core::marker::Sync + 'static));
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    // Per field: how many columns it is, and each method's step for it.
+    let mut count = Vec::new();
+    let mut field_types = Vec::new();
+    let mut component_ids = Vec::new();
+    let mut registered_ids = Vec::new();
+    let mut write_row = Vec::new();
+    let mut read_row = Vec::new();
+    let mut into_fields = Vec::new();
+    let mut checks = Vec::new();
+    for ((field, &is_bundle), var) in fields.iter().zip(&nested).zip(&vars) {
+        let ty = &field.ty;
+        if is_bundle {
+            count.push(quote! { <#ty as ::doecs::Bundle>::FIELD_COUNT });
+            field_types.push(quote! { <#ty as ::doecs::Bundle>::field_types(out); });
+            component_ids
+                .push(quote! { <#ty as ::doecs::Bundle>::component_ids(components, out); });
+            registered_ids.push(quote! {
+                if !<#ty as ::doecs::Bundle>::registered_ids(components, out) {
+                    return false;
+                }
+            });
+            write_row.push(quote! {
+                let n = <#ty as ::doecs::Bundle>::FIELD_COUNT;
+                // SAFETY: the nested bundle's columns are the next `n`
+                // bases, in its field order (forwarded contract).
+                unsafe { <#ty as ::doecs::Bundle>::write_row(#var, &field_bases[at..at + n], row) };
+                at += n;
+            });
+            read_row.push(quote! {
+                let n = <#ty as ::doecs::Bundle>::FIELD_COUNT;
+                // SAFETY: as in `write_row`.
+                let #var = unsafe { <#ty as ::doecs::Bundle>::read_row(&field_bases[at..at + n], row) };
+                at += n;
+            });
+            into_fields.push(quote! { <#ty as ::doecs::Bundle>::into_fields(#var, sink); });
+        } else {
+            count.push(quote! { 1 });
+            field_types.push(quote! {
+                out.push((::core::any::TypeId::of::<#ty>(), ::core::any::type_name::<#ty>()));
+            });
+            component_ids.push(quote! { out.push(components.register::<#ty>()); });
+            registered_ids.push(quote! {
+                match components.id_of::<#ty>() {
+                    ::core::option::Option::Some(id) => out.push(id),
+                    ::core::option::Option::None => return false,
+                }
+            });
+            write_row.push(quote! {
+                // SAFETY: the caller guarantees this base is a column of
+                // the field's type, with a writable slot at `row`.
+                unsafe { field_bases[at].cast::<#ty>().add(row).write(#var) };
+                at += 1;
+            });
+            read_row.push(quote! {
+                // SAFETY: the caller guarantees this slot holds an
+                // initialised value of the field's type, which it gives up.
+                let #var = unsafe { field_bases[at].cast::<#ty>().add(row).read() };
+                at += 1;
+            });
+            into_fields.push(quote! { sink.field(#var); });
+            // A field that is itself a bundle, unmarked, would be stored as
+            // one component: refused when the bundle is compiled.
+            checks.push(quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
+                const _: () = {
+                    #[allow(unused_imports)]
+                    use ::doecs::__private::NotBundle as _;
+                    ::core::assert!(
+                        !::doecs::__private::IsBundle::<#ty>::IS_BUNDLE,
+                        "a field of a #[derive(Bundle)] struct is itself a bundle: \
+                         mark it #[bundle] to flatten it, or wrap it in a newtype \
+                         to store it as one component"
+                    );
+                };
+            });
+        }
+    }
+    let checks = if input.generics.params.is_empty() {
+        quote! { #(#checks)* }
+    } else {
+        // Generic field types are only known at use; the check needs them.
+        quote! {}
+    };
     Ok(quote! {
-        // SAFETY: the ids, types, writes and reads all follow field order,
-        // each at its own field's type (generated by #[derive(Bundle)]).
+        #checks
+
+        // SAFETY: the ids, types, writes and reads all follow field order
+        // (a nested bundle's fields in its own order, in its place), each
+        // at its own type (generated by #[derive(Bundle)]).
         unsafe impl #impl_generics ::doecs::Bundle for #name #ty_generics #where_clause {
-            const FIELD_COUNT: usize = #count;
+            const FIELD_COUNT: usize = 0 #(+ #count)*;
 
             fn field_types(out: &mut ::std::vec::Vec<(::core::any::TypeId, &'static str)>) {
-                #(out.push((::core::any::TypeId::of::<#types>(), ::core::any::type_name::<#types>()));)*
+                #(#field_types)*
             }
 
             fn component_ids(
                 components: &mut ::doecs::Components,
                 out: &mut ::std::vec::Vec<::doecs::ComponentId>,
             ) {
-                #(out.push(components.register::<#types>());)*
+                #(#component_ids)*
             }
 
             fn registered_ids(
                 components: &::doecs::Components,
                 out: &mut ::std::vec::Vec<::doecs::ComponentId>,
             ) -> bool {
-                #(
-                    match components.id_of::<#types>() {
-                        ::core::option::Option::Some(id) => out.push(id),
-                        ::core::option::Option::None => return false,
-                    }
-                )*
+                #(#registered_ids)*
                 true
             }
 
             #[inline]
+            #[allow(unused_assignments, unused_variables)]
             unsafe fn write_row(self, field_bases: &[*mut u8], row: usize) {
                 let #destructure = self;
-                // SAFETY: the caller guarantees each base is a column of that
-                // field's type, with a writable slot at `row`.
-                #(unsafe { field_bases[#indices].cast::<#types>().add(row).write(#vars) };)*
+                let mut at = 0usize;
+                #(#write_row)*
             }
 
             #[inline]
+            #[allow(unused_assignments, unused_variables)]
             unsafe fn read_row(field_bases: &[*mut u8], row: usize) -> Self {
-                // SAFETY: the caller guarantees each slot holds an initialised
-                // value of that field's type, which it gives up.
-                #(let #vars = unsafe { field_bases[#indices].cast::<#types>().add(row).read() };)*
+                let mut at = 0usize;
+                #(#read_row)*
                 #construct
+            }
+
+            #[allow(unused_variables)]
+            fn into_fields(self, sink: &mut impl ::doecs::FieldSink) {
+                let #destructure = self;
+                #(#into_fields)*
             }
         }
     })

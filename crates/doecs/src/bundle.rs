@@ -57,6 +57,59 @@ pub unsafe trait Bundle: Send + Sync + 'static {
     /// `field_bases[i]` must be the start of a column array of field i's type,
     /// with an initialised slot at `row`, which the caller then treats as moved out.
     unsafe fn read_row(field_bases: &[*mut u8], row: usize) -> Self;
+
+    /// Hands each field to `sink`, in field order (how an
+    /// [`EntityBuilder`](crate::EntityBuilder) takes a bundle apart).
+    fn into_fields(self, sink: &mut impl FieldSink);
+}
+
+/// Takes a bundle's fields one at a time, each at its own type (see
+/// [`Bundle::into_fields`]).
+pub trait FieldSink {
+    /// Takes one field.
+    fn field<T: Component>(&mut self, value: T);
+}
+
+/// A bundle whose fields are all `Clone`: an
+/// [`EntityTemplate`](crate::EntityTemplate) takes it apart
+/// ([`EntityTemplate::add_bundle`](crate::EntityTemplate::add_bundle)).
+/// Implemented for tuples of clonable components.
+pub trait CloneBundle: Bundle {
+    /// Hands each field to `sink`, in field order.
+    fn into_clone_fields(self, sink: &mut impl CloneFieldSink);
+}
+
+/// Takes a [`CloneBundle`]'s fields one at a time.
+pub trait CloneFieldSink {
+    /// Takes one field.
+    fn field<T: Component + Clone>(&mut self, value: T);
+}
+
+/// What `#[derive(Bundle)]` uses to refuse a field that is itself a bundle
+/// but is not marked `#[bundle]`. Not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    use super::Bundle;
+    use std::marker::PhantomData;
+
+    /// `IsBundle::<T>::IS_BUNDLE` is `true` exactly when `T` is a bundle:
+    /// the inherent constant applies when `T: Bundle`, and takes
+    /// precedence over the trait's `false` (the "autoref specialization"
+    /// idiom, on constants).
+    pub struct IsBundle<T>(PhantomData<T>);
+
+    impl<T: Bundle> IsBundle<T> {
+        /// `T` is a bundle.
+        pub const IS_BUNDLE: bool = true;
+    }
+
+    /// The fallback: not a bundle.
+    pub trait NotBundle {
+        /// `T` is not a bundle.
+        const IS_BUNDLE: bool = false;
+    }
+
+    impl<T> NotBundle for IsBundle<T> {}
 }
 
 macro_rules! tuple_bundle {
@@ -98,6 +151,18 @@ macro_rules! tuple_bundle {
             unsafe fn read_row(field_bases: &[*mut u8], row: usize) -> Self {
                 // SAFETY: the caller guarantees each slot holds an initialised value it gives up.
                 ($(unsafe { field_bases[$index].cast::<$name>().add(row).read() },)*)
+            }
+
+            #[allow(unused_variables)]
+            fn into_fields(self, sink: &mut impl FieldSink) {
+                $(sink.field(self.$index);)*
+            }
+        }
+
+        impl<$($name: Component + Clone),*> CloneBundle for ($($name,)*) {
+            #[allow(unused_variables)]
+            fn into_clone_fields(self, sink: &mut impl CloneFieldSink) {
+                $(sink.field(self.$index);)*
             }
         }
     };

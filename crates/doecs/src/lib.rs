@@ -51,8 +51,10 @@ pub use app::{
     ScheduleLabel, Shutdown, Startup, State, StateScoped, States, Time, TimeSource, Update,
     DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP,
 };
-pub use bundle::Bundle;
-pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands};
+#[doc(hidden)]
+pub use bundle::__private;
+pub use bundle::{Bundle, CloneBundle, CloneFieldSink, FieldSink};
+pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands, EntityCommands};
 pub use component::{
     Component, ComponentDescriptor, ComponentId, ComponentInfo, Components, RegisterError,
     SnapshotCopy,

@@ -10,7 +10,7 @@
 
 use super::core::WorldCore;
 use super::World;
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, CloneBundle, CloneFieldSink, FieldSink};
 use crate::component::{Component, ComponentId, Components};
 use crate::entity::Entity;
 use crate::error::EntityError;
@@ -19,6 +19,8 @@ use std::any::TypeId;
 /// One component value of a builder, type-erased.
 trait Part: Send + Sync {
     fn type_id(&self) -> TypeId;
+    fn value(&self) -> &dyn std::any::Any;
+    fn value_mut(&mut self) -> &mut dyn std::any::Any;
     fn register(&self, components: &mut Components) -> ComponentId;
     /// Moves the value into `dst`.
     ///
@@ -38,6 +40,12 @@ struct Value<T>(T);
 impl<T: Component> Part for Value<T> {
     fn type_id(&self) -> TypeId {
         TypeId::of::<T>()
+    }
+    fn value(&self) -> &dyn std::any::Any {
+        &self.0
+    }
+    fn value_mut(&mut self) -> &mut dyn std::any::Any {
+        &mut self.0
     }
     fn register(&self, components: &mut Components) -> ComponentId {
         components.register::<T>()
@@ -92,9 +100,47 @@ impl EntityBuilder {
         self
     }
 
+    /// Adds every component of `bundle`, each replacing any value of its
+    /// type.
+    ///
+    /// ```
+    /// let mut builder = doecs::EntityBuilder::new();
+    /// builder.add(1u8).add_bundle((2u8, "two"));
+    /// assert_eq!(builder.get::<u8>(), Some(&2));
+    /// assert_eq!(builder.len(), 2);
+    /// ```
+    pub fn add_bundle<B: Bundle>(&mut self, bundle: B) -> &mut Self {
+        struct Sink<'b>(&'b mut EntityBuilder);
+        impl FieldSink for Sink<'_> {
+            fn field<T: Component>(&mut self, value: T) {
+                self.0.add(value);
+            }
+        }
+        bundle.into_fields(&mut Sink(self));
+        self
+    }
+
     /// Whether it holds `T`.
     pub fn has<T: Component>(&self) -> bool {
         self.parts.iter().any(|p| p.type_id() == TypeId::of::<T>())
+    }
+
+    /// Its value of type `T`.
+    pub fn get<T: Component>(&self) -> Option<&T> {
+        let part = self
+            .parts
+            .iter()
+            .find(|p| p.type_id() == TypeId::of::<T>())?;
+        part.value().downcast_ref()
+    }
+
+    /// Its value of type `T`, mutably.
+    pub fn get_mut<T: Component>(&mut self) -> Option<&mut T> {
+        let part = self
+            .parts
+            .iter_mut()
+            .find(|p| p.type_id() == TypeId::of::<T>())?;
+        part.value_mut().downcast_mut()
     }
 
     /// Number of components.
@@ -159,6 +205,42 @@ impl EntityTemplate {
             None => self.parts.push(part),
         }
         self
+    }
+
+    /// Adds every component of `bundle`, each replacing any value of its
+    /// type.
+    pub fn add_bundle<B: CloneBundle>(&mut self, bundle: B) -> &mut Self {
+        struct Sink<'t>(&'t mut EntityTemplate);
+        impl CloneFieldSink for Sink<'_> {
+            fn field<T: Component + Clone>(&mut self, value: T) {
+                self.0.add(value);
+            }
+        }
+        bundle.into_clone_fields(&mut Sink(self));
+        self
+    }
+
+    /// Whether it holds `T`.
+    pub fn has<T: Component>(&self) -> bool {
+        self.parts.iter().any(|p| p.type_id() == TypeId::of::<T>())
+    }
+
+    /// Its value of type `T`.
+    pub fn get<T: Component>(&self) -> Option<&T> {
+        let part = self
+            .parts
+            .iter()
+            .find(|p| p.type_id() == TypeId::of::<T>())?;
+        part.value().downcast_ref()
+    }
+
+    /// Its value of type `T`, mutably (later spawns clone the new value).
+    pub fn get_mut<T: Component>(&mut self) -> Option<&mut T> {
+        let part = self
+            .parts
+            .iter_mut()
+            .find(|p| p.type_id() == TypeId::of::<T>())?;
+        part.value_mut().downcast_mut()
     }
 
     /// Number of components.

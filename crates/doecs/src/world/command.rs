@@ -415,6 +415,37 @@ impl<'a> Commands<'a> {
         self.buffer.push_closure(f);
     }
 
+    /// Records spawning one entity per bundle, in order, and returns their
+    /// ids (usable by later commands at once).
+    pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
+        bundles.into_iter().map(|b| self.spawn(b)).collect()
+    }
+
+    /// The commands of one entity, chained:
+    /// `commands.entity(e).insert((Burning,)).remove_one::<Wet>()`.
+    pub fn entity(&mut self, entity: Entity) -> EntityCommands<'_, 'a> {
+        EntityCommands {
+            commands: self,
+            entity,
+        }
+    }
+
+    /// Records storing resource `value` (replacing one of its type).
+    pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) {
+        self.push_closure(move |w: &mut World| {
+            w.insert_resource(value);
+            Ok(())
+        });
+    }
+
+    /// Records removing (and dropping) resource `R`, if there is one.
+    pub fn remove_resource<R: Send + Sync + 'static>(&mut self) {
+        self.push_closure(|w: &mut World| {
+            w.remove_resource::<R>();
+            Ok(())
+        });
+    }
+
     /// Number of commands recorded so far.
     pub fn len(&self) -> usize {
         self.buffer.len()
@@ -423,6 +454,50 @@ impl<'a> Commands<'a> {
     /// Whether nothing is recorded.
     pub fn is_empty(&self) -> bool {
         self.buffer.is_empty()
+    }
+}
+
+/// The commands of one entity, recorded in the order they are chained
+/// (made by [`Commands::entity`]). Each records one command, as the
+/// method of the same name on [`Commands`] does.
+pub struct EntityCommands<'c, 'a> {
+    commands: &'c mut Commands<'a>,
+    entity: Entity,
+}
+
+impl EntityCommands<'_, '_> {
+    /// The entity.
+    pub fn id(&self) -> Entity {
+        self.entity
+    }
+
+    /// Records inserting a bundle of components.
+    pub fn insert<B: Bundle>(&mut self, bundle: B) -> &mut Self {
+        self.commands.insert(self.entity, bundle);
+        self
+    }
+
+    /// Records inserting one component (replacing any existing value).
+    pub fn insert_one<T: Component>(&mut self, value: T) -> &mut Self {
+        self.commands.insert_one(self.entity, value);
+        self
+    }
+
+    /// Records removing (and dropping) every component of bundle `B`.
+    pub fn remove<B: Bundle>(&mut self) -> &mut Self {
+        self.commands.remove::<B>(self.entity);
+        self
+    }
+
+    /// Records removing (and dropping) component `T`.
+    pub fn remove_one<T: Component>(&mut self) -> &mut Self {
+        self.commands.remove_one::<T>(self.entity);
+        self
+    }
+
+    /// Records despawning the entity.
+    pub fn despawn(&mut self) {
+        self.commands.despawn(self.entity);
     }
 }
 
