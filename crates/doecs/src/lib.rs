@@ -71,9 +71,10 @@ pub use event::{on_event, EventCursor, EventIter, EventReader, EventWriter, Even
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use query::{
-    Access, AccessKey, Added, AliasError, Batch, BatchedIter, Changed, Combinations,
-    CombinationsMut, FilteredAccess, Or, OwnOrInherited, Pairs, Query, QueryData, QueryFilter,
-    QueryIter, QueryState, ReadOnlyItem, ReadOnlyQueryData, Up, View, ViewMut, With, Without,
+    Access, AccessKey, Added, AliasError, AnyOf, ArchetypeFilter, Batch, BatchedIter, Changed,
+    Combinations, CombinationsMut, EveryRowData, FilteredAccess, Has, Mut, Or, OwnOrInherited,
+    Pairs, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyItem, ReadOnlyQueryData,
+    Ref, Up, View, ViewMut, With, Without,
 };
 pub use relation::{
     ChildOf, Cleanup, Hierarchy, IsA, PairsError, Prefab, Relation, RelationError, Relations,

@@ -17,7 +17,8 @@ pub use crate::error::EntityError;
 pub use crate::event::{on_event, EventReader, EventWriter, Events};
 pub use crate::manager::{ComponentManager, DestroyNotice};
 pub use crate::query::{
-    Added, Changed, Or, OwnOrInherited, Pairs, Query, QueryState, Up, View, ViewMut, With, Without,
+    Added, AnyOf, Changed, Has, Mut, Or, OwnOrInherited, Pairs, Query, QueryState, Ref, Up, View,
+    ViewMut, With, Without,
 };
 pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError, Targets};
 pub use crate::schedule::{Schedule, ScheduleError};

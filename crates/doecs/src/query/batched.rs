@@ -57,7 +57,7 @@ impl<'w, Q: QueryData, F: QueryFilter> BatchedIter<'w, Q, F> {
         BatchedIter {
             world,
             matched: matched.iter(),
-            env: Q::env(world),
+            env: Q::env(world, window),
             current: None,
             next_row: 0,
             batch: batch.max(1),

@@ -17,13 +17,16 @@
 //! such a term has an item depends on the row (an entity without a
 //! parent has no parent's `Height`), so data says whether every row of a
 //! matched archetype has an item ([`QueryData::EVERY_ROW`]); where not, the
-//! loops ask [`QueryData::try_item`] and skip the rows without one.
+//! loops ask [`QueryData::try_item`] and skip the rows without one. The
+//! `Env` is also where a loop's change window reaches its items
+//! ([`Ref`](super::Ref) and [`Mut`](super::Mut) answer `is_changed` by
+//! it).
 
 use super::access::{Access, AccessKey, AliasError};
 use crate::component::{Component, Components};
 use crate::entity::Entity;
 use crate::storage::{Archetype, ColumnIndex, TickPtrs};
-use crate::tick::Tick;
+use crate::tick::{ChangeWindow, Tick};
 use crate::world::WorldCore;
 use std::ops::Range;
 use std::ptr::NonNull;
@@ -75,6 +78,12 @@ pub unsafe trait QueryData {
     /// [`QueryData::try_item`] gives an item for.
     const EVERY_ROW: bool = true;
 
+    /// Whether the data reads its components' change stamps row by row
+    /// ([`Ref`](super::Ref)): its query then asks the world to keep row
+    /// stamps for the types [`QueryData::tracked`] names, as a change
+    /// filter does.
+    const TRACKS: bool = false;
+
     /// Whether the data reads other entities' rows (through a relation).
     /// Only such data can read what its own query writes (see
     /// [`AliasError::RelatedWrite`]); for the rest the loops check nothing.
@@ -89,11 +98,17 @@ pub unsafe trait QueryData {
         let _ = with;
     }
 
+    /// The component types whose row stamps the data reads (see
+    /// [`QueryData::TRACKS`]).
+    fn tracked(out: &mut Vec<std::any::TypeId>) {
+        let _ = out;
+    }
+
     /// The archetype's state if it matches, else `None`.
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State>;
 
     /// What this loop's items need from `world` (see [`QueryData::Env`]).
-    fn env(world: &WorldCore) -> Self::Env<'_>;
+    fn env(world: &WorldCore, window: ChangeWindow) -> Self::Env<'_>;
 
     /// Pointers to row 0 of the columns of a matching archetype.
     ///
@@ -204,6 +219,17 @@ pub unsafe trait QueryData {
 /// The implementation must record no writes and hand out no mutable access.
 pub unsafe trait ReadOnlyQueryData: QueryData {}
 
+/// Query data with an item for every row of a matched archetype (no
+/// relation term): a query of it, with an [`ArchetypeFilter`](super::filter::ArchetypeFilter),
+/// knows its length ([`ExactSizeIterator`]).
+pub trait EveryRowData: QueryData {}
+
+impl<T: Component> EveryRowData for &T {}
+impl<T: Component> EveryRowData for &mut T {}
+impl<T: Component> EveryRowData for Option<&T> {}
+impl<T: Component> EveryRowData for Option<&mut T> {}
+impl EveryRowData for Entity {}
+
 /// Calls `f` with the item of each row of `rows` that has one, in row
 /// order: every row's [`QueryData::item`] for data with `EVERY_ROW`, else
 /// the rows [`QueryData::try_item`] gives an item for. The branch is on a
@@ -261,7 +287,7 @@ unsafe impl<T: Component> QueryData for &T {
         archetype.column_of(components.id_of::<T>()?)
     }
     #[inline(always)]
-    fn env(_: &WorldCore) {}
+    fn env(_: &WorldCore, _: ChangeWindow) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> NonNull<T> {
         column(archetype, state)
@@ -307,7 +333,7 @@ unsafe impl<T: Component> QueryData for &mut T {
         archetype.column_of(components.id_of::<T>()?)
     }
     #[inline(always)]
-    fn env(_: &WorldCore) {}
+    fn env(_: &WorldCore, _: ChangeWindow) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> Self::Fetch {
         (column(archetype, state), archetype.column_ticks(state))
@@ -364,7 +390,7 @@ unsafe impl<T: Component> QueryData for Option<&T> {
         )
     }
     #[inline(always)]
-    fn env(_: &WorldCore) {}
+    fn env(_: &WorldCore, _: ChangeWindow) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: Option<ColumnIndex>) -> Option<NonNull<T>> {
         state.map(|c| column(archetype, c))
@@ -413,7 +439,7 @@ unsafe impl<T: Component> QueryData for Option<&mut T> {
         )
     }
     #[inline(always)]
-    fn env(_: &WorldCore) {}
+    fn env(_: &WorldCore, _: ChangeWindow) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: Option<ColumnIndex>) -> Self::Fetch {
         state.map(|c| (column(archetype, c), archetype.column_ticks(c)))
@@ -458,7 +484,7 @@ unsafe impl QueryData for Entity {
         Some(())
     }
     #[inline(always)]
-    fn env(_: &WorldCore) {}
+    fn env(_: &WorldCore, _: ChangeWindow) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, _: ()) -> NonNull<Entity> {
         archetype.entities_ptr()
@@ -518,6 +544,7 @@ macro_rules! tuple_query {
             type ReadOnly = ($($name::ReadOnly,)*);
             const EVERY_ROW: bool = true $(&& $name::EVERY_ROW)*;
             const READS_RELATED: bool = false $(|| $name::READS_RELATED)*;
+            const TRACKS: bool = false $(|| $name::TRACKS)*;
 
             fn access(access: &mut Access) -> Result<(), AliasError> {
                 $($name::access(access)?;)*
@@ -526,12 +553,15 @@ macro_rules! tuple_query {
             fn required(with: &mut Vec<std::any::TypeId>) {
                 $($name::required(with);)*
             }
+            fn tracked(out: &mut Vec<std::any::TypeId>) {
+                $($name::tracked(out);)*
+            }
             fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State> {
                 Some(($($name::match_archetype(archetype, components)?,)*))
             }
             #[inline(always)]
-            fn env(world: &WorldCore) -> Self::Env<'_> {
-                ($($name::env(world),)*)
+            fn env(world: &WorldCore, window: ChangeWindow) -> Self::Env<'_> {
+                ($($name::env(world, window),)*)
             }
             #[inline]
             unsafe fn fetch(archetype: &Archetype, state: Self::State) -> Self::Fetch {
@@ -583,6 +613,7 @@ macro_rules! tuple_query {
         }
         // SAFETY: every element only reads.
         unsafe impl<$($name: ReadOnlyQueryData),*> ReadOnlyQueryData for ($($name,)*) {}
+        impl<$($name: EveryRowData),*> EveryRowData for ($($name,)*) {}
     };
 }
 

@@ -267,6 +267,31 @@ macro_rules! tuple_filter {
     };
 }
 
+/// A filter that decides by archetype alone (`With`, `Without`, and `Or`
+/// and tuples of them): it never skips single rows, so a query with it
+/// knows its length ([`ExactSizeIterator`]).
+pub trait ArchetypeFilter: QueryFilter {}
+
+impl<T: Component> ArchetypeFilter for With<T> {}
+impl<T: Component> ArchetypeFilter for Without<T> {}
+
+macro_rules! archetype_filter {
+    ($($name:ident),*) => {
+        impl<$($name: ArchetypeFilter),*> ArchetypeFilter for ($($name,)*) {}
+        impl<$($name: ArchetypeFilter),*> ArchetypeFilter for Or<($($name,)*)> {}
+    };
+}
+
+impl ArchetypeFilter for () {}
+archetype_filter!(A);
+archetype_filter!(A, B);
+archetype_filter!(A, B, C);
+archetype_filter!(A, B, C, D);
+archetype_filter!(A, B, C, D, E);
+archetype_filter!(A, B, C, D, E, F);
+archetype_filter!(A, B, C, D, E, F, G);
+archetype_filter!(A, B, C, D, E, F, G, H);
+
 tuple_filter!();
 tuple_filter!(A 0);
 tuple_filter!(A 0, B 1);

@@ -30,6 +30,7 @@ use crate::relation::table::RelationTable;
 use crate::relation::IsA;
 use crate::storage::{Archetype, ArchetypeId, ColumnIndex};
 use crate::tags::Prefab;
+use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 use std::any::TypeId;
 use std::marker::PhantomData;
@@ -143,7 +144,7 @@ unsafe impl<T: Component> QueryData for OwnOrInherited<T> {
         )
     }
     #[inline]
-    fn env(world: &WorldCore) -> InheritEnv<'_> {
+    fn env(world: &WorldCore, _: ChangeWindow) -> InheritEnv<'_> {
         let inheritable = TypeId::of::<T>() != TypeId::of::<Prefab>();
         InheritEnv {
             world,

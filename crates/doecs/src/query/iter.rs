@@ -12,8 +12,8 @@
 //! constructor refuses it (see
 //! [`QueryState::iterable`](super::QueryState::iterable)).
 
-use super::data::QueryData;
-use super::filter::QueryFilter;
+use super::data::{EveryRowData, QueryData};
+use super::filter::{ArchetypeFilter, QueryFilter};
 use super::state::{Matched, QueryState};
 use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
@@ -50,7 +50,7 @@ impl<'w, Q: QueryData, F: QueryFilter> QueryIter<'w, Q, F> {
         QueryIter {
             world,
             matched: matched.iter(),
-            env: Q::env(world),
+            env: Q::env(world, window),
             current: None,
             row: 0,
             len: 0,
@@ -61,6 +61,23 @@ impl<'w, Q: QueryData, F: QueryFilter> QueryIter<'w, Q, F> {
 
 impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, Q, F> {
     type Item = Q::Item<'w>;
+
+    /// Exact where no filter skips rows and every row has an item (see
+    /// [`ExactSizeIterator`] below); else an upper bound.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let archetypes = self.world.archetypes();
+        let rest: usize = self
+            .matched
+            .clone()
+            .map(|(id, _)| archetypes.get(*id).len())
+            .sum();
+        let upper = self.len - self.row.min(self.len) + rest;
+        if F::DENSE && Q::EVERY_ROW {
+            (upper, Some(upper))
+        } else {
+            (0, Some(upper))
+        }
+    }
 
     #[inline]
     fn next(&mut self) -> Option<Q::Item<'w>> {
@@ -111,3 +128,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, Q, F> {
         }
     }
 }
+
+/// A query whose filter decides by archetype and whose data has an item
+/// for every row yields exactly its matched rows.
+impl<Q: EveryRowData, F: ArchetypeFilter> ExactSizeIterator for QueryIter<'_, Q, F> {}

@@ -260,7 +260,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ) {
         // SAFETY: forwarded contract.
         let plan = unsafe { self.stamped_plan(world, window) };
-        let mut env = Q::env(world);
+        let mut env = Q::env(world, window);
         // The items cannot outlive their call of `f` (it takes them for
         // any lifetime), so at most one is alive at a time: a relation
         // term's read of another row never meets that row's own item, even
@@ -343,7 +343,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         Self::assert_iterable();
         // SAFETY: forwarded contract.
         let plan = unsafe { self.stamped_plan(world, window) };
-        let mut env = Q::env(world);
+        let mut env = Q::env(world, window);
         for &Fetched {
             fetch: (fetch, filter),
             len,
@@ -477,7 +477,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 });
             }
             let fetch = D::fetch(arch, state);
-            let item = D::try_item(&mut D::env(world), fetch, row).ok_or(missing)?;
+            let item = D::try_item(&mut D::env(world, window), fetch, row).ok_or(missing)?;
             D::mark_written(fetch, row, 1, window.this_run);
             Ok(item)
         }
@@ -565,7 +565,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         let run = |range: RowRange<(Q::State, F::State)>| {
             // Each piece its own `Env` (a relation term's memo of the
             // archetype it last reached), made on its own thread.
-            let mut env = Q::env(world);
+            let mut env = Q::env(world, window);
             // SAFETY: the states were matched on the range's archetype; the
             // shares are disjoint ranges of live rows, so each row's item
             // is created (and stamped) by one piece; a relation term reads
@@ -609,7 +609,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         self.update(world);
         let body = |arch: &Archetype, states: (Q::State, F::State), chunk: usize| {
             let (start, len) = arch.chunk_rows_of(chunk);
-            let mut env = Q::env(world);
+            let mut env = Q::env(world, window);
             // SAFETY: the states were matched on `arch`; each chunk goes to
             // one piece; a relation term reads only what no piece writes
             // (`assert_iterable`); the caller holds the access.

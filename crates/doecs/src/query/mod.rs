@@ -7,6 +7,8 @@
 //! - [`state`]: [`QueryState`], the cached matching; `loops` and `iter`:
 //!   every loop form over it.
 //! - [`view`]: [`View`], one component type by entity, resolved once.
+//! - `terms`: [`Has`], [`AnyOf`], [`Ref`] (a read with its change stamps)
+//!   and [`Mut`] (a write stamped only when written through).
 //! - `combinations`: [`Combinations`] and [`CombinationsMut`], every set of
 //!   `K` distinct matching entities.
 //! - `relation` and `inherit`: the relation terms, query data that follows
@@ -40,18 +42,20 @@ mod iter;
 mod loops;
 mod relation;
 pub mod state;
+mod terms;
 pub mod view;
 
 pub use access::{Access, AccessKey, AliasError, FilteredAccess};
 pub use batched::{Batch, BatchedIter};
 pub use change::{Added, Changed};
 pub use combinations::{Combinations, CombinationsMut};
-pub use data::{QueryData, ReadOnlyQueryData};
-pub use filter::{Or, QueryFilter, With, Without};
+pub use data::{EveryRowData, QueryData, ReadOnlyQueryData};
+pub use filter::{ArchetypeFilter, Or, QueryFilter, With, Without};
 pub use inherit::OwnOrInherited;
 pub use iter::QueryIter;
 pub use relation::{Pairs, Up};
 pub use state::{QueryCaches, QueryState};
+pub use terms::{AnyOf, Has, Mut, Ref};
 pub use view::{View, ViewMut};
 
 use crate::entity::Entity;

@@ -83,6 +83,7 @@ use crate::entity::Entity;
 use crate::relation::table::{RelationTable, Targets};
 use crate::relation::Relation;
 use crate::storage::{Archetype, ArchetypeId};
+use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -224,11 +225,11 @@ impl<R, Q: QueryData> Clone for UpEnv<'_, R, Q> {
 impl<R, Q: QueryData> Copy for UpEnv<'_, R, Q> {}
 
 impl<'w, R: Relation, Q: QueryData> UpEnv<'w, R, Q> {
-    fn new(world: &'w WorldCore) -> Self {
+    fn new(world: &'w WorldCore, window: ChangeWindow) -> Self {
         UpEnv {
             world,
             table: world.relations.table::<R>(),
-            inner: Q::env(world),
+            inner: Q::env(world, window),
             last: None,
         }
     }
@@ -297,8 +298,8 @@ unsafe impl<R: Relation, Q: ReadOnlyQueryData> QueryData for Up<R, Q> {
         Some(())
     }
     #[inline]
-    fn env(world: &WorldCore) -> UpEnv<'_, R, Q> {
-        UpEnv::new(world)
+    fn env(world: &WorldCore, window: ChangeWindow) -> UpEnv<'_, R, Q> {
+        UpEnv::new(world, window)
     }
     #[inline]
     unsafe fn fetch(archetype: &Archetype, _: ()) -> NonNull<Entity> {
@@ -389,7 +390,7 @@ unsafe impl<R: Relation> QueryData for Pairs<R> {
         Some(())
     }
     #[inline]
-    fn env(world: &WorldCore) -> PairsEnv<'_, R> {
+    fn env(world: &WorldCore, _: ChangeWindow) -> PairsEnv<'_, R> {
         PairsEnv(world.relations.table::<R>())
     }
     #[inline]
@@ -461,8 +462,8 @@ macro_rules! optional_term {
                 <$term>::match_archetype(archetype, components)
             }
             #[inline]
-            fn env(world: &WorldCore) -> Self::Env<'_> {
-                <$term>::env(world)
+            fn env(world: &WorldCore, window: ChangeWindow) -> Self::Env<'_> {
+                <$term>::env(world, window)
             }
             #[inline]
             unsafe fn fetch(archetype: &Archetype, state: Self::State) -> Self::Fetch {

@@ -313,12 +313,19 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         })
     }
 
-    /// The Rust types whose row stamps the filter needs.
+    /// The Rust types whose row stamps the filter (and data such as
+    /// [`Ref`](super::Ref)) needs.
     pub fn tracked() -> Vec<TypeId> {
         let mut types = Vec::new();
         F::tracked(&mut types);
+        Q::tracked(&mut types);
         types
     }
+
+    /// Whether the query reads changes (a change filter, or data such as
+    /// [`Ref`](super::Ref)): it needs row stamps, and outside a schedule
+    /// it sees what changed since its own previous use.
+    const NEEDS_TRACKING: bool = !F::DENSE || Q::TRACKS;
 
     /// Learns about archetypes created since the last update. Used with
     /// another world than before, it forgets the old world's archetypes and
@@ -329,7 +336,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     pub fn update(&mut self, world: &WorldCore) {
         let cache = &self.cache;
         let current = cache.world == world.id()
-            && (F::DENSE || cache.tracking_requested)
+            && (!Self::NEEDS_TRACKING || cache.tracking_requested)
             && cache.seen == world.archetypes().len();
         if !current {
             self.learn_archetypes(world);
@@ -344,7 +351,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if cache.world != world.id() {
             *cache = QueryCache::new(world.id());
         }
-        if !F::DENSE && !cache.tracking_requested {
+        if Self::NEEDS_TRACKING && !cache.tracking_requested {
             world.request_tracking(&Self::tracked());
             cache.tracking_requested = true;
         }
@@ -442,7 +449,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// (see [`crate::tick`]); one without needs only the tick to stamp
     /// writes with.
     pub(crate) fn direct_window(&mut self, world: &WorldCore) -> ChangeWindow {
-        if F::DENSE {
+        if !Self::NEEDS_TRACKING {
             ChangeWindow {
                 last_run: self.cache.last_run,
                 this_run: world.change_tick(),
@@ -494,7 +501,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         out: &mut Vec<crate::entity::Entity>,
     ) {
         let archetypes = world.archetypes();
-        let mut env = Q::env(world);
+        let mut env = Q::env(world, window);
         for &(id, (state, filter)) in &self.cache.matched {
             let arch = archetypes.get(id);
             let entities = arch.entities_ptr();
@@ -536,7 +543,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 .sum();
         }
         let mut n = 0;
-        let mut env = Q::env(world);
+        let mut env = Q::env(world, window);
         for &(id, (state, filter)) in &self.cache.matched {
             let arch = archetypes.get(id);
             // SAFETY: the states were made for `arch`, whose rows `0..len`
