@@ -183,6 +183,11 @@ impl Resources {
             .map(ResourceCell::into_value)
     }
 
+    /// Drops every value.
+    pub fn clear(&mut self) {
+        self.values.clear();
+    }
+
     /// Whether a value of type `R` is stored.
     pub fn contains<R: 'static>(&self) -> bool {
         self.values.contains_key(&TypeId::of::<R>())

@@ -141,3 +141,28 @@ fn nested_bundles_are_flattened() {
     assert_eq!(builder.len(), 3);
     assert_eq!(<Burner as Bundle>::FIELD_COUNT, 4);
 }
+
+#[test]
+fn resource_scope_init_resource_and_what_clear_keeps() {
+    let mut world = World::new();
+    assert_eq!(world.resource_scope(|_, _: &mut Score| ()), None);
+    *world.init_resource::<u64>() += 2;
+    assert_eq!(*world.init_resource::<u64>(), 2, "kept, not reset");
+    world.insert_resource(Score(1));
+    let e = world.spawn((Pos(1),));
+    let got = world.resource_scope(|world, score: &mut Score| {
+        assert!(world.resource::<Score>().is_none(), "taken out meanwhile");
+        score.0 += world.get::<Pos>(e).unwrap().0 as u32;
+        world.despawn(e).unwrap();
+        score.0
+    });
+    assert_eq!(got, Some(2));
+    assert_eq!(world.resource::<Score>(), Some(&Score(2)));
+    // `clear` despawns every entity and keeps the rest of the world.
+    world.spawn_batch((0..4).map(|i| (Pos(i),)));
+    world.clear();
+    assert!(world.is_empty());
+    assert_eq!(world.resource::<Score>(), Some(&Score(2)));
+    world.clear_resources();
+    assert!(world.resource::<Score>().is_none() && world.resources().is_empty());
+}

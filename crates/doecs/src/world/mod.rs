@@ -111,7 +111,7 @@ impl Default for WorldConfig {
 /// | change detection | [`track_changes`](WorldCore::track_changes), [`mark_changed`](WorldCore::mark_changed), [`change_tick`](WorldCore::change_tick), [`change_ticks`](WorldCore::change_ticks), [`track_removals`](WorldCore::track_removals), [`removed`](WorldCore::removed), [`removed_in`](WorldCore::removed_in) (and `_by_id` forms for runtime components) |
 /// | commands and hooks | [`apply`](Self::apply), [`apply_all`](Self::apply_all), [`set_hooks`](Self::set_hooks), [`set_hooks_by_id`](Self::set_hooks_by_id), [`hooks_of`](Self::hooks_of), [`flush_hooks`](Self::flush_hooks), [`take_hook_failures`](Self::take_hook_failures) |
 /// | events | [`add_event`](WorldCore::add_event), [`send_event`](WorldCore::send_event), [`update_events`](WorldCore::update_events), [`event_cursor`](Self::event_cursor) |
-/// | resources | [`insert_resource`](WorldCore::insert_resource), [`resource`](WorldCore::resource), [`resource_mut`](WorldCore::resource_mut), [`remove_resource`](WorldCore::remove_resource), [`resources`](WorldCore::resources) |
+/// | resources | [`insert_resource`](WorldCore::insert_resource), [`init_resource`](WorldCore::init_resource), [`resource`](WorldCore::resource), [`resource_mut`](WorldCore::resource_mut), [`remove_resource`](WorldCore::remove_resource), [`resource_scope`](Self::resource_scope), [`clear_resources`](Self::clear_resources), [`resources`](WorldCore::resources) |
 /// | managers | [`add_manager`](WorldCore::add_manager), [`manager`](WorldCore::manager), [`manager_mut`](WorldCore::manager_mut), [`managers`](WorldCore::managers), [`remove_manager`](WorldCore::remove_manager), [`collect_garbage`](Self::collect_garbage) |
 /// | snapshots | [`snapshot_by_copy`](Self::snapshot_by_copy), [`snapshot_by_clone`](Self::snapshot_by_clone), [`snapshot_skip`](Self::snapshot_skip), [`snapshot_resource`](Self::snapshot_resource), [`snapshot_into`](Self::snapshot_into), [`restore`](Self::restore) |
 /// | the whole world | [`len`](WorldCore::len), [`is_empty`](WorldCore::is_empty), [`alive`](Self::alive), [`contains_entity`](WorldCore::contains_entity), [`entities`](Self::entities), [`id`](WorldCore::id), [`config`](WorldCore::config), [`chunk_memory_bytes`](WorldCore::chunk_memory_bytes), [`free_unused_chunk_memory`](WorldCore::free_unused_chunk_memory), [`check_invariants`](Self::check_invariants) |
@@ -375,10 +375,56 @@ impl World {
         }
     }
 
-    /// Despawns every entity.
+    /// Despawns every entity (hooks fire, relations are cleaned up, as for
+    /// any despawn). Everything that is not an entity stays: resources,
+    /// events, managers, registered components and hooks. To reset those
+    /// too, make a new world; [`World::clear_resources`] drops the
+    /// resources alone.
     pub fn clear(&mut self) {
         let all: Vec<Entity> = self.core.iter_entities().collect();
         self.despawn_batch(&all);
+    }
+
+    /// Drops every resource (events included: they are resources).
+    pub fn clear_resources(&mut self) {
+        self.core.resources_mut().clear();
+    }
+
+    /// Takes resource `R` out of the world, runs `f` with it and the world,
+    /// and puts it back: for code that needs a resource and the rest of
+    /// the world mutably at once. `None` (and `f` not run) if there is no
+    /// `R`. The resource keeps its added tick and counts as changed now; if
+    /// `f` removed or replaced
+    /// the world's `R` meanwhile, the value taken out is put back over it.
+    ///
+    /// ```
+    /// let mut world = doecs::World::new();
+    /// world.insert_resource(vec![1u32, 2, 3]);
+    /// let spawned = world.resource_scope(|world, numbers: &mut Vec<u32>| {
+    ///     let es = world.spawn_batch(numbers.iter().map(|&n| (n,)));
+    ///     numbers.push(4);
+    ///     es.len()
+    /// });
+    /// assert_eq!(spawned, Some(3));
+    /// assert_eq!(world.resource::<Vec<u32>>().unwrap().len(), 4);
+    /// ```
+    pub fn resource_scope<R: Send + Sync + 'static, T>(
+        &mut self,
+        f: impl FnOnce(&mut World, &mut R) -> T,
+    ) -> Option<T> {
+        let ticks = self.core.resources().ticks(std::any::TypeId::of::<R>())?;
+        let mut value = self.core.remove_resource::<R>()?;
+        let out = f(self, &mut value);
+        self.core.insert_resource(value);
+        let changed = self.core.change_tick();
+        self.core.resources_mut().set_ticks(
+            std::any::TypeId::of::<R>(),
+            crate::resource::ResourceTicks {
+                added: ticks.added,
+                changed,
+            },
+        );
+        Some(out)
     }
 
     /// Runs lazy garbage collection on every `LazyGc` manager; returns how many
