@@ -338,8 +338,8 @@ impl<T: Component + Serialize + DeserializeOwned> Registering<'_, T> {
 
 /// The component types a program knows by name. See the crate docs.
 ///
-/// Every registry starts with the built-in `Prefab` tag (as "Prefab") and
-/// knows the built-in relations `ChildOf` and `IsA`.
+/// Every registry starts with the built-in tags `Prefab` and `Disabled` (under
+/// those names) and knows the built-in relations `ChildOf` and `IsA`.
 #[derive(Debug, Clone)]
 pub struct ComponentRegistry {
     entries: Vec<Registration>,
@@ -359,6 +359,7 @@ impl Default for ComponentRegistry {
             relations: relations::builtins(),
         };
         registry.register::<doecs::Prefab>("Prefab");
+        registry.register::<doecs::Disabled>("Disabled");
         registry
     }
 }

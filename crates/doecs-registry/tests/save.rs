@@ -579,3 +579,19 @@ fn registered_checks_run_on_load() {
         );
     }
 }
+
+#[test]
+fn disabled_and_prefab_entities_stay_so_through_a_save() {
+    let mut world = World::new();
+    let on = world.spawn((Hp(1),));
+    let off = world.spawn((Hp(2),));
+    world.disable(off).unwrap();
+    let prefab = world.spawn((doecs::Prefab, Hp(3)));
+    for format in [SaveFormat::Binary, SaveFormat::Json] {
+        let loaded = round_trip(&world, format);
+        assert!(!loaded.is_disabled(on) && loaded.is_disabled(off));
+        assert!(loaded.get::<doecs::Prefab>(prefab).is_ok());
+        let visible: Vec<u32> = loaded.query::<&Hp>().iter().map(|h| h.0).collect();
+        assert_eq!(visible, [1], "{format:?}");
+    }
+}

@@ -254,8 +254,14 @@ pub enum RegisterError {
 
 /// How snapshots copy built-in component `type_id`, if it is one.
 fn builtin_snapshot(type_id: Option<TypeId>) -> Option<SnapshotCopy> {
-    // `Prefab` is `Copy` (and zero-sized): raw bytes.
-    (type_id == Some(TypeId::of::<crate::tags::Prefab>())).then_some(SnapshotCopy::Bytes)
+    // `Prefab` and `Disabled` are `Copy` (and zero-sized): raw bytes.
+    let tags = [
+        TypeId::of::<crate::tags::Prefab>(),
+        TypeId::of::<crate::tags::Disabled>(),
+    ];
+    type_id
+        .filter(|t| tags.contains(t))
+        .map(|_| SnapshotCopy::Bytes)
 }
 
 impl Components {

@@ -81,6 +81,7 @@ pub use relation::{
     Sources, Targets,
 };
 pub use resource::ResourceTicks;
+pub use tags::{Disabled, HiddenTags};
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use system::desc::SystemDesc;
 pub use system::{

@@ -21,6 +21,7 @@ pub use crate::query::{
     ViewMut, With, Without,
 };
 pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError, Targets};
+pub use crate::tags::Disabled;
 pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::SystemId;
 pub use crate::system::{

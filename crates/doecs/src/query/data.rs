@@ -98,6 +98,13 @@ pub unsafe trait QueryData {
         let _ = with;
     }
 
+    /// Component types the data names without reading them ([`Has`](super::Has)):
+    /// like a read or a `With` filter, naming a tag the world hides by
+    /// default makes the query see the entities with it.
+    fn named(out: &mut Vec<std::any::TypeId>) {
+        let _ = out;
+    }
+
     /// The component types whose row stamps the data reads (see
     /// [`QueryData::TRACKS`]).
     fn tracked(out: &mut Vec<std::any::TypeId>) {
@@ -555,6 +562,9 @@ macro_rules! tuple_query {
             }
             fn tracked(out: &mut Vec<std::any::TypeId>) {
                 $($name::tracked(out);)*
+            }
+            fn named(out: &mut Vec<std::any::TypeId>) {
+                $($name::named(out);)*
             }
             fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State> {
                 Some(($($name::match_archetype(archetype, components)?,)*))

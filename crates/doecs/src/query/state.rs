@@ -52,6 +52,8 @@ pub(crate) struct QueryCache<S, P> {
     pub(crate) last_run: Tick,
     /// Whether row stamps for the filter's components were asked for.
     tracking_requested: bool,
+    /// The world's hidden-tag set version the matches were made under.
+    hidden_version: u64,
 }
 
 impl<S, P> QueryCache<S, P> {
@@ -68,6 +70,7 @@ impl<S, P> QueryCache<S, P> {
             },
             last_run: Tick::ZERO,
             tracking_requested: false,
+            hidden_version: 0,
         }
     }
 }
@@ -301,16 +304,21 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         Ok(filtered)
     }
 
-    /// Whether the query names [`Prefab`](crate::Prefab): fetches
-    /// it (also as an `Option`) or filters `With<Prefab>`. Only such a
-    /// query sees prefabs. Reading `Prefab` on a related entity (`Up<IsA,
-    /// &Prefab>`) does not count: the prefab is the relative, not the
-    /// visited entity.
-    pub fn asks_for_prefabs() -> bool {
-        let prefab = TypeId::of::<crate::tags::Prefab>();
-        Self::filtered_access().is_ok_and(|f| {
-            f.with.contains(&prefab) || f.access.own_reads().iter().any(|k| k.type_id == prefab)
-        })
+    /// Whether the query names the tag `tag`: fetches it (also as an
+    /// `Option`) or filters `With<Tag>`. Only such a query sees entities
+    /// with a tag the world hides by default ([`HiddenTags`]:
+    /// [`Prefab`](crate::Prefab), [`Disabled`](crate::Disabled)). Reading
+    /// the tag on a related entity (`Up<IsA, &Prefab>`) does not count:
+    /// the tagged entity is the relative, not the visited one.
+    ///
+    /// [`HiddenTags`]: crate::HiddenTags
+    pub fn asks_for(tag: TypeId) -> bool {
+        let mut named = Vec::new();
+        Q::named(&mut named);
+        named.contains(&tag)
+            || Self::filtered_access().is_ok_and(|f| {
+                f.with.contains(&tag) || f.access.own_reads().iter().any(|k| k.type_id == tag)
+            })
     }
 
     /// The Rust types whose row stamps the filter (and data such as
@@ -337,7 +345,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         let cache = &self.cache;
         let current = cache.world == world.id()
             && (!Self::NEEDS_TRACKING || cache.tracking_requested)
-            && cache.seen == world.archetypes().len();
+            && cache.seen == world.archetypes().len()
+            && cache.hidden_version == world.hidden.version();
         if !current {
             self.learn_archetypes(world);
         }
@@ -351,6 +360,14 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if cache.world != world.id() {
             *cache = QueryCache::new(world.id());
         }
+        if cache.hidden_version != world.hidden.version() {
+            // The hidden tags changed: match every archetype again.
+            cache.seen = 0;
+            cache.matched.clear();
+            cache.slot_of.clear();
+            cache.plan.stamp = None;
+            cache.hidden_version = world.hidden.version();
+        }
         if Self::NEEDS_TRACKING && !cache.tracking_requested {
             world.request_tracking(&Self::tracked());
             cache.tracking_requested = true;
@@ -359,13 +376,17 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if cache.seen == archetypes.len() {
             return;
         }
-        // Prefabs stay out of queries that do not ask for them.
-        let hidden = world
-            .components()
-            .id_of::<crate::tags::Prefab>()
-            .filter(|_| !Self::asks_for_prefabs());
+        // Entities with a hidden tag stay out of queries that do not ask
+        // for it (few tags, and only archetypes new to this query).
+        let hidden: Vec<crate::component::ComponentId> = world
+            .hidden
+            .types()
+            .iter()
+            .filter(|&&tag| !Self::asks_for(tag))
+            .filter_map(|&tag| world.components().by_type_id(tag))
+            .collect();
         for arch in archetypes.since(cache.seen) {
-            let visible = hidden.is_none_or(|prefab| !arch.has(prefab));
+            let visible = hidden.iter().all(|&tag| !arch.has(tag));
             let slot = if visible && F::matches(arch, world.components()) {
                 Q::match_archetype(arch, world.components()).map(|state| {
                     let filter = F::filter_state(arch, world.components());

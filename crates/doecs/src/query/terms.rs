@@ -1,7 +1,8 @@
 //! More query data: [`Has`], [`AnyOf`], [`Ref`] and [`Mut`].
 //!
 //! - `Has<T>` is whether the entity has `T`, a `bool`, without reading `T`
-//!   (it matches every archetype and records no access).
+//!   (it matches every archetype and records no access). It names `T`, so
+//!   `Has<Disabled>` sees disabled entities too.
 //! - `AnyOf<(A, B, ..)>` matches entities that have at least one of the
 //!   terms, and hands out each as an `Option`.
 //! - `Ref<T>` reads `T` with its change stamps: [`Ref::is_added`] and
@@ -47,6 +48,9 @@ unsafe impl<T: Component> QueryData for Has<T> {
 
     fn access(_: &mut Access) -> Result<(), AliasError> {
         Ok(())
+    }
+    fn named(out: &mut Vec<TypeId>) {
+        out.push(TypeId::of::<T>());
     }
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<bool> {
         Some(
@@ -103,6 +107,9 @@ macro_rules! any_of {
             }
             fn tracked(out: &mut Vec<TypeId>) {
                 $($name::tracked(out);)*
+            }
+            fn named(out: &mut Vec<TypeId>) {
+                $($name::named(out);)*
             }
             fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State> {
                 let states = ($($name::match_archetype(archetype, components),)*);

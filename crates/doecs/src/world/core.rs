@@ -69,6 +69,8 @@ pub struct WorldCore {
     pub(crate) event_updaters: Vec<EventUpdater>,
     /// Relationship pairs, beside the archetypes (see [`crate::relation`]).
     pub(crate) relations: crate::relation::Relations,
+    /// The tags queries leave out unless they name them.
+    pub(crate) hidden: crate::tags::HiddenTags,
     /// How many operations under way check the world once at their end,
     /// for all the operations they are made of (see `sanitize`).
     #[cfg(feature = "sanitize")]
@@ -100,6 +102,7 @@ impl WorldCore {
             bundles: Bundles::default(),
             managers: Managers::default(),
             resources: Resources::default(),
+            hidden: Default::default(),
             despawned: Vec::new(),
             tracking: Default::default(),
             hooks: Default::default(),

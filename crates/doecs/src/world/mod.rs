@@ -37,6 +37,7 @@ mod builder;
 pub mod command;
 pub mod core;
 mod entity_ref;
+mod hidden;
 mod hook_api;
 pub mod hooks;
 mod load;
