@@ -45,7 +45,7 @@ fn compile_inspect_run_flow() {
     let out = compile_to(&json, &blob);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("260 entities, 6 component types"),
+        text(&out.stdout).contains("260 entities, 7 component types"),
         "{}",
         text(&out.stdout)
     );

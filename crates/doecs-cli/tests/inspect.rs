@@ -36,7 +36,7 @@ fn serves_the_running_world_read_only() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["mass", "position", "velocity"]);
+    assert_eq!(names, ["mass", "position", "velocity", "Name"]);
     assert_eq!(ship["components"][1]["kind"], "json");
     assert_eq!(ship["children_total"], 4);
     let child = ship["children"][0]["id"].as_str().unwrap().to_owned();

@@ -338,8 +338,9 @@ impl<T: Component + Serialize + DeserializeOwned> Registering<'_, T> {
 
 /// The component types a program knows by name. See the crate docs.
 ///
-/// Every registry starts with the built-in tags `Prefab` and `Disabled` (under
-/// those names) and knows the built-in relations `ChildOf` and `IsA`.
+/// Every registry starts with the built-in components `Prefab`, `Disabled`
+/// and `Name` (under those names) and knows the built-in relations
+/// `ChildOf` and `IsA`.
 #[derive(Debug, Clone)]
 pub struct ComponentRegistry {
     entries: Vec<Registration>,
@@ -360,6 +361,7 @@ impl Default for ComponentRegistry {
         };
         registry.register::<doecs::Prefab>("Prefab");
         registry.register::<doecs::Disabled>("Disabled");
+        registry.register::<doecs::Name>("Name");
         registry
     }
 }

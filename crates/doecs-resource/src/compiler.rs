@@ -373,36 +373,27 @@ impl<'c> CompileState<'c> {
                     component: name.clone(),
                     message,
                 })?;
-                let size = match r.instance_size {
-                    Some(size) if bytes.len() != size => {
-                        return Err(CompileError::WrongSize {
-                            component: name.clone(),
-                            expected: size,
-                            actual: bytes.len(),
-                        })
-                    }
-                    Some(size) => size,
-                    None if bytes.len() <= MAX_VARIABLE_INSTANCE => 0,
-                    None => {
-                        return Err(CompileError::TooLarge(format!(
-                            "{}: component `{name}` instance of {} bytes exceeds {MAX_VARIABLE_INSTANCE}",
-                            describe(),
-                            bytes.len()
-                        )))
-                    }
-                };
-                let block = blocks.entry(r.name.as_str()).or_insert_with(|| TypeBlock {
-                    component: name_hash(&r.name),
-                    instance_size: size as u32,
-                    entity_index: Vec::new(),
-                    data: Vec::new(),
-                });
-                block.entity_index.push(me as u32);
-                if r.instance_size.is_some() {
-                    block.data.extend_from_slice(&bytes);
-                } else {
-                    variable.entry(r.name.as_str()).or_default().push(bytes);
+                push_instance(blocks, variable, r, me, bytes, describe)?;
+            }
+            // The entity's own name becomes its `Name` where the compiler
+            // knows the built-in `name` component.
+            if let (Some(own), Some(r)) = (&entity.name, compiler.by_name.get(crate::name::NAME)) {
+                if entity.components.contains_key(crate::name::NAME) {
+                    return Err(CompileError::Component {
+                        entity: describe(),
+                        component: crate::name::NAME.to_owned(),
+                        message: "the name is given twice: the entity's `name` and a `name` component"
+                            .to_owned(),
+                    });
                 }
+                let bytes = crate::name::compile_name(&Value::String(own.clone())).map_err(
+                    |message| CompileError::Component {
+                        entity: describe(),
+                        component: crate::name::NAME.to_owned(),
+                        message,
+                    },
+                )?;
+                push_instance(blocks, variable, r, me, bytes, describe)?;
             }
             if let Some(n) = named_later {
                 names
@@ -452,6 +443,50 @@ impl<'c> CompileState<'c> {
         }
         builder
     }
+}
+
+/// Adds entity `me`'s instance `bytes` of component `r` to its block
+/// (variable-size instances wait in `variable` until the compile ends).
+fn push_instance<'c>(
+    blocks: &mut HashMap<&'c str, TypeBlock>,
+    variable: &mut HashMap<&'c str, Vec<Vec<u8>>>,
+    r: &'c Registered,
+    me: usize,
+    bytes: Vec<u8>,
+    describe: &dyn Fn() -> String,
+) -> Result<(), CompileError> {
+    let name = &r.name;
+    let size = match r.instance_size {
+        Some(size) if bytes.len() != size => {
+            return Err(CompileError::WrongSize {
+                component: name.clone(),
+                expected: size,
+                actual: bytes.len(),
+            })
+        }
+        Some(size) => size,
+        None if bytes.len() <= MAX_VARIABLE_INSTANCE => 0,
+        None => {
+            return Err(CompileError::TooLarge(format!(
+                "{}: component `{name}` instance of {} bytes exceeds {MAX_VARIABLE_INSTANCE}",
+                describe(),
+                bytes.len()
+            )))
+        }
+    };
+    let block = blocks.entry(r.name.as_str()).or_insert_with(|| TypeBlock {
+        component: name_hash(&r.name),
+        instance_size: size as u32,
+        entity_index: Vec::new(),
+        data: Vec::new(),
+    });
+    block.entity_index.push(me as u32);
+    if r.instance_size.is_some() {
+        block.data.extend_from_slice(&bytes);
+    } else {
+        variable.entry(r.name.as_str()).or_default().push(bytes);
+    }
+    Ok(())
 }
 
 /// Reads `n` finite numbers: an array of `n`, or a bare number when `n == 1`.

@@ -4,6 +4,7 @@ pub mod compiler;
 pub mod data;
 pub mod error;
 pub mod format;
+pub mod name;
 mod parse;
 pub mod plain;
 pub mod plugin;
@@ -65,9 +66,17 @@ impl std::fmt::Debug for BuiltinComponent {
     }
 }
 
-/// The built-in components: `transform` ([`transform`]), `prefab` and
-/// `is_a` ([`prefab`]), and `data` ([`data`]).
+/// The built-in components: `name` ([`name`]), `transform`
+/// ([`transform`]), `prefab` and `is_a` ([`prefab`]), and `data`
+/// ([`data`]).
 pub const BUILTIN_COMPONENTS: &[BuiltinComponent] = &[
+    BuiltinComponent {
+        name: name::NAME,
+        spawn_order: name::NAME_SPAWN_ORDER,
+        instance_size: None,
+        compile: name::compile_name,
+        spawner: || Box::new(name::NameSpawner),
+    },
     BuiltinComponent {
         name: TRANSFORM,
         spawn_order: transform::TRANSFORM_SPAWN_ORDER,

@@ -67,7 +67,7 @@ fn huge_counts_are_refused_without_allocating() {
     assert!(matches!(e.problem, Problem::Truncated { .. }));
     let mut b = valid();
     put_u32(&mut b, 28, u32::MAX);
-    assert!(refuse(&b).field.starts_with("block[6]"));
+    assert!(refuse(&b).field.starts_with("block[7]"));
 }
 
 #[test]

@@ -517,13 +517,14 @@ fn registration_clashes_and_built_ins() {
     ));
 
     let names: Vec<&str> = BUILTIN_COMPONENTS.iter().map(|b| b.name).collect();
-    assert_eq!(names, ["transform", "prefab", "is_a", "data"]);
+    assert_eq!(names, ["name", "transform", "prefab", "is_a", "data"]);
     assert_eq!(builtin_component("data").unwrap().instance_size, None);
     let compiler = Compiler::from_registry(&registry()).unwrap();
     let listed: Vec<(&str, i32, Option<usize>)> = compiler.components();
     assert_eq!(
         listed,
         [
+            ("name", -200, None),
             ("is_a", -150, Some(4)),
             ("prefab", -150, Some(0)),
             ("transform", -100, Some(64)),

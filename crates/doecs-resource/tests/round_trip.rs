@@ -139,9 +139,10 @@ fn mixed_level_round_trips() {
     let view = BlobView::parse(&blob).unwrap();
     assert_eq!(view.num_entities(), 7);
     assert_eq!(view.hierarchy_depth(), 3);
-    // Spawn order: transform (-100), data (-50), position/velocity (0), mass (1), tag (2).
+    // Spawn order: name (-200), transform (-100), data (-50),
+    // position/velocity (0), mass (1), tag (2).
     let order: Vec<u64> = view.blocks().iter().map(|b| b.component).collect();
-    let names = ["transform", "data", "position", "velocity", "mass", "tag"];
+    let names = ["name", "transform", "data", "position", "velocity", "mass", "tag"];
     assert_eq!(
         order,
         names.iter().map(|n| name_hash(n)).collect::<Vec<_>>()
@@ -152,7 +153,10 @@ fn mixed_level_round_trips() {
         .unwrap();
     assert_eq!(out.entities.len(), 7);
     assert!(out.skipped.is_empty());
-    assert_eq!(out.instances, 4 + 2 + 2 + 1 + 3 + 2);
+    // Six names, then transform, data, position, velocity, mass, tag.
+    assert_eq!(out.instances, 6 + 4 + 2 + 2 + 1 + 3 + 2);
+    assert_eq!(world.lookup("ship/marker/light"), Ok(out.entities[4]));
+    assert_eq!(world.name_of(out.entities[0]), Some("ship"));
     let store = world.manager::<doecs_data::DataStore>().unwrap();
     assert_eq!(store.get_f32(out.entities[0], "stats.health"), Some(100.0));
     assert_eq!(store.get_str(out.entities[0], "name"), Some("orc"));
@@ -237,13 +241,14 @@ fn unknown_types_are_skipped_or_refused_in_strict_mode() {
     assert_eq!(
         skipped,
         vec![
+            name_hash("name"),
             name_hash("position"),
             name_hash("velocity"),
             name_hash("tag")
         ]
     );
-    assert_eq!(out.skipped[2].instances, 2);
-    assert_eq!(out.skipped[2].bytes, 8);
+    assert_eq!(out.skipped[3].instances, 2);
+    assert_eq!(out.skipped[3].bytes, 8);
     assert_eq!(world.len(), 7);
     let mut strict_world = World::new();
     let err = spawner

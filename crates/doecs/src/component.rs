@@ -252,16 +252,40 @@ pub enum RegisterError {
     },
 }
 
+/// The stable name of built-in component `type_id`, if it is one: what
+/// the component registry and saves call it.
+fn builtin_name(type_id: TypeId) -> Option<&'static str> {
+    [
+        (TypeId::of::<crate::tags::Prefab>(), "Prefab"),
+        (TypeId::of::<crate::tags::Disabled>(), "Disabled"),
+        (TypeId::of::<crate::name::Name>(), "Name"),
+    ]
+    .into_iter()
+    .find(|(t, _)| *t == type_id)
+    .map(|(_, name)| name)
+}
+
 /// How snapshots copy built-in component `type_id`, if it is one.
 fn builtin_snapshot(type_id: Option<TypeId>) -> Option<SnapshotCopy> {
+    /// Clones a `Name` at `from` into the empty slot at `to`.
+    ///
+    /// # Safety
+    /// `from` must point at a `Name`, `to` at room for one.
+    unsafe fn clone_name(from: *const u8, to: *mut u8) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            to.cast::<crate::name::Name>()
+                .write((*from.cast::<crate::name::Name>()).clone())
+        }
+    }
+    let type_id = type_id?;
     // `Prefab` and `Disabled` are `Copy` (and zero-sized): raw bytes.
-    let tags = [
-        TypeId::of::<crate::tags::Prefab>(),
-        TypeId::of::<crate::tags::Disabled>(),
-    ];
-    type_id
-        .filter(|t| tags.contains(t))
-        .map(|_| SnapshotCopy::Bytes)
+    if type_id == TypeId::of::<crate::tags::Prefab>()
+        || type_id == TypeId::of::<crate::tags::Disabled>()
+    {
+        return Some(SnapshotCopy::Bytes);
+    }
+    (type_id == TypeId::of::<crate::name::Name>()).then_some(SnapshotCopy::Clone(clone_name))
 }
 
 impl Components {
@@ -327,6 +351,12 @@ impl Components {
 
     #[cold]
     fn register_type_slow<T: Component>(&mut self) -> ComponentId {
+        // The built-ins have stable names, the ones tools and saves use.
+        if let Some(name) = builtin_name(TypeId::of::<T>()) {
+            if let Ok(id) = self.push(ComponentDescriptor::of_named::<T>(name), true) {
+                return id;
+            }
+        }
         // A type name may clash with a dynamic component's name; typed
         // registration never fails, so such a clash only skips the name index.
         self.push(ComponentDescriptor::of::<T>(), false)

@@ -25,6 +25,7 @@ mod error;
 mod event;
 mod location;
 mod manager;
+mod name;
 mod parallel;
 pub mod prelude;
 mod query;
@@ -70,6 +71,7 @@ pub use error::{EntityError, QuerySingleError};
 pub use event::{on_event, EventCursor, EventIter, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
+pub use name::{LookupError, Name};
 pub use query::{
     Access, AccessKey, Added, AliasError, AnyOf, ArchetypeFilter, Batch, BatchedIter, Changed,
     Combinations, CombinationsMut, EveryRowData, FilteredAccess, Has, Mut, Or, OwnOrInherited,
@@ -81,7 +83,6 @@ pub use relation::{
     Sources, Targets,
 };
 pub use resource::ResourceTicks;
-pub use tags::{Disabled, HiddenTags};
 pub use schedule::{on_schedule_pool, Plan, RunReport, Schedule, ScheduleError, SystemTime};
 pub use system::desc::SystemDesc;
 pub use system::{
@@ -95,6 +96,7 @@ pub use system::{
     GroupConfig, IntoOrderTarget, IntoSetConfig, IntoSystemGroup, OrderTarget, SetConfig,
     SetConfigExt, SystemGroup, SystemSet,
 };
+pub use tags::{Disabled, HiddenTags};
 pub use tick::{ChangeWindow, Tick};
 pub use universe::{SharedWorld, Universe, WorldKey};
 #[cfg(feature = "serde")]

@@ -16,12 +16,12 @@ pub use crate::entity::Entity;
 pub use crate::error::EntityError;
 pub use crate::event::{on_event, EventReader, EventWriter, Events};
 pub use crate::manager::{ComponentManager, DestroyNotice};
+pub use crate::name::Name;
 pub use crate::query::{
     Added, AnyOf, Changed, Has, Mut, Or, OwnOrInherited, Pairs, Query, QueryState, Ref, Up, View,
     ViewMut, With, Without,
 };
 pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError, Targets};
-pub use crate::tags::Disabled;
 pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::SystemId;
 pub use crate::system::{
@@ -29,6 +29,7 @@ pub use crate::system::{
     IntoSystemDesc, IntoSystemGroup, Local, Manager, ManagerMut, Res, ResMut, SetConfigExt,
     SystemConfig, SystemSet,
 };
+pub use crate::tags::Disabled;
 pub use crate::universe::Universe;
 pub use crate::world::command::{CommandBuffer, Commands};
 pub use crate::world::hooks::{ComponentHooks, HookContext};

@@ -29,11 +29,18 @@ fn a_disabled_entity_is_skipped_by_queries_that_do_not_name_it() {
     assert_eq!(hps(&world), [1, 3, 4]);
     assert_eq!(held.iter(&world).count(), 3, "a held query too");
     world.query_mut::<&mut Hp>().for_each(|h| h.0 += 10);
-    assert_eq!(world.get::<Hp>(es[1]), Ok(&Hp(2)), "untouched, but reachable");
+    assert_eq!(
+        world.get::<Hp>(es[1]),
+        Ok(&Hp(2)),
+        "untouched, but reachable"
+    );
     // Naming `Disabled` sees them: a fetch, an option, a filter, `Has`.
     assert_eq!(world.query::<(&Hp, &Disabled)>().iter().count(), 1);
     assert_eq!(world.query::<(&Hp, Option<&Disabled>)>().iter().count(), 4);
-    assert_eq!(world.query_filtered::<&Hp, With<Disabled>>().iter().count(), 1);
+    assert_eq!(
+        world.query_filtered::<&Hp, With<Disabled>>().iter().count(),
+        1
+    );
     let flags: Vec<bool> = world
         .query::<(&Hp, Has<Disabled>)>()
         .iter()
@@ -93,7 +100,10 @@ fn a_games_own_tag_can_be_hidden_and_the_built_ins_shown() {
     assert_eq!(hps(&world), [1, 2]);
     assert!(world.show_by_default::<Disabled>());
     assert_eq!(hps(&world), [1, 2, 3]);
-    assert!(world.hidden_tags().types().contains(&std::any::TypeId::of::<Prefab>()));
+    assert!(world
+        .hidden_tags()
+        .types()
+        .contains(&std::any::TypeId::of::<Prefab>()));
 }
 
 #[test]

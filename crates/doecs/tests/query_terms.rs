@@ -20,10 +20,7 @@ fn has_and_any_of() {
     let b = world.spawn((Hp(2), Armor(5)));
     let c = world.spawn((Shield(3),));
     let d = world.spawn((Armor(1), Shield(1)));
-    let mut has: Vec<(Entity, bool)> = world
-        .query::<(Entity, Has<Armor>)>()
-        .iter()
-        .collect();
+    let mut has: Vec<(Entity, bool)> = world.query::<(Entity, Has<Armor>)>().iter().collect();
     has.sort();
     assert_eq!(has, [(a, false), (b, true), (c, false), (d, true)]);
     // Has reads nothing: beside a write of the same type it is no conflict.
@@ -41,7 +38,11 @@ fn has_and_any_of() {
     any.sort();
     assert_eq!(
         any,
-        [(b, Some(6), None), (c, None, Some(3)), (d, Some(2), Some(1))]
+        [
+            (b, Some(6), None),
+            (c, None, Some(3)),
+            (d, Some(2), Some(1))
+        ]
     );
     // Mutable terms inside AnyOf write.
     world
@@ -192,7 +193,11 @@ fn ref_tells_added_and_changed_in_the_readers_window() {
         v.sort_unstable();
         v
     };
-    assert_eq!(flags(&mut world), [(3, true), (10, true), (20, true)], "first use");
+    assert_eq!(
+        flags(&mut world),
+        [(3, true), (10, true), (20, true)],
+        "first use"
+    );
     world.get_mut::<Hp>(fresh).unwrap().0 = 30;
     assert_eq!(flags(&mut world), [(10, false), (20, false), (30, true)]);
 }
@@ -209,7 +214,13 @@ fn queries_that_skip_no_row_know_their_length() {
     it.next();
     it.nth(10);
     assert_eq!(it.len(), 3);
-    assert_eq!(world.query_filtered::<(Entity, Has<Armor>), With<Hp>>().iter().len(), 15);
+    assert_eq!(
+        world
+            .query_filtered::<(Entity, Has<Armor>), With<Hp>>()
+            .iter()
+            .len(),
+        15
+    );
     assert_eq!(world.query::<AnyOf<(&Hp, &Armor)>>().iter().len(), 16);
     // A change filter can skip rows: only an upper bound.
     let mut changed = world.query_filtered_mut::<&Hp, Changed<Hp>>();

@@ -41,6 +41,7 @@ mod hidden;
 mod hook_api;
 pub mod hooks;
 mod load;
+mod names;
 pub(crate) mod per_world;
 pub mod prefab;
 pub(crate) mod query_caches;
