@@ -382,17 +382,19 @@ impl<'c> CompileState<'c> {
                     return Err(CompileError::Component {
                         entity: describe(),
                         component: crate::name::NAME.to_owned(),
-                        message: "the name is given twice: the entity's `name` and a `name` component"
-                            .to_owned(),
+                        message:
+                            "the name is given twice: the entity's `name` and a `name` component"
+                                .to_owned(),
                     });
                 }
-                let bytes = crate::name::compile_name(&Value::String(own.clone())).map_err(
-                    |message| CompileError::Component {
-                        entity: describe(),
-                        component: crate::name::NAME.to_owned(),
-                        message,
-                    },
-                )?;
+                let bytes =
+                    crate::name::compile_name(&Value::String(own.clone())).map_err(|message| {
+                        CompileError::Component {
+                            entity: describe(),
+                            component: crate::name::NAME.to_owned(),
+                            message,
+                        }
+                    })?;
                 push_instance(blocks, variable, r, me, bytes, describe)?;
             }
             if let Some(n) = named_later {

@@ -168,3 +168,20 @@ fn levels_spawn_the_same_ids_at_any_thread_count() {
         assert_eq!(simulate(threads), one, "{threads} threads");
     }
 }
+
+#[derive(Copy, Clone, Debug, PartialEq, Default)]
+struct Inertia(f32);
+
+#[test]
+fn a_level_spawn_brings_required_components() {
+    let mut world = World::new();
+    world.register_required::<Mass, Inertia>().unwrap();
+    let mut spawner = standard_spawner();
+    spawner.register_plain::<Mass>("mass").unwrap();
+    let out = spawner
+        .spawn(&mut world, &blob(1.0), doecs_resource::SpawnOptions::default())
+        .unwrap();
+    for e in out.entities {
+        assert_eq!(world.get::<Inertia>(e), Ok(&Inertia(0.0)));
+    }
+}

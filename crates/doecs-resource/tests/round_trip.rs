@@ -142,7 +142,15 @@ fn mixed_level_round_trips() {
     // Spawn order: name (-200), transform (-100), data (-50),
     // position/velocity (0), mass (1), tag (2).
     let order: Vec<u64> = view.blocks().iter().map(|b| b.component).collect();
-    let names = ["name", "transform", "data", "position", "velocity", "mass", "tag"];
+    let names = [
+        "name",
+        "transform",
+        "data",
+        "position",
+        "velocity",
+        "mass",
+        "tag",
+    ];
     assert_eq!(
         order,
         names.iter().map(|n| name_hash(n)).collect::<Vec<_>>()

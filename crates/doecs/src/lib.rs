@@ -102,6 +102,6 @@ pub use universe::{SharedWorld, Universe, WorldKey};
 #[cfg(feature = "serde")]
 pub use world::SaveManager;
 pub use world::{
-    EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, Snapshot,
+    EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, RequireError, Snapshot,
     SnapshotError, Spawn, World, WorldConfig, WorldCore, WorldId, MAX_HOOK_ROUNDS,
 };

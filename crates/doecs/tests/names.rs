@@ -37,11 +37,21 @@ fn paths_lead_along_the_hierarchy() {
         world.lookup("frigate/engine/x"),
         Err(LookupError::NotFound("frigate/engine".into()))
     );
-    assert_eq!(world.lookup("turret"), Err(LookupError::NotFound("turret".into())), "not a root");
+    assert_eq!(
+        world.lookup("turret"),
+        Err(LookupError::NotFound("turret".into())),
+        "not a root"
+    );
     for bad in ["", "/frigate", "frigate//turret", "frigate/"] {
-        assert!(matches!(world.lookup(bad), Err(LookupError::BadPath(_))), "{bad:?}");
+        assert!(
+            matches!(world.lookup(bad), Err(LookupError::BadPath(_))),
+            "{bad:?}"
+        );
     }
-    assert_eq!(world.path_of(barrel).as_deref(), Some("frigate/turret/barrel"));
+    assert_eq!(
+        world.path_of(barrel).as_deref(),
+        Some("frigate/turret/barrel")
+    );
     assert_eq!(world.path_of(unnamed), None);
     assert_eq!(world.name_of(turret), Some("turret"));
     // Disabled entities are still found by path.

@@ -46,8 +46,15 @@ impl World {
         if self.core.components.get_info(id).is_none() {
             return Err(EntityError::UnknownComponent(id));
         }
-        let mask = hooks.mask();
         self.core.hooks.set(id, hooks);
+        self.refresh_hook_mask(id);
+        Ok(())
+    }
+
+    /// Brings component `id`'s hook mask, and that of every archetype
+    /// holding it, up to date with its hooks and requirements.
+    pub(crate) fn refresh_hook_mask(&mut self, id: ComponentId) {
+        let mask = self.core.hooks.mask_of(id);
         self.core.components.set_hook_mask(id, mask);
         let core = &mut self.core;
         for arch in core.archetypes.iter_mut() {
@@ -55,7 +62,6 @@ impl World {
                 arch.refresh_hook_mask(&core.components);
             }
         }
-        Ok(())
     }
 
     /// The hooks of component `id`, if it has any.

@@ -195,11 +195,23 @@ impl ComponentHooks {
     }
 }
 
+/// Records inserting a required component's value on an entity.
+pub(crate) type MakeRequired = Arc<dyn Fn(&mut CommandBuffer, Entity) + Send + Sync>;
+
+/// One required component: its id and how to make its value.
+#[derive(Clone)]
+pub(crate) struct Requirement {
+    pub(crate) component: ComponentId,
+    pub(crate) make: MakeRequired,
+}
+
 /// Every component's hooks in one world, and the buffer their commands go to.
 #[derive(Default)]
 pub(crate) struct Hooks {
     /// By component index.
     by_component: Vec<Option<Arc<ComponentHooks>>>,
+    /// The components each component requires, by component index.
+    requires: Vec<Vec<Requirement>>,
     /// Commands recorded by hooks, applied after the operation that fired them.
     pub(crate) commands: CommandBuffer,
 }
@@ -227,6 +239,32 @@ impl Hooks {
     pub(crate) fn of(&self, id: ComponentId) -> Option<&Arc<ComponentHooks>> {
         self.by_component.get(id.index())?.as_ref()
     }
+
+    /// The components `id` requires.
+    #[inline]
+    pub(crate) fn requirements(&self, id: ComponentId) -> &[Requirement] {
+        self.requires.get(id.index()).map_or(&[], Vec::as_slice)
+    }
+
+    /// Adds a requirement of `id`.
+    pub(crate) fn require(&mut self, id: ComponentId, requirement: Requirement) {
+        if self.requires.len() <= id.index() {
+            self.requires.resize(id.index() + 1, Vec::new());
+        }
+        self.requires[id.index()].push(requirement);
+    }
+
+    /// The mask of hook kinds that do something for `id`: its hooks', and
+    /// `Add` where it requires components (their insertion rides on it).
+    pub(crate) fn mask_of(&self, id: ComponentId) -> u8 {
+        let hooks = self.of(id).map_or(0, |h| h.mask());
+        let required = if self.requirements(id).is_empty() {
+            0
+        } else {
+            HookKind::Add.bit()
+        };
+        hooks | required
+    }
 }
 
 impl WorldCore {
@@ -249,15 +287,24 @@ impl WorldCore {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let world: &WorldCore = self;
             for component in components {
-                let Some(hook) = world.hooks.of(component).and_then(|h| h.get(kind)) else {
-                    continue;
-                };
-                hook(&mut HookContext {
-                    world,
-                    entity,
-                    component,
-                    commands: &mut commands,
-                });
+                if let Some(hook) = world.hooks.of(component).and_then(|h| h.get(kind)) {
+                    hook(&mut HookContext {
+                        world,
+                        entity,
+                        component,
+                        commands: &mut commands,
+                    });
+                }
+                if kind == HookKind::Add {
+                    // Required components the entity lacks are inserted
+                    // right after the operation, after its hooks' commands
+                    // recorded so far.
+                    for required in world.hooks.requirements(component) {
+                        if !world.has_id(entity, required.component) {
+                            (required.make)(&mut commands, entity);
+                        }
+                    }
+                }
             }
         }));
         self.hooks.commands = commands;

@@ -47,6 +47,8 @@ pub mod prefab;
 pub(crate) mod query_caches;
 mod relations;
 mod removals;
+mod required;
+pub use required::RequireError;
 pub(crate) mod sanitize;
 mod snapshot;
 mod structure;
