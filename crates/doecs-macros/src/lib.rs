@@ -20,6 +20,16 @@
 //! one component, silently). Named-field and tuple structs are supported;
 //! generic structs get a `Component` (or `Bundle`) bound on every field
 //! type, and skip the unmarked-bundle check.
+//!
+//! `#[derive(SystemParam)]` makes a struct of system parameters one
+//! parameter (see [`derive_system_param`]); `#[derive(QueryData)]` makes a
+//! struct or enum of query data a query that is its own item (see
+//! [`derive_query_data`]). `#[derive(SystemSet)]` makes a type a system
+//! set.
+
+mod query_data;
+mod system_param;
+mod util;
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -37,6 +47,78 @@ pub fn derive_system_set(input: TokenStream) -> TokenStream {
         impl #impl_generics ::doecs::SystemSet for #name #ty_generics #where_clause {}
     }
     .into()
+}
+
+/// Implements `doecs::SystemParam` for a struct whose named fields are
+/// system parameters, with at most one lifetime parameter:
+///
+/// ```ignore
+/// #[derive(SystemParam)]
+/// struct Combat<'w> {
+///     units: Query<'w, (&'static mut Hp, &'static Team)>,
+///     score: ResMut<'w, Score>,
+///     commands: Commands<'w>,
+///     ticks: Local<'w, u32>,
+/// }
+/// fn system(mut combat: Combat) { /* combat.units.for_each(..) */ }
+/// ```
+///
+/// The struct's state is its fields' states, its access theirs: two
+/// fields that would alias (`Query<&mut Hp>` beside `Query<&Hp>`) make the
+/// system be refused when added, naming both fields, as two such function
+/// parameters would. Query data inside a field may borrow for `'static`
+/// (`&'static mut Hp`, as in bevy) or for the struct's lifetime. A field
+/// may itself be a derived parameter, or a `ParamSet`.
+/// Enums, tuple structs and type or const parameters are refused.
+#[proc_macro_derive(SystemParam)]
+pub fn derive_system_param(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match system_param::derive(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Implements `doecs::QueryData` for a struct or enum over one lifetime
+/// whose fields are query data that is its own item (`&'a T`, `&'a mut T`,
+/// `Option` of these, `Entity`, `Ref<'a, T>`, `Mut<'a, T>`, another
+/// derived query), so the type is both the query and its item, as hecs's
+/// `#[derive(Query)]`:
+///
+/// ```ignore
+/// #[derive(QueryData)]
+/// struct Unit<'a> {
+///     id: Entity,
+///     hp: &'a mut Hp,
+///     team: &'a Team,
+///     armor: Option<&'a Armor>,
+/// }
+/// for unit in world.query_mut::<Unit>().iter_mut() {
+///     unit.hp.0 -= 1;
+/// }
+/// ```
+///
+/// It also generates `UnitReadOnly<'a>`, the read-only twin (same
+/// visibility, each field's read-only item: `&'a Hp` for `&'a mut Hp`),
+/// which `Query::iter` and `Query::get` hand out;
+/// `#[query_data(derive(Debug, PartialEq))]` has it derive those traits.
+/// The derived query is `ReadOnlyQueryData` (usable with `world.query`)
+/// when every field is.
+///
+/// An enum's variants (tuple, named or unit) are alternatives: an entity
+/// matches when any variant does, and its item is the first variant that
+/// matches it. A unit variant matches every entity. Each variant is
+/// checked for aliasing on its own.
+///
+/// Named, tuple and unit structs are supported; a type without exactly
+/// one lifetime parameter, or with type or const parameters, is refused.
+#[proc_macro_derive(QueryData, attributes(query_data))]
+pub fn derive_query_data(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match query_data::derive(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }
 
 /// Implements `doecs::Bundle` for a struct whose fields are components,

@@ -317,7 +317,10 @@ fn setup_events<T: Send + Sync + 'static>(world: &mut WorldCore) {
 // write, required, and added by the setup before the first run.
 unsafe impl<T: Send + Sync + 'static> SystemParam for EventWriter<'_, T> {
     type State = ();
-    type Item<'a> = EventWriter<'a, T>;
+    type Item<'a>
+        = EventWriter<'a, T>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) {
         let key = crate::query::AccessKey::of::<Events<T>>();
@@ -327,7 +330,10 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for EventWriter<'_, T> {
         access.setup.push(setup_events::<T>);
     }
 
-    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> EventWriter<'a, T> {
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> EventWriter<'a, T>
+    where
+        Self: 'a,
+    {
         // SAFETY: the schedule checked that the resource exists and runs no
         // other system touching it meanwhile (the write is recorded).
         let events = unsafe { run.world().resources().get_mut_unchecked::<Events<T>>() }
@@ -341,7 +347,10 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for EventWriter<'_, T> {
 // required, added by the setup) and its own cursor.
 unsafe impl<T: Send + Sync + 'static> SystemParam for EventReader<'_, T> {
     type State = EventCursor<T>;
-    type Item<'a> = EventReader<'a, T>;
+    type Item<'a>
+        = EventReader<'a, T>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) -> EventCursor<T> {
         let key = crate::query::AccessKey::of::<Events<T>>();
@@ -355,7 +364,10 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for EventReader<'_, T> {
     unsafe fn fetch<'a>(
         cursor: &'a mut EventCursor<T>,
         run: &'a SystemRun<'a>,
-    ) -> EventReader<'a, T> {
+    ) -> EventReader<'a, T>
+    where
+        Self: 'a,
+    {
         let events = run
             .world()
             .resource::<Events<T>>()

@@ -52,8 +52,12 @@ pub use app::{
     ScheduleLabel, Shutdown, Startup, State, StateScoped, States, Time, TimeSource, Update,
     DEFAULT_MAX_STEPS, DEFAULT_TIMESTEP,
 };
+/// What the derive macros' expansions call on; not an API.
 #[doc(hidden)]
-pub use bundle::__private;
+pub mod __private {
+    pub use crate::bundle::__private::*;
+    pub use crate::query::derived::*;
+}
 pub use bundle::{Bundle, CloneBundle, CloneFieldSink, FieldSink};
 pub use command::{ApplyReport, CommandBuffer, CommandFailure, Commands, EntityCommands};
 pub use component::{
@@ -63,6 +67,14 @@ pub use component::{
 /// `#[derive(Bundle)]`: a struct whose fields are components, used like a
 /// tuple bundle (see [`doecs_macros`]).
 pub use doecs_macros::Bundle;
+/// `#[derive(QueryData)]`: a struct (or enum) with one lifetime whose
+/// fields are query data is both a query and its item (see
+/// [`doecs_macros`]).
+pub use doecs_macros::QueryData;
+/// `#[derive(SystemParam)]`: a struct whose named fields are system
+/// parameters is one parameter, fetched field by field (see
+/// [`doecs_macros`]).
+pub use doecs_macros::SystemParam;
 /// `#[derive(SystemSet)]`: makes a `Clone + Eq + Hash + Debug` type a
 /// system set (see [`SystemSet`]).
 pub use doecs_macros::SystemSet;
@@ -89,8 +101,8 @@ pub use system::{
     function_system, not, resource_added, resource_changed, resource_exists, system, Condition,
     ConditionDesc, ConditionExt, ConditionFunction, Conflict, ExclusiveMarker, FunctionMarker,
     FunctionSystem, IntoCondition, IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess,
-    ParamList, Res, ResMut, System, SystemAccess, SystemBuilder, SystemConfig, SystemContext,
-    SystemKind, SystemParam, SystemParamFunction, SystemParamItem,
+    ParamList, ParamSet, Res, ResMut, System, SystemAccess, SystemBuilder, SystemConfig,
+    SystemContext, SystemKind, SystemParam, SystemParamFunction, SystemParamItem,
 };
 pub use system::{
     GroupConfig, IntoOrderTarget, IntoSetConfig, IntoSystemGroup, OrderTarget, SetConfig,

@@ -26,8 +26,8 @@ pub use crate::schedule::{Schedule, ScheduleError};
 pub use crate::system::SystemId;
 pub use crate::system::{
     not, resource_added, resource_changed, resource_exists, system, ConditionExt, GroupConfig,
-    IntoSystemDesc, IntoSystemGroup, Local, Manager, ManagerMut, Res, ResMut, SetConfigExt,
-    SystemConfig, SystemSet,
+    IntoSystemDesc, IntoSystemGroup, Local, Manager, ManagerMut, ParamSet, Res, ResMut,
+    SetConfigExt, SystemConfig, SystemSet,
 };
 pub use crate::tags::Disabled;
 pub use crate::universe::Universe;
@@ -37,4 +37,4 @@ pub use crate::world::RemovedComponents;
 pub use crate::world::{EntityBuilder, Snapshot, World, WorldCore};
 /// The `Bundle` trait and `#[derive(Bundle)]`.
 pub use crate::Bundle;
-pub use doecs_macros::SystemSet;
+pub use doecs_macros::{QueryData, SystemParam, SystemSet};

@@ -36,6 +36,7 @@ pub mod batched;
 pub mod change;
 mod combinations;
 pub mod data;
+pub(crate) mod derived;
 pub mod filter;
 mod inherit;
 mod iter;

@@ -48,7 +48,9 @@ pub trait ParamList {
     /// Their states.
     type State: Send + Sync + 'static;
     /// Their items for one run.
-    type Items<'a>;
+    type Items<'a>
+    where
+        Self: 'a;
 
     /// Describes each parameter into `accesses` (in order) and returns the
     /// first states.
@@ -58,14 +60,16 @@ pub trait ParamList {
     ///
     /// # Safety
     /// As [`SystemParam::fetch`].
-    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Items<'a>;
+    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Items<'a>
+    where
+        Self: 'a;
 }
 
 /// A function that can run as a system, with `Marker` naming its parameter
 /// types (`fn(P0, P1, ..)`).
 pub trait SystemParamFunction<Marker>: Send + 'static {
     /// Its parameters.
-    type Params: ParamList;
+    type Params: ParamList + 'static;
 
     /// Calls the function with fetched parameters.
     fn call(&mut self, items: <Self::Params as ParamList>::Items<'_>);
@@ -96,7 +100,7 @@ pub trait SystemParamFunction<Marker>: Send + 'static {
 /// `Marker` naming its parameter types.
 pub trait ConditionFunction<Marker>: Send + 'static {
     /// Its parameters.
-    type Params: ParamList;
+    type Params: ParamList + 'static;
 
     /// Calls the function with fetched parameters.
     fn call(&mut self, items: <Self::Params as ParamList>::Items<'_>) -> bool;
@@ -110,7 +114,7 @@ macro_rules! system_function {
         #[allow(non_snake_case, unused_variables, clippy::unused_unit)]
         impl<$($param: SystemParam),*> ParamList for ($($param,)*) {
             type State = ($($param::State,)*);
-            type Items<'a> = ($($param::Item<'a>,)*);
+            type Items<'a> = ($($param::Item<'a>,)*) where Self: 'a;
 
             fn describe(accesses: &mut Vec<ParamAccess>) -> Self::State {
                 ($({
@@ -124,14 +128,17 @@ macro_rules! system_function {
                 },)*)
             }
 
-            unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Items<'a> {
+            unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Items<'a>
+            where
+                Self: 'a,
+            {
                 // SAFETY: forwarded contract, one parameter at a time.
                 ($(unsafe { $param::fetch(&mut state.$index, run) },)*)
             }
         }
 
         #[allow(non_snake_case)]
-        impl<Func, $($param: SystemParam),*> SystemParamFunction<fn($($param,)*)> for Func
+        impl<Func, $($param: SystemParam + 'static),*> SystemParamFunction<fn($($param,)*)> for Func
         where
             Func: Send + 'static,
             for<'a> &'a mut Func: FnMut($($param),*) + FnMut($(SystemParamItem<'_, $param>),*),
@@ -150,7 +157,7 @@ macro_rules! system_function {
         }
 
         #[allow(non_snake_case)]
-        impl<Func, $($param: SystemParam),*> ConditionFunction<fn($($param,)*)> for Func
+        impl<Func, $($param: SystemParam + 'static),*> ConditionFunction<fn($($param,)*)> for Func
         where
             Func: Send + 'static,
             for<'a> &'a mut Func: FnMut($($param),*) -> bool + FnMut($(SystemParamItem<'_, $param>),*) -> bool,

@@ -11,6 +11,9 @@
 //! - [`function`] and [`param`]: function systems, the usual way to write a
 //!   system: `fn integrate(q: Query<(&mut Pos, &Vel)>, dt: Res<Dt>)`, whose
 //!   access comes from its parameter types.
+//! - [`param_set`]: [`ParamSet`], parameters that conflict with each other,
+//!   used one at a time; and how parameters' accesses merge into one (a
+//!   set's, or a `#[derive(SystemParam)]` struct's).
 //! - [`desc`]: ordering (`before`, `after`, labels) and naming.
 //! - [`builder`]: [`system`] and [`SystemBuilder`], for systems whose access
 //!   is only known at run time: `system("move").for_each::<(&mut Pos, &Vel)>(..)`.
@@ -26,6 +29,7 @@ pub mod desc;
 pub mod error;
 pub mod function;
 pub mod param;
+pub mod param_set;
 pub mod set;
 
 pub use builder::{system, SystemBuilder};
@@ -43,6 +47,7 @@ pub use param::{
     short_type_name, Local, Manager, ManagerMut, ParamAccess, QueryParamState, Res, ResMut,
     SystemParam, SystemRun,
 };
+pub use param_set::ParamSet;
 pub use set::{
     GroupConfig, IntoOrderTarget, IntoSetConfig, IntoSystemGroup, OrderTarget, SetConfig,
     SetConfigExt, SystemGroup, SystemSet,

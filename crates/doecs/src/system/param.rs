@@ -12,7 +12,9 @@
 //! their `Option`s, for resources that may be missing), [`Commands`],
 //! [`Local`], [`Manager`] and [`ManagerMut`] (component managers, such as
 //! the transform hierarchy), and [`RemovedComponents`] (entities that lost
-//! a component).
+//! a component). [`ParamSet`](super::ParamSet) holds parameters that
+//! conflict with each other, used one at a time, and
+//! `#[derive(SystemParam)]` makes a struct of parameters one parameter.
 
 use crate::component::Component;
 use crate::manager::ComponentManager;
@@ -111,15 +113,20 @@ impl SystemRun<'_> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a system parameter",
     label = "not a system parameter",
-    note = "a function system's parameters are `Query<D, F>`, `Res<T>`, `ResMut<T>` (or an `Option` of either), `Commands`, `Local<T>`, `EventReader<E>`, `EventWriter<E>`, `RemovedComponents<T>`, `Manager<M>` and `ManagerMut<M>`",
+    note = "a function system's parameters are `Query<D, F>`, `Res<T>`, `ResMut<T>` (or an `Option` of either), `Commands`, `Local<T>`, `EventReader<E>`, `EventWriter<E>`, `RemovedComponents<T>`, `Manager<M>`, `ManagerMut<M>`, `ParamSet<(..)>` of these, and structs of these that `#[derive(SystemParam)]`",
     note = "a component is reached through a query (`Query<&mut Position>`, not `&mut Position`); a system over the whole world takes `&mut World` as its only parameter"
 )]
 pub unsafe trait SystemParam: Sized {
     /// What the parameter keeps between runs (a query's matched archetypes,
     /// a local value).
     type State: Send + Sync + 'static;
-    /// The parameter as the function sees it.
-    type Item<'a>;
+    /// The parameter as the function sees it. `Self: 'a` lets a
+    /// parameter written with borrows shorter than `'static` (the `&Pos`
+    /// of a `Query<&Pos>` inside a [`ParamSet`](super::ParamSet)) hand out
+    /// its item for as long as those borrows last.
+    type Item<'a>
+    where
+        Self: 'a;
 
     /// Records what the parameter touches and returns its first state.
     fn describe(access: &mut ParamAccess) -> Self::State;
@@ -130,7 +137,9 @@ pub unsafe trait SystemParam: Sized {
     /// The schedule must have checked the system's access (no conflicting
     /// system runs meanwhile) and the required resources and managers; the
     /// item must not outlive the run.
-    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Item<'a>;
+    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Self::Item<'a>
+    where
+        Self: 'a;
 }
 
 /// The name of type `T` without module paths, for messages:
@@ -147,13 +156,21 @@ pub struct QueryParamState<S, P> {
 
 // SAFETY: the data it fetches is what `describe` records: `Q`'s access
 // (checked not to alias) with `F`'s filters.
+//
+// `Q` need not be `'static` (its state, fetch and key are, whatever
+// lifetime it is written with): `Query<&Pos>` inside another parameter's
+// type (`ParamSet<(Query<&mut Pos>, Query<&Pos>)>`) borrows for a lifetime
+// of the system function, and the set's members are parameters there too.
 unsafe impl<Q, F> SystemParam for Query<'_, Q, F>
 where
-    Q: QueryData + 'static,
+    Q: QueryData,
     F: QueryFilter + 'static,
 {
     type State = QueryParamState<(Q::State, F::State), (Q::Fetch, F::Fetch)>;
-    type Item<'a> = Query<'a, Q, F>;
+    type Item<'a>
+        = Query<'a, Q, F>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) -> Self::State {
         match QueryState::<Q, F>::filtered_access() {
@@ -164,7 +181,10 @@ where
         QueryParamState { cache: None }
     }
 
-    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Query<'a, Q, F> {
+    unsafe fn fetch<'a>(state: &'a mut Self::State, run: &'a SystemRun<'a>) -> Query<'a, Q, F>
+    where
+        Self: 'a,
+    {
         let cache = state
             .cache
             .get_or_insert_with(|| crate::query::state::QueryCache::new(run.world.id()));
@@ -289,14 +309,20 @@ unsafe fn fetch_res_mut<'a, T: 'static>(run: &SystemRun<'a>) -> Option<ResMut<'a
 // SAFETY: reads only resource `T`, recorded as a read and required.
 unsafe impl<T: Send + Sync + 'static> SystemParam for Res<'_, T> {
     type State = ();
-    type Item<'a> = Res<'a, T>;
+    type Item<'a>
+        = Res<'a, T>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) {
         access.resources.add_read(AccessKey::of::<T>());
         access.required_resources.push(AccessKey::of::<T>());
     }
 
-    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Res<'a, T> {
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Res<'a, T>
+    where
+        Self: 'a,
+    {
         fetch_res(run).unwrap_or_else(|| removed_while_running::<T>())
     }
 }
@@ -304,14 +330,20 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for Res<'_, T> {
 // SAFETY: writes only resource `T`, recorded as a write and required.
 unsafe impl<T: Send + Sync + 'static> SystemParam for ResMut<'_, T> {
     type State = ();
-    type Item<'a> = ResMut<'a, T>;
+    type Item<'a>
+        = ResMut<'a, T>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) {
         access.resources.add_write(AccessKey::of::<T>());
         access.required_resources.push(AccessKey::of::<T>());
     }
 
-    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> ResMut<'a, T> {
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> ResMut<'a, T>
+    where
+        Self: 'a,
+    {
         // SAFETY: the system declared a write of `T`, so the schedule runs no
         // other accessor of `T` meanwhile (caller's contract).
         unsafe { fetch_res_mut(run) }.unwrap_or_else(|| removed_while_running::<T>())
@@ -321,13 +353,19 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for ResMut<'_, T> {
 // SAFETY: reads resource `T` if present, recorded as a read (not required).
 unsafe impl<T: Send + Sync + 'static> SystemParam for Option<Res<'_, T>> {
     type State = ();
-    type Item<'a> = Option<Res<'a, T>>;
+    type Item<'a>
+        = Option<Res<'a, T>>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) {
         access.resources.add_read(AccessKey::of::<T>());
     }
 
-    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Option<Res<'a, T>> {
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Option<Res<'a, T>>
+    where
+        Self: 'a,
+    {
         fetch_res(run)
     }
 }
@@ -335,13 +373,19 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for Option<Res<'_, T>> {
 // SAFETY: writes resource `T` if present, recorded as a write (not required).
 unsafe impl<T: Send + Sync + 'static> SystemParam for Option<ResMut<'_, T>> {
     type State = ();
-    type Item<'a> = Option<ResMut<'a, T>>;
+    type Item<'a>
+        = Option<ResMut<'a, T>>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) {
         access.resources.add_write(AccessKey::of::<T>());
     }
 
-    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Option<ResMut<'a, T>> {
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Option<ResMut<'a, T>>
+    where
+        Self: 'a,
+    {
         // SAFETY: as for `ResMut`.
         unsafe { fetch_res_mut(run) }
     }
@@ -351,13 +395,19 @@ unsafe impl<T: Send + Sync + 'static> SystemParam for Option<ResMut<'_, T>> {
 // recorded as `commands`, and a second `Commands` parameter is refused.
 unsafe impl SystemParam for Commands<'_> {
     type State = ();
-    type Item<'a> = Commands<'a>;
+    type Item<'a>
+        = Commands<'a>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) {
         access.commands = true;
     }
 
-    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Commands<'a> {
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> Commands<'a>
+    where
+        Self: 'a,
+    {
         // SAFETY: the pointers come from the system's context, which outlives
         // the run (so the erased lifetime may be shortened to `'a`); this is
         // the system's only `Commands` parameter, so nothing else borrows
@@ -400,13 +450,19 @@ impl<T> DerefMut for Local<'_, T> {
 // SAFETY: touches only its own state.
 unsafe impl<T: Default + Send + Sync + 'static> SystemParam for Local<'_, T> {
     type State = T;
-    type Item<'a> = Local<'a, T>;
+    type Item<'a>
+        = Local<'a, T>
+    where
+        Self: 'a;
 
     fn describe(_: &mut ParamAccess) -> T {
         T::default()
     }
 
-    unsafe fn fetch<'a>(state: &'a mut T, _: &'a SystemRun<'a>) -> Local<'a, T> {
+    unsafe fn fetch<'a>(state: &'a mut T, _: &'a SystemRun<'a>) -> Local<'a, T>
+    where
+        Self: 'a,
+    {
         Local { value: state }
     }
 }
@@ -446,7 +502,10 @@ impl<M> DerefMut for ManagerMut<'_, M> {
 // SAFETY: reads only manager `M`, recorded as a read and required.
 unsafe impl<M: ComponentManager> SystemParam for Manager<'_, M> {
     type State = PhantomData<fn() -> M>;
-    type Item<'a> = Manager<'a, M>;
+    type Item<'a>
+        = Manager<'a, M>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) -> Self::State {
         access.managers.add_read(AccessKey::of::<M>());
@@ -454,7 +513,10 @@ unsafe impl<M: ComponentManager> SystemParam for Manager<'_, M> {
         PhantomData
     }
 
-    unsafe fn fetch<'a>(_: &'a mut Self::State, run: &'a SystemRun<'a>) -> Manager<'a, M> {
+    unsafe fn fetch<'a>(_: &'a mut Self::State, run: &'a SystemRun<'a>) -> Manager<'a, M>
+    where
+        Self: 'a,
+    {
         let manager = run.world.manager::<M>().unwrap_or_else(|| {
             panic!(
                 "doecs: manager `{}` was removed while the schedule ran",
@@ -468,7 +530,10 @@ unsafe impl<M: ComponentManager> SystemParam for Manager<'_, M> {
 // SAFETY: writes only manager `M`, recorded as a write and required.
 unsafe impl<M: ComponentManager> SystemParam for ManagerMut<'_, M> {
     type State = PhantomData<fn() -> M>;
-    type Item<'a> = ManagerMut<'a, M>;
+    type Item<'a>
+        = ManagerMut<'a, M>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) -> Self::State {
         access.managers.add_write(AccessKey::of::<M>());
@@ -476,7 +541,10 @@ unsafe impl<M: ComponentManager> SystemParam for ManagerMut<'_, M> {
         PhantomData
     }
 
-    unsafe fn fetch<'a>(_: &'a mut Self::State, run: &'a SystemRun<'a>) -> ManagerMut<'a, M> {
+    unsafe fn fetch<'a>(_: &'a mut Self::State, run: &'a SystemRun<'a>) -> ManagerMut<'a, M>
+    where
+        Self: 'a,
+    {
         // SAFETY: the system declared a write of `M`, so the schedule runs no
         // other accessor of `M` meanwhile (caller's contract).
         let manager = unsafe { run.world.managers.get_mut_unchecked::<M>() };
@@ -500,13 +568,19 @@ fn setup_removals<T: Component>(world: &mut WorldCore) {
 // systems run; no component or resource is touched.
 unsafe impl<T: Component> SystemParam for RemovedComponents<'_, T> {
     type State = ();
-    type Item<'a> = RemovedComponents<'a, T>;
+    type Item<'a>
+        = RemovedComponents<'a, T>
+    where
+        Self: 'a;
 
     fn describe(access: &mut ParamAccess) {
         access.setup.push(setup_removals::<T>);
     }
 
-    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> RemovedComponents<'a, T> {
+    unsafe fn fetch<'a>(_: &'a mut (), run: &'a SystemRun<'a>) -> RemovedComponents<'a, T>
+    where
+        Self: 'a,
+    {
         RemovedComponents::new(run.world(), run.window())
     }
 }
