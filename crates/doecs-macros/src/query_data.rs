@@ -304,6 +304,9 @@ fn struct_impl(s: &StructImpl<'_>) -> TokenStream {
             fn tracked(out: &mut ::std::vec::Vec<::core::any::TypeId>) {
                 #d::tracked(out)
             }
+            fn named(out: &mut ::std::vec::Vec<::core::any::TypeId>) {
+                #d::named(out)
+            }
             fn match_archetype(
                 archetype: &::doecs::raw::Archetype,
                 components: &::doecs::Components,
@@ -538,6 +541,9 @@ fn enum_impl(e: &EnumImpl<'_>) -> TokenStream {
             }
             fn tracked(out: &mut ::std::vec::Vec<::core::any::TypeId>) {
                 #(#d::tracked(out);)*
+            }
+            fn named(out: &mut ::std::vec::Vec<::core::any::TypeId>) {
+                #(#d::named(out);)*
             }
             fn match_archetype(
                 archetype: &::doecs::raw::Archetype,

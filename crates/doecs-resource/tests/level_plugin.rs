@@ -179,7 +179,11 @@ fn a_level_spawn_brings_required_components() {
     let mut spawner = standard_spawner();
     spawner.register_plain::<Mass>("mass").unwrap();
     let out = spawner
-        .spawn(&mut world, &blob(1.0), doecs_resource::SpawnOptions::default())
+        .spawn(
+            &mut world,
+            &blob(1.0),
+            doecs_resource::SpawnOptions::default(),
+        )
         .unwrap();
     for e in out.entities {
         assert_eq!(world.get::<Inertia>(e), Ok(&Inertia(0.0)));

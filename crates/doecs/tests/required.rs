@@ -20,7 +20,9 @@ struct Inertia(i32);
 fn world() -> World {
     let mut world = World::new();
     world.register_required::<Body, Velocity>().unwrap();
-    world.register_required_with::<Body, Mass>(|| Mass(10)).unwrap();
+    world
+        .register_required_with::<Body, Mass>(|| Mass(10))
+        .unwrap();
     world.register_required::<Mass, Inertia>().unwrap();
     world
 }
@@ -38,9 +40,17 @@ fn every_path_brings_what_is_required() {
     let mut world = world();
     let full = (Some(0), Some(10), Some(0));
     let a = world.spawn((Body,));
-    assert_eq!(parts(&world, a), full, "spawn, with the chain Mass -> Inertia");
+    assert_eq!(
+        parts(&world, a),
+        full,
+        "spawn, with the chain Mass -> Inertia"
+    );
     let b = world.spawn((Body, Mass(3)));
-    assert_eq!(parts(&world, b), (Some(0), Some(3), Some(0)), "a given value is kept");
+    assert_eq!(
+        parts(&world, b),
+        (Some(0), Some(3), Some(0)),
+        "a given value is kept"
+    );
     let c = world.spawn((7u8,));
     world.insert_one(c, Body).unwrap();
     assert_eq!(parts(&world, c), full, "insert");
@@ -68,7 +78,11 @@ fn every_path_brings_what_is_required() {
         .filter(|(_, v)| v.0 == 5)
         .map(|(e, _)| e)
         .collect();
-    assert_eq!(parts(&world, spawned[0]), (Some(5), Some(10), Some(0)), "a system's commands");
+    assert_eq!(
+        parts(&world, spawned[0]),
+        (Some(5), Some(10), Some(0)),
+        "a system's commands"
+    );
     // Removing a required component is allowed: requirements apply when
     // the requiring component arrives.
     world.remove_one::<Velocity>(a).unwrap();
@@ -83,11 +97,17 @@ fn duplicates_and_cycles_are_refused_unchanged() {
         world.register_required::<Body, Velocity>(),
         Err(RequireError::Duplicate { .. })
     ));
-    let err = world.register_required_with::<Inertia, Body>(|| Body).unwrap_err();
+    let err = world
+        .register_required_with::<Inertia, Body>(|| Body)
+        .unwrap_err();
     let RequireError::Cycle { chain, .. } = &err else {
         panic!("{err}");
     };
-    assert_eq!(chain.len(), 4, "Inertia requires Body requires Mass requires Inertia: {err}");
+    assert_eq!(
+        chain.len(),
+        4,
+        "Inertia requires Body requires Mass requires Inertia: {err}"
+    );
     assert!(matches!(
         world.register_required::<Velocity, Velocity>(),
         Err(RequireError::Cycle { .. })
@@ -104,7 +124,9 @@ fn the_requiring_components_hooks_fire_first() {
     let l = log.clone();
     world.set_hooks::<Body>(ComponentHooks::new().on_add(move |ctx| {
         let has_mass = ctx.world.get::<Mass>(ctx.entity).is_ok();
-        l.lock().unwrap().push(format!("add Body (mass present: {has_mass})"));
+        l.lock()
+            .unwrap()
+            .push(format!("add Body (mass present: {has_mass})"));
     }));
     let l = log.clone();
     world.set_hooks::<Mass>(ComponentHooks::new().on_add(move |_| {
@@ -123,7 +145,10 @@ fn the_requiring_components_hooks_fire_first() {
     log.lock().unwrap().clear();
     world.spawn((Body, Mass(1)));
     let seen = log.lock().unwrap().clone();
-    assert!(seen.contains(&"add Body (mass present: true)".to_owned()), "{seen:?}");
+    assert!(
+        seen.contains(&"add Body (mass present: true)".to_owned()),
+        "{seen:?}"
+    );
 }
 
 #[test]
