@@ -275,6 +275,26 @@ fn column<T>(archetype: &Archetype, column: ColumnIndex) -> NonNull<T> {
     archetype.column_ptr(column).cast()
 }
 
+/// The column of `T` in `archetype`, if it has one: how every term of one
+/// column matches.
+#[inline]
+pub(super) fn column_of<T: Component>(
+    archetype: &Archetype,
+    components: &Components,
+) -> Option<ColumnIndex> {
+    archetype.column_of(components.id_of::<T>()?)
+}
+
+/// Row 0 of column `state` and its change ticks: the fetch of every term
+/// that writes (or reads the stamps of) one column.
+#[inline]
+pub(super) fn column_with_ticks<T>(
+    archetype: &Archetype,
+    state: ColumnIndex,
+) -> (NonNull<T>, TickPtrs) {
+    (column(archetype, state), archetype.column_ticks(state))
+}
+
 // SAFETY: reads exactly the column matched for `T`, recorded as a read.
 unsafe impl<T: Component> QueryData for &T {
     type Item<'w> = &'w T;
@@ -291,7 +311,7 @@ unsafe impl<T: Component> QueryData for &T {
         with.push(std::any::TypeId::of::<T>());
     }
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<ColumnIndex> {
-        archetype.column_of(components.id_of::<T>()?)
+        column_of::<T>(archetype, components)
     }
     #[inline(always)]
     fn env(_: &WorldCore, _: ChangeWindow) {}
@@ -337,13 +357,13 @@ unsafe impl<T: Component> QueryData for &mut T {
         with.push(std::any::TypeId::of::<T>());
     }
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<ColumnIndex> {
-        archetype.column_of(components.id_of::<T>()?)
+        column_of::<T>(archetype, components)
     }
     #[inline(always)]
     fn env(_: &WorldCore, _: ChangeWindow) {}
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> Self::Fetch {
-        (column(archetype, state), archetype.column_ticks(state))
+        column_with_ticks(archetype, state)
     }
     #[inline]
     unsafe fn item<'w>(_: &mut (), fetch: Self::Fetch, row: usize) -> &'w mut T {

@@ -521,13 +521,39 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         window: ChangeWindow,
         out: &mut Vec<crate::entity::Entity>,
     ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            self.visit_passing(world, window, |arch, a, b, matches| {
+                let entities = &arch.entities()[a..b];
+                for (row, &entity) in (a..b).zip(entities) {
+                    if Q::EVERY_ROW || matches(row) {
+                        out.push(entity);
+                    }
+                }
+            })
+        }
+    }
+
+    /// Calls `visit(archetype, a, b, matches)` for each run of rows `a..b`
+    /// that passes the filter in `window`, archetype by archetype in match
+    /// order; `matches(row)` says whether a row has an item (always, with
+    /// `Q::EVERY_ROW`).
+    ///
+    /// # Safety
+    /// As [`QueryState::count_in`]; the state must be current.
+    unsafe fn visit_passing(
+        &self,
+        world: &WorldCore,
+        window: ChangeWindow,
+        mut visit: impl FnMut(&crate::storage::Archetype, usize, usize, &mut dyn FnMut(usize) -> bool),
+    ) {
         let archetypes = world.archetypes();
         let mut env = Q::env(world, window);
         for &(id, (state, filter)) in &self.cache.matched {
             let arch = archetypes.get(id);
-            let entities = arch.entities_ptr();
-            // SAFETY: as in `count_matched`; live rows' entity slots are
-            // initialised.
+            // SAFETY: the states were made for `arch`, whose rows `0..len`
+            // are live, and `env` is of its world; the caller holds the
+            // filter's read access; `row_matches` reads no component.
             unsafe {
                 let fetch = Q::fetch(arch, state);
                 let filter = F::fetch(arch, filter);
@@ -537,13 +563,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                     window,
                     0,
                     arch.len(),
-                    |a, b| {
-                        for row in a..b {
-                            if Q::EVERY_ROW || Q::row_matches(&mut env, fetch, row) {
-                                out.push(entities.add(row).read());
-                            }
-                        }
-                    },
+                    |a, b| visit(arch, a, b, &mut |row| Q::row_matches(&mut env, fetch, row)),
                 )
             };
         }
@@ -564,33 +584,16 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 .sum();
         }
         let mut n = 0;
-        let mut env = Q::env(world, window);
-        for &(id, (state, filter)) in &self.cache.matched {
-            let arch = archetypes.get(id);
-            // SAFETY: the states were made for `arch`, whose rows `0..len`
-            // are live, and `env` is of its world; the caller holds the
-            // filter's read access; `row_matches` reads no component.
-            unsafe {
-                let fetch = Q::fetch(arch, state);
-                let filter = F::fetch(arch, filter);
-                super::loops::passing_runs::<F>(
-                    arch.chunk_rows(),
-                    filter,
-                    window,
-                    0,
-                    arch.len(),
-                    |a, b| {
-                        n += if Q::EVERY_ROW {
-                            b - a
-                        } else {
-                            (a..b)
-                                .filter(|&row| Q::row_matches(&mut env, fetch, row))
-                                .count()
-                        }
-                    },
-                )
-            };
-        }
+        // SAFETY: forwarded contract.
+        unsafe {
+            self.visit_passing(world, window, |_, a, b, matches| {
+                n += if Q::EVERY_ROW {
+                    b - a
+                } else {
+                    (a..b).filter(|&row| matches(row)).count()
+                }
+            })
+        };
         n
     }
 }

@@ -22,7 +22,7 @@
 //! does.
 
 use super::access::{Access, AccessKey, AliasError};
-use super::data::{EveryRowData, QueryData, ReadOnlyQueryData};
+use super::data::{column_of, column_with_ticks, EveryRowData, QueryData, ReadOnlyQueryData};
 use crate::component::{Component, Components};
 use crate::storage::{Archetype, ColumnIndex, TickPtrs};
 use crate::tick::{ChangeWindow, Tick};
@@ -266,7 +266,7 @@ unsafe impl<T: Component> QueryData for Ref<'_, T> {
         out.push(TypeId::of::<T>());
     }
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<ColumnIndex> {
-        archetype.column_of(components.id_of::<T>()?)
+        column_of::<T>(archetype, components)
     }
     #[inline(always)]
     fn env(_: &WorldCore, window: ChangeWindow) -> ChangeWindow {
@@ -274,10 +274,7 @@ unsafe impl<T: Component> QueryData for Ref<'_, T> {
     }
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> Self::Fetch {
-        (
-            archetype.column_ptr(state).cast(),
-            archetype.column_ticks(state),
-        )
+        column_with_ticks(archetype, state)
     }
     #[inline]
     unsafe fn item<'w>(window: &mut ChangeWindow, fetch: Self::Fetch, row: usize) -> Ref<'w, T> {
@@ -390,7 +387,7 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
         with.push(TypeId::of::<T>());
     }
     fn match_archetype(archetype: &Archetype, components: &Components) -> Option<ColumnIndex> {
-        archetype.column_of(components.id_of::<T>()?)
+        column_of::<T>(archetype, components)
     }
     #[inline(always)]
     fn env(_: &WorldCore, window: ChangeWindow) -> ChangeWindow {
@@ -398,10 +395,7 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
     }
     #[inline]
     unsafe fn fetch(archetype: &Archetype, state: ColumnIndex) -> Self::Fetch {
-        (
-            archetype.column_ptr(state).cast(),
-            archetype.column_ticks(state),
-        )
+        column_with_ticks(archetype, state)
     }
     #[inline]
     unsafe fn item<'w>(window: &mut ChangeWindow, fetch: Self::Fetch, row: usize) -> Mut<'w, T> {

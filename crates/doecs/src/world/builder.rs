@@ -62,6 +62,22 @@ impl<T: Component + Clone> ClonePart for Value<T> {
     }
 }
 
+/// Where a builder's or template's value of type `T` is.
+fn position<T: 'static, P: Part + ?Sized>(parts: &[Box<P>]) -> Option<usize> {
+    parts
+        .iter()
+        .position(|p| Part::type_id(&**p) == TypeId::of::<T>())
+}
+
+/// Adds `part`, replacing the part of the same type if there is one.
+fn put<P: Part + ?Sized>(parts: &mut Vec<Box<P>>, part: Box<P>) {
+    let type_id = Part::type_id(&*part);
+    match parts.iter().position(|p| Part::type_id(&**p) == type_id) {
+        Some(i) => parts[i] = part,
+        None => parts.push(part),
+    }
+}
+
 /// A bundle assembled at run time; spawning it moves the values out and
 /// leaves it empty, ready for the next entity.
 ///
@@ -88,15 +104,7 @@ impl EntityBuilder {
 
     /// Adds `value`, replacing any value of the same type.
     pub fn add<T: Component>(&mut self, value: T) -> &mut Self {
-        let part = Box::new(Value(value));
-        match self
-            .parts
-            .iter()
-            .position(|p| p.type_id() == TypeId::of::<T>())
-        {
-            Some(i) => self.parts[i] = part,
-            None => self.parts.push(part),
-        }
+        put(&mut self.parts, Box::new(Value(value)));
         self
     }
 
@@ -122,25 +130,19 @@ impl EntityBuilder {
 
     /// Whether it holds `T`.
     pub fn has<T: Component>(&self) -> bool {
-        self.parts.iter().any(|p| p.type_id() == TypeId::of::<T>())
+        position::<T, _>(&self.parts).is_some()
     }
 
     /// Its value of type `T`.
     pub fn get<T: Component>(&self) -> Option<&T> {
-        let part = self
-            .parts
-            .iter()
-            .find(|p| p.type_id() == TypeId::of::<T>())?;
-        part.value().downcast_ref()
+        let i = position::<T, _>(&self.parts)?;
+        self.parts[i].value().downcast_ref()
     }
 
     /// Its value of type `T`, mutably.
     pub fn get_mut<T: Component>(&mut self) -> Option<&mut T> {
-        let part = self
-            .parts
-            .iter_mut()
-            .find(|p| p.type_id() == TypeId::of::<T>())?;
-        part.value_mut().downcast_mut()
+        let i = position::<T, _>(&self.parts)?;
+        self.parts[i].value_mut().downcast_mut()
     }
 
     /// Number of components.
@@ -195,15 +197,7 @@ impl EntityTemplate {
 
     /// Adds `value`, replacing any value of the same type.
     pub fn add<T: Component + Clone>(&mut self, value: T) -> &mut Self {
-        let part = Box::new(Value(value));
-        match self
-            .parts
-            .iter()
-            .position(|p| p.type_id() == TypeId::of::<T>())
-        {
-            Some(i) => self.parts[i] = part,
-            None => self.parts.push(part),
-        }
+        put(&mut self.parts, Box::new(Value(value)));
         self
     }
 
@@ -222,25 +216,19 @@ impl EntityTemplate {
 
     /// Whether it holds `T`.
     pub fn has<T: Component>(&self) -> bool {
-        self.parts.iter().any(|p| p.type_id() == TypeId::of::<T>())
+        position::<T, _>(&self.parts).is_some()
     }
 
     /// Its value of type `T`.
     pub fn get<T: Component>(&self) -> Option<&T> {
-        let part = self
-            .parts
-            .iter()
-            .find(|p| p.type_id() == TypeId::of::<T>())?;
-        part.value().downcast_ref()
+        let i = position::<T, _>(&self.parts)?;
+        self.parts[i].value().downcast_ref()
     }
 
     /// Its value of type `T`, mutably (later spawns clone the new value).
     pub fn get_mut<T: Component>(&mut self) -> Option<&mut T> {
-        let part = self
-            .parts
-            .iter_mut()
-            .find(|p| p.type_id() == TypeId::of::<T>())?;
-        part.value_mut().downcast_mut()
+        let i = position::<T, _>(&self.parts)?;
+        self.parts[i].value_mut().downcast_mut()
     }
 
     /// Number of components.
