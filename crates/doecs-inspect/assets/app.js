@@ -245,6 +245,7 @@ function treeNode(ref) {
     "div",
     { class: "node" + (ref.id === state.selected ? " selected" : ""), title: ref.id },
     toggle,
+    ...(ref.name ? [el("span", { class: "name", text: ref.name })] : []),
     el("span", { class: "id", text: ref.id }),
     el("span", { class: "comps", text: ref.components.join(", ") })
   );
@@ -321,7 +322,8 @@ async function select(id) {
 }
 
 function entityLink(ref) {
-  return el("a", { href: "#", title: ref.components.join(", "), onclick: (e) => { e.preventDefault(); select(ref.id); } }, ref.id);
+  const label = ref.name ? `${ref.name} (${ref.id})` : ref.id;
+  return el("a", { href: "#", title: ref.components.join(", "), onclick: (e) => { e.preventDefault(); select(ref.id); } }, label);
 }
 
 function componentBox(c) {
@@ -377,6 +379,7 @@ async function refreshDetail() {
   if (d.parent) meta.append(" · parent ", entityLink(d.parent));
   meta.append(` · ${d.children_total} children`);
   const parts = [el("h3", { text: d.id }), meta];
+  if (d.path) parts.splice(1, 0, el("div", { class: "path", title: "its path of names", text: d.path }));
   if (state.write) {
     parts.push(el("button", { type: "button", class: "danger", text: "despawn", onclick: async () => {
       try {
@@ -412,12 +415,22 @@ function wire() {
   document.getElementById("pause").addEventListener("click", () => control("pause"));
   document.getElementById("step").addEventListener("click", () => control("step"));
   document.getElementById("resume").addEventListener("click", () => control("resume"));
-  document.getElementById("find").addEventListener("submit", (e) => {
+  document.getElementById("find").addEventListener("submit", async (e) => {
     e.preventDefault();
-    const id = document.getElementById("goto").value.trim();
+    const text = document.getElementById("goto").value.trim();
     const names = document.getElementById("with").value.split(",").map((s) => s.trim()).filter(Boolean);
-    if (id) select(id);
-    if (names.length || !id) listQuery(names);
+    // An id (12v0, or the 64-bit form) selects that entity; anything else
+    // is a path of names (ship/turret).
+    if (/^(\d+v\d+|\d+)$/.test(text)) select(text);
+    else if (text) {
+      try {
+        const found = await api("/api/lookup?path=" + encodeURIComponent(text));
+        select(found.entity.id);
+      } catch (err) {
+        setStatus(err.message, "error");
+      }
+    }
+    if (names.length || !text) listQuery(names);
   });
   window.addEventListener("resize", () => drawChart(document.getElementById("chart"), state.chart));
 }

@@ -136,7 +136,21 @@ try {
     check(heading === id, `${id}: the heading names it`);
     if (expected.parent) {
       const meta = await page.textContent("#entity-detail .meta");
-      check(meta.includes("parent " + expected.parent.id), `${id}: parent ${expected.parent.id} shown`);
+      check(meta.includes(expected.parent.id), `${id}: parent ${expected.parent.id} shown`);
+    }
+    if (expected.path) {
+      const path = await page.textContent("#entity-detail .path");
+      check(path === expected.path, `${id}: its path ${expected.path} shown`);
+      const name = await page.textContent(`#tree li[data-entity="${id}"] > .node .name`);
+      check(name === expected.name, `${id}: the tree shows its name ${expected.name}`);
+      const found = await api("/api/lookup?path=" + encodeURIComponent(expected.path));
+      check(found.entity.id === id, `${expected.path}: the lookup finds ${id}`);
+      // The find box takes a path too.
+      await page.click("#tree li > .node .id");
+      await page.fill("#goto", expected.path);
+      await page.click('#find button[type="submit"]');
+      await page.waitForSelector(`#entity-detail[data-entity="${id}"]`);
+      check(true, `${expected.path}: the find box selects ${id}`);
     }
     const transform = await page.$eval('#entity-detail [data-manager="transform"] .value', (v) => v.textContent);
     check(sameValue(JSON.parse(transform), expected.managers.transform), `${id}: its transform is shown`);

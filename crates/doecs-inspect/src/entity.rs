@@ -54,8 +54,9 @@ pub fn children_of(world: &WorldCore, entity: Entity) -> Vec<Entity> {
     children
 }
 
-/// A short reference to an entity, for lists and trees: its id, its
-/// components' names and how many children it has.
+/// A short reference to an entity, for lists and trees: its id, its name
+/// (`null` without one), its components' names and how many children it
+/// has.
 pub fn entity_ref(world: &WorldCore, registry: &ComponentRegistry, entity: Entity) -> Value {
     let components: Vec<String> = match doecs::raw::location(world, entity) {
         Ok(loc) => doecs::raw::archetypes(world)
@@ -70,6 +71,7 @@ pub fn entity_ref(world: &WorldCore, registry: &ComponentRegistry, entity: Entit
     json!({
         "id": entity.to_string(),
         "bits": entity.to_bits(),
+        "name": world.name_of(entity),
         "components": components,
         "children": children,
     })
@@ -163,6 +165,8 @@ pub fn detail(
     Ok(json!({
         "id": entity.to_string(),
         "bits": entity.to_bits(),
+        "name": world.name_of(entity),
+        "path": world.path_of(entity),
         "index": entity.index(),
         "generation": entity.generation(),
         "archetype": loc.archetype.index(),

@@ -9,7 +9,8 @@
 //! | GET | `/api/world` | entities, archetypes, chunks, bytes used and reserved; frame, paused, write access |
 //! | GET | `/api/components` | every component: name, type, size, registration |
 //! | GET | `/api/archetypes[?empty=true]` | component sets, entity counts, chunks, fill, bytes |
-//! | GET | `/api/entity/{id}` | components with values, parent, children, relationships, managers |
+//! | GET | `/api/entity/{id}` | name and path, components with values, parent, children, relationships, managers |
+//! | GET | `/api/lookup?path=frigate/turret` | the entity at a path of names along `ChildOf` (404 if none or ambiguous) |
 //! | GET | `/api/query?with=a,b&without=c&offset=0&limit=50&values=true` | entities by component names, paged |
 //! | GET | `/api/roots?offset=0&limit=100` | entities with no parent, paged |
 //! | GET | `/api/systems?last=120&since=FRAME` | per-frame times per system, and the schedule's plan |
@@ -153,6 +154,19 @@ pub(crate) fn route(
             q.only(&[])?;
             entity::detail(world, reg, parse_entity(id)?)
         }
+        (Method::Get, ["api", "lookup"]) => {
+            q.only(&["path"])?;
+            let path = q.get("path").ok_or_else(|| {
+                ApiError::bad_request("`path` is required: names separated by `/`")
+            })?;
+            match world.lookup(path) {
+                Ok(e) => Ok(json!({ "entity": entity::entity_ref(world, reg, e) })),
+                Err(e @ doecs::LookupError::BadPath(_)) => {
+                    Err(ApiError::bad_request(e.to_string()))
+                }
+                Err(e) => Err(ApiError::not_found(e.to_string())),
+            }
+        }
         (Method::Delete, ["api", "entity", id]) => {
             q.only(&[])?;
             let e = parse_entity(id)?;
@@ -247,6 +261,7 @@ fn index() -> Value {
             "GET /api/components",
             "GET /api/archetypes[?empty=true]",
             "GET /api/entity/{id}",
+            "GET /api/lookup?path=a/b",
             "GET /api/query?with=a,b&without=c&offset=0&limit=50&values=true",
             "GET /api/roots?offset=0&limit=100",
             "GET /api/systems?last=N&since=FRAME",

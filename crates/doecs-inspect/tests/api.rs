@@ -520,3 +520,31 @@ fn an_entity_shows_every_relationship_pair_and_what_points_at_it() {
         assert!(ids.contains(&ship.to_string().as_str()));
     });
 }
+
+#[test]
+fn names_paths_and_lookup() {
+    let mut f = fixture();
+    f.world
+        .insert_one(f.root, doecs::Name::new("frigate"))
+        .unwrap();
+    f.world
+        .insert_one(f.child, doecs::Name::new("turret"))
+        .unwrap();
+    let (root, child) = (f.root, f.child);
+    serve(f.world, f.registry, false, move |addr| {
+        let d = get(addr, &format!("/api/entity/{child}")).json();
+        assert_eq!(d["name"], "turret");
+        assert_eq!(d["path"], "frigate/turret");
+        assert_eq!(d["parent"]["name"], "frigate");
+        let found = get(addr, "/api/lookup?path=frigate/turret");
+        assert_eq!(found.status, 200, "{}", found.body);
+        assert_eq!(found.json()["entity"]["id"], child.to_string());
+        let missing = get(addr, "/api/lookup?path=frigate/engine");
+        assert_eq!(missing.status, 404);
+        assert!(missing.body.contains("frigate/engine"), "{}", missing.body);
+        assert_eq!(get(addr, "/api/lookup?path=a//b").status, 400);
+        assert_eq!(get(addr, "/api/lookup").status, 400);
+        let r = get(addr, &format!("/api/entity/{root}")).json();
+        assert_eq!(r["path"], "frigate");
+    });
+}
