@@ -8,8 +8,10 @@
 //! directly and by systems, read by systems in two schedules per frame;
 //! snapshot/restore and save/load round trips mid-run; and the same two
 //! schedules run on a second world in between; a `Medicine` resource
-//! (snapshotted) whose change runs a `resource_changed` system; and
-//! one-shot systems run on the world. After every step the world
+//! (snapshotted) whose change runs a `resource_changed` system; one-shot
+//! systems run on the world; and entities disabled and enabled again
+//! (every system and one-shot query skips them, snapshots and saves keep
+//! them so). After every step the world
 //! must match the model: the live ids, each entity's own components and
 //! the resource,
 //! (inherited) values, its parent, prefab and pairs, what each event reader
@@ -187,6 +189,7 @@ enum Kind {
     Spark,
     Bomb,
     Prefab,
+    Disabled,
 }
 
 impl Kind {
@@ -199,6 +202,7 @@ impl Kind {
             Kind::Spark => "spark",
             Kind::Bomb => "cross_feature_model::Bomb",
             Kind::Prefab => "Prefab",
+            Kind::Disabled => "Disabled",
         }
     }
 }
@@ -235,10 +239,13 @@ impl WorldModel {
     fn live(&self) -> Vec<Entity> {
         self.ents.keys().copied().collect()
     }
-    fn prefabs(&self) -> BTreeSet<Entity> {
+    /// The entities queries skip: prefabs and disabled entities.
+    fn hidden(&self) -> BTreeSet<Entity> {
         self.ents
             .iter()
-            .filter(|(_, e)| e.own.contains_key(&Kind::Prefab))
+            .filter(|(_, e)| {
+                e.own.contains_key(&Kind::Prefab) || e.own.contains_key(&Kind::Disabled)
+            })
             .map(|(&k, _)| k)
             .collect()
     }
@@ -367,6 +374,8 @@ enum Op {
     SideFrame(u32),
     Medicine(u32),
     OneShot,
+    Disable(usize),
+    Enable(usize),
     Snapshot,
     Restore,
     SaveLoad,
@@ -413,6 +422,8 @@ fn op() -> impl Strategy<Value = Op> {
         4 => Just(Op::Frame),
         1 => (0u32..120).prop_map(Op::Medicine),
         1 => Just(Op::OneShot),
+        1 => (0usize..64).prop_map(Op::Disable),
+        1 => (0usize..64).prop_map(Op::Enable),
         2 => (0u32..100).prop_map(Op::SideFrame),
         1 => Just(Op::Snapshot),
         1 => Just(Op::Restore),
@@ -587,7 +598,7 @@ impl Run {
                     Kind::Sick => drop(world.remove_one::<Sick>(e)),
                     Kind::Poison => drop(world.remove_one::<Poison>(e)),
                     Kind::Bomb => drop(world.remove_one::<Bomb>(e)),
-                    Kind::Spark | Kind::Prefab => unreachable!(),
+                    Kind::Spark | Kind::Prefab | Kind::Disabled => unreachable!(),
                 });
             }
             Op::Despawn(who) => {
@@ -663,6 +674,31 @@ impl Run {
                     );
                 }
             }
+            Op::Disable(who) | Op::Enable(who) => {
+                let Some(e) = self.pick(who) else {
+                    return;
+                };
+                if self.model.is_prefab(e) {
+                    return;
+                }
+                if matches!(op, Op::Disable(_)) {
+                    self.world.disable(e).unwrap();
+                    self.model
+                        .ents
+                        .get_mut(&e)
+                        .unwrap()
+                        .own
+                        .insert(Kind::Disabled, 0);
+                } else {
+                    self.world.enable(e).unwrap();
+                    self.model
+                        .ents
+                        .get_mut(&e)
+                        .unwrap()
+                        .own
+                        .remove(&Kind::Disabled);
+                }
+            }
             Op::Medicine(v) => {
                 self.world.insert_resource(Medicine(v));
                 self.model.medicine = Some(v);
@@ -673,9 +709,9 @@ impl Run {
                 self.world
                     .run_system_once(|mut q: Query<&mut Hp, With<Sick>>| q.for_each(|hp| hp.0 /= 2))
                     .unwrap();
-                let prefabs = self.model.prefabs();
+                let hidden = self.model.hidden();
                 for (e, ent) in self.model.ents.iter_mut() {
-                    if prefabs.contains(e) || !ent.own.contains_key(&Kind::Sick) {
+                    if hidden.contains(e) || !ent.own.contains_key(&Kind::Sick) {
                         continue;
                     }
                     if let Some(hp) = ent.own.get_mut(&Kind::Hp) {
@@ -1032,9 +1068,10 @@ fn frame(
     // The model: hp ticks (own values, live entities, not frozen), the
     // writer sends, both readers read everything, medicine that changed
     // heals, the sick freeze.
-    let prefabs = model.prefabs();
+    // Systems' queries skip prefabs and disabled entities.
+    let hidden = model.hidden();
     for (e, ent) in model.ents.iter_mut() {
-        if prefabs.contains(e) || ent.own.contains_key(&Kind::Frozen) {
+        if hidden.contains(e) || ent.own.contains_key(&Kind::Frozen) {
             continue;
         }
         if let Some(hp) = ent.own.get_mut(&Kind::Hp) {
@@ -1044,7 +1081,7 @@ fn frame(
     if let (Some(at_least), true) = (model.medicine, model.medicine_changed) {
         for (e, ent) in model.ents.iter_mut() {
             let own = |k| ent.own.contains_key(&k);
-            let healed = !prefabs.contains(e)
+            let healed = !hidden.contains(e)
                 && own(Kind::Frozen)
                 && !own(Kind::Sick)
                 && ent.own.get(&Kind::Hp).is_some_and(|&hp| hp >= at_least);
@@ -1058,7 +1095,7 @@ fn frame(
     model.sent.push(1000 + model.frames);
     model.read = model.sent.len();
     for (e, ent) in model.ents.iter_mut() {
-        if !prefabs.contains(e) && ent.own.remove(&Kind::Sick).is_some() {
+        if !hidden.contains(e) && ent.own.remove(&Kind::Sick).is_some() {
             ent.own.insert(Kind::Frozen, 0);
         }
     }
