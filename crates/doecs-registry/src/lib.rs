@@ -69,6 +69,23 @@ pub enum RegistryError {
     /// The world's registration refused the name.
     #[error(transparent)]
     Register(#[from] doecs::RegisterError),
+    /// A requirement the registry carries was refused by the world (a
+    /// cycle with one the world has).
+    #[error(transparent)]
+    Require(#[from] doecs::RequireError),
+}
+
+/// Registers one requirement in a world.
+type InstallRequirement = dyn Fn(&mut World) -> Result<(), doecs::RequireError> + Send + Sync;
+
+/// One requirement a registry carries (see [`ComponentRegistry::require`]).
+#[derive(Clone)]
+struct RequirementInstall(std::sync::Arc<InstallRequirement>);
+
+impl std::fmt::Debug for RequirementInstall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequirementInstall")
+    }
 }
 
 /// Reads the value at a pointer as JSON.
@@ -348,6 +365,7 @@ pub struct ComponentRegistry {
     by_type: HashMap<TypeId, usize>,
     managers: Vec<managers::ManagerRegistration>,
     relations: Vec<relations::RelationRegistration>,
+    requirements: Vec<RequirementInstall>,
 }
 
 impl Default for ComponentRegistry {
@@ -358,6 +376,7 @@ impl Default for ComponentRegistry {
             by_type: HashMap::new(),
             managers: Vec::new(),
             relations: relations::builtins(),
+            requirements: Vec::new(),
         };
         registry.register::<doecs::Prefab>("Prefab");
         registry.register::<doecs::Disabled>("Disabled");
@@ -518,6 +537,45 @@ impl ComponentRegistry {
                 install(world);
             }
         }
+        for requirement in &self.requirements {
+            match (requirement.0)(world) {
+                // Installed before (a second `install` on the same world).
+                Ok(()) | Err(doecs::RequireError::Duplicate { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         Ok(())
+    }
+
+    /// Carries the requirement that `A` requires `B` (made by
+    /// `B::default()`, see [`World::register_required`]) into every world
+    /// this registry installs into, loaded worlds included: a loader
+    /// installs the registry before it places the saved rows, so a
+    /// required component the save lacks is made as each row arrives.
+    ///
+    /// ```
+    /// use doecs::World;
+    /// use doecs_registry::{ComponentRegistry, SaveFormat, WorldSaveExt};
+    /// #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+    /// struct Hp(u32);
+    /// #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    /// struct Frozen;
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register::<Hp>("hp");
+    /// registry.register::<Frozen>("frozen");
+    /// let mut world = World::new();
+    /// let e = world.spawn((Frozen,)); // saved without an Hp
+    /// let mut bytes = Vec::new();
+    /// world.save(&mut bytes, SaveFormat::Binary, &registry).unwrap();
+    /// registry.require::<Frozen, Hp>();
+    /// let loaded = World::load(&bytes[..], &registry).unwrap();
+    /// assert_eq!(loaded.get::<Hp>(e), Ok(&Hp(0)));
+    /// ```
+    pub fn require<A: doecs::Component, B: doecs::Component + Default>(&mut self) -> &mut Self {
+        self.requirements
+            .push(RequirementInstall(std::sync::Arc::new(
+                |world: &mut World| world.register_required::<A, B>(),
+            )));
+        self
     }
 }
