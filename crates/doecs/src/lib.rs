@@ -26,6 +26,7 @@ mod event;
 mod location;
 mod manager;
 mod name;
+mod observer;
 mod parallel;
 pub mod prelude;
 mod query;
@@ -84,6 +85,7 @@ pub use event::{on_event, EventCursor, EventIter, EventReader, EventWriter, Even
 pub use hooks::{ComponentHooks, Hook, HookContext, HookKind};
 pub use manager::{ComponentManager, DestroyNotice, GcReport, LazyGc, Probe};
 pub use name::{LookupError, Name};
+pub use observer::{EntityEvent, ObserveError, Trigger};
 pub use query::{
     Access, AccessKey, Added, AliasError, AnyOf, ArchetypeFilter, Batch, BatchedIter, Changed,
     Combinations, CombinationsMut, EveryRowData, FilteredAccess, Has, Mut, Or, OwnOrInherited,
@@ -116,4 +118,7 @@ pub use world::SaveManager;
 pub use world::{
     EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, RequireError, Snapshot,
     SnapshotError, Spawn, World, WorldConfig, WorldCore, WorldId, MAX_HOOK_ROUNDS,
+};
+pub use world::{
+    Event, ObserverError, ObserverId, ObserverInfo, OnAdd, OnDespawn, OnInsert, OnRemove, OnReplace,
 };

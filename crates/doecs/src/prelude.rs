@@ -17,6 +17,7 @@ pub use crate::error::EntityError;
 pub use crate::event::{on_event, EventReader, EventWriter, Events};
 pub use crate::manager::{ComponentManager, DestroyNotice};
 pub use crate::name::Name;
+pub use crate::observer::Trigger;
 pub use crate::query::{
     Added, AnyOf, Changed, Has, Mut, Or, OwnOrInherited, Pairs, Query, QueryState, Ref, Up, View,
     ViewMut, With, Without,
@@ -35,6 +36,7 @@ pub use crate::world::command::{CommandBuffer, Commands};
 pub use crate::world::hooks::{ComponentHooks, HookContext};
 pub use crate::world::RemovedComponents;
 pub use crate::world::{EntityBuilder, Snapshot, World, WorldCore};
+pub use crate::world::{Event, OnAdd, OnDespawn, OnInsert, OnRemove, OnReplace};
 /// The `Bundle` trait and `#[derive(Bundle)]`.
 pub use crate::Bundle;
 pub use doecs_macros::{QueryData, SystemParam, SystemSet};

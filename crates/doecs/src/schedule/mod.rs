@@ -229,6 +229,7 @@ impl Schedule {
     {
         let desc: SystemDesc = system.into_desc();
         let system = desc.system?;
+        crate::system::refuse_observer(system.name(), system.access())?;
         let mut access = system.access().clone();
         let mut conditions = Vec::with_capacity(desc.conditions.len());
         for condition in desc.conditions {

@@ -104,6 +104,7 @@ fn prepare<M, S: SystemKind<M> + IntoSystemDesc<M>>(
 ) -> Result<Registered, ScheduleError> {
     let desc = system.into_desc();
     let system = desc.system?;
+    crate::system::refuse_observer(system.name(), system.access())?;
     let mut conditions = Vec::with_capacity(desc.conditions.len());
     for condition in &desc.conditions {
         conditions.push(condition.make()?);

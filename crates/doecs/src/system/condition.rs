@@ -65,7 +65,9 @@ impl ConditionDesc {
 
     /// A fresh instance.
     pub(crate) fn make(&self) -> Result<Box<dyn Condition>, ScheduleError> {
-        (self.0)()
+        let condition = (self.0)()?;
+        super::refuse_observer(condition.name(), condition.access())?;
+        Ok(condition)
     }
 }
 

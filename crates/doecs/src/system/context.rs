@@ -45,6 +45,8 @@ pub struct SystemContext<'a> {
     spawn: SpawnSource<'a>,
     caches: &'a mut QueryCaches,
     window: ChangeWindow,
+    /// The trigger an observer runs for (null for other systems).
+    trigger: *mut crate::world::TriggerData,
 }
 
 impl<'a> SystemContext<'a> {
@@ -71,7 +73,14 @@ impl<'a> SystemContext<'a> {
             spawn,
             caches,
             window,
+            trigger: std::ptr::null_mut(),
         }
+    }
+
+    /// The context of an observer running for `trigger`.
+    pub(crate) fn with_trigger(mut self, trigger: &'a mut crate::world::TriggerData) -> Self {
+        self.trigger = trigger;
+        self
     }
 
     /// The system's change window: what its change filters see (changes
@@ -97,6 +106,7 @@ impl<'a> SystemContext<'a> {
             commands: std::ptr::from_mut(self.commands),
             spawn: std::ptr::from_mut(&mut self.spawn).cast(),
             window: self.window,
+            trigger: self.trigger,
         }
     }
 

@@ -39,6 +39,15 @@ pub enum ScheduleError {
         /// Why.
         reason: String,
     },
+    /// A system with a `Trigger` parameter was scheduled, run once or used
+    /// as a run condition; it is an observer (see `World::observe`).
+    #[error("system `{system}` takes `Trigger<{event}, ..>`: it is an observer; register it with `World::observe`")]
+    ObserverNotSystem {
+        /// The system.
+        system: String,
+        /// The event its trigger watches.
+        event: &'static str,
+    },
     /// A system needs a resource the world does not have (checked before any
     /// system starts).
     #[error("system `{system}` needs resource `{resource}`, which the world does not have")]

@@ -280,6 +280,7 @@ pub(crate) fn access_of(name: &str, params: &[ParamAccess]) -> Result<SystemAcce
         super::merge(&mut access.setup, &p.setup);
         super::merge(&mut access.required_resources, &p.required_resources);
         super::merge(&mut access.required_managers, &p.required_managers);
+        access.observes = access.observes.or(p.observes);
     }
     Ok(access)
 }

@@ -92,6 +92,9 @@ pub struct SystemAccess {
     /// What the world needs before the system first runs on it; the
     /// schedule runs these with `&mut` once per world.
     pub setup: Vec<fn(&mut crate::world::WorldCore)>,
+    /// The event it observes, for an observer (a system with a
+    /// [`Trigger`](crate::Trigger) parameter).
+    pub observes: Option<param::ObservedEvent>,
 }
 
 /// Why two systems may not run at the same time.
@@ -207,6 +210,22 @@ pub trait System: Send {
         );
         self.run(&mut context);
         world.apply(&mut commands);
+    }
+}
+
+/// Refuses to schedule (or run as a one-shot, or as a run condition) a
+/// system with a [`Trigger`](crate::Trigger) parameter: only a trigger
+/// runs an observer.
+pub(crate) fn refuse_observer(
+    name: &str,
+    access: &SystemAccess,
+) -> Result<(), error::ScheduleError> {
+    match access.observes {
+        Some(observed) => Err(error::ScheduleError::ObserverNotSystem {
+            system: name.to_owned(),
+            event: observed.event_name,
+        }),
+        None => Ok(()),
     }
 }
 

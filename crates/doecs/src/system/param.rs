@@ -55,7 +55,25 @@ pub struct ParamAccess {
     /// What the world needs before the system first runs on it (an event
     /// type added, a removal log kept); run by the schedule with `&mut`.
     pub setup: Vec<fn(&mut WorldCore)>,
+    /// The event it observes (a [`Trigger`](crate::Trigger) parameter).
+    pub observes: Option<ObservedEvent>,
 }
+
+/// The event an observer's [`Trigger`](crate::Trigger) parameter watches,
+/// recorded when the system is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObservedEvent {
+    /// The event type.
+    pub event: std::any::TypeId,
+    /// Its name, for messages and listings.
+    pub event_name: &'static str,
+    /// The component (lifecycle events): its name, and how to register it
+    /// in a world.
+    pub component: Option<(&'static str, RegisterComponent)>,
+}
+
+/// Registers a component type in a world and returns its id.
+pub type RegisterComponent = fn(&mut WorldCore) -> crate::component::ComponentId;
 
 impl ParamAccess {
     /// Why `self` and `other` cannot both be parameters of one system, if so.
@@ -71,6 +89,9 @@ impl ParamAccess {
         }
         if self.commands && other.commands {
             return Some("both record into the system's one command buffer".into());
+        }
+        if self.observes.is_some() && other.observes.is_some() {
+            return Some("an observer has one trigger".into());
         }
         None
     }
@@ -90,6 +111,9 @@ pub struct SystemRun<'a> {
     pub(crate) spawn: *mut SpawnSource<'static>,
     /// The system's change window.
     pub(crate) window: crate::tick::ChangeWindow,
+    /// The trigger an observer runs for; null outside observers (only
+    /// `Trigger::fetch` turns it into a reference).
+    pub(crate) trigger: *mut crate::world::TriggerData,
 }
 
 impl SystemRun<'_> {

@@ -249,6 +249,30 @@ impl CommandBuffer {
         self.push_closure(move |w: &mut World| w.remove::<B>(entity).map(drop));
     }
 
+    /// Records triggering `event` with no target (see [`World::trigger`]).
+    pub fn trigger<E: super::Event>(&mut self, event: E) {
+        // Applied inside a flush, a trigger's observers' commands join the
+        // flush's next round; an unsettled chain is reported by the flush.
+        self.push_closure(move |w: &mut World| {
+            let _ = w.trigger(event);
+            Ok(())
+        });
+    }
+
+    /// Records triggering `event` on each of `targets` (see
+    /// [`World::trigger_targets`]).
+    pub fn trigger_targets<E: super::Event>(
+        &mut self,
+        event: E,
+        targets: impl IntoIterator<Item = Entity>,
+    ) {
+        let targets: Vec<Entity> = targets.into_iter().collect();
+        self.push_closure(move |w: &mut World| {
+            let _ = w.trigger_targets(event, targets);
+            Ok(())
+        });
+    }
+
     /// Drops every recorded command unapplied and cancels the ids its spawns
     /// reserved in `world`.
     pub fn discard(&mut self, world: &mut World) {
@@ -430,6 +454,21 @@ impl<'a> Commands<'a> {
         }
     }
 
+    /// Records triggering `event` with no target (see [`World::trigger`]).
+    pub fn trigger<E: super::Event>(&mut self, event: E) {
+        self.buffer.trigger(event);
+    }
+
+    /// Records triggering `event` on each of `targets` (see
+    /// [`World::trigger_targets`]).
+    pub fn trigger_targets<E: super::Event>(
+        &mut self,
+        event: E,
+        targets: impl IntoIterator<Item = Entity>,
+    ) {
+        self.buffer.trigger_targets(event, targets);
+    }
+
     /// Records storing resource `value` (replacing one of its type).
     pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) {
         self.push_closure(move |w: &mut World| {
@@ -492,6 +531,12 @@ impl EntityCommands<'_, '_> {
     /// Records removing (and dropping) component `T`.
     pub fn remove_one<T: Component>(&mut self) -> &mut Self {
         self.commands.remove_one::<T>(self.entity);
+        self
+    }
+
+    /// Records triggering `event` on the entity.
+    pub fn trigger<E: super::Event>(&mut self, event: E) -> &mut Self {
+        self.commands.trigger_targets(event, [self.entity]);
         self
     }
 

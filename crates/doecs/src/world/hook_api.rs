@@ -96,6 +96,10 @@ impl World {
                     let report = world.apply(&mut batch);
                     world.hook_failures.extend(report.failed);
                 }
+                if !world.core.hooks.commands.is_empty() {
+                    let unsettled = super::observers::ObserverError::Unsettled { rounds };
+                    world.core.hooks.observers.errors.push(unsettled);
+                }
             })
         }));
         self.flushing_hooks = false;

@@ -214,6 +214,8 @@ pub(crate) struct Hooks {
     requires: Vec<Vec<Requirement>>,
     /// Commands recorded by hooks, applied after the operation that fired them.
     pub(crate) commands: CommandBuffer,
+    /// The world's observers (they fire where the hooks do).
+    pub(crate) observers: super::observers::Observers,
 }
 
 impl std::fmt::Debug for Hooks {
@@ -254,10 +256,11 @@ impl Hooks {
         self.requires[id.index()].push(requirement);
     }
 
-    /// The mask of hook kinds that do something for `id`: its hooks', and
-    /// `Add` where it requires components (their insertion rides on it).
+    /// The mask of hook kinds that do something for `id`: its hooks', its
+    /// observers', and `Add` where it requires components (their
+    /// insertion rides on it).
     pub(crate) fn mask_of(&self, id: ComponentId) -> u8 {
-        let hooks = self.of(id).map_or(0, |h| h.mask());
+        let hooks = self.of(id).map_or(0, |h| h.mask()) | self.observers.mask_of(id);
         let required = if self.requirements(id).is_empty() {
             0
         } else {
@@ -284,7 +287,9 @@ impl WorldCore {
         components: impl IntoIterator<Item = ComponentId>,
     ) {
         let mut commands = std::mem::take(&mut self.hooks.commands);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // Components with observers of `kind`: they run after every hook.
+        let mut observed = Vec::new();
+        let mut outcome = catch_unwind(AssertUnwindSafe(|| {
             let world: &WorldCore = self;
             for component in components {
                 if let Some(hook) = world.hooks.of(component).and_then(|h| h.get(kind)) {
@@ -305,8 +310,16 @@ impl WorldCore {
                         }
                     }
                 }
+                if world.hooks.observers.watches(kind, component) {
+                    observed.push(component);
+                }
             }
         }));
+        if outcome.is_ok() && !observed.is_empty() {
+            outcome = catch_unwind(AssertUnwindSafe(|| {
+                self.run_lifecycle_observers(kind, entity, &observed, &mut commands);
+            }));
+        }
         self.hooks.commands = commands;
         if let Err(payload) = outcome {
             resume_unwind(payload);

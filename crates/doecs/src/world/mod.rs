@@ -42,6 +42,7 @@ mod hook_api;
 pub mod hooks;
 mod load;
 mod names;
+mod observers;
 pub(crate) mod per_world;
 pub mod prefab;
 pub(crate) mod query_caches;
@@ -62,6 +63,10 @@ pub use entity_ref::{EntityMut, EntityRef};
 pub use hook_api::MAX_HOOK_ROUNDS;
 #[cfg(feature = "serde")]
 pub use load::SaveManager;
+pub(crate) use observers::{lifecycle_kind, RunObserver, TriggerData, Watch};
+pub use observers::{
+    Event, ObserverError, ObserverId, ObserverInfo, OnAdd, OnDespawn, OnInsert, OnRemove, OnReplace,
+};
 pub use removals::RemovedComponents;
 pub use snapshot::{Snapshot, SnapshotError};
 

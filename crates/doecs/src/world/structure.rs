@@ -735,6 +735,8 @@ impl WorldCore {
         free_ids: bool,
         destroyed: &mut Vec<Entity>,
     ) {
+        // Observers record commands and cannot move the row.
+        self.run_despawn_observers(entity);
         if self.removal_observed(location) {
             let components = self
                 .archetypes
@@ -745,6 +747,11 @@ impl WorldCore {
             self.log_removals(entity, &components);
         }
         destroyed.push(entity);
+        if self.hooks.observers.has_entity_observers() {
+            // Its observers go with it; component hook masks stay as they
+            // are (a mask bit with no observer left only costs a lookup).
+            self.hooks.observers.forget_entity(entity);
+        }
         let pairs = self.forget_relations(entity);
         drop_row(
             &mut self.entities,
