@@ -5,6 +5,7 @@ mod components;
 mod demo_level;
 mod frame_times;
 mod input;
+mod names;
 mod registry;
 mod rollback;
 mod run;
@@ -44,10 +45,21 @@ enum Command {
         #[command(flatten)]
         limit: InputLimit,
     },
-    /// Summarise a compiled blob: entities, component types, hierarchy depth.
+    /// Summarise a compiled blob: entities, component types, hierarchy depth, names.
     Inspect {
         /// The blob.
         input: PathBuf,
+        /// List at most N named entities (the tree, and the matches of --find; 0: counts only)
+        #[arg(long, value_name = "N", default_value_t = names::DEFAULT_NAMES)]
+        names: usize,
+        /// Instead of the summary, show the entity at a path ("ship3/ship3.part1") or every entity with a name ("ship3")
+        ///
+        /// Each with its path, blob entity index, components and parent. A
+        /// QUERY with a `/` is a path of names from a root down; one without
+        /// is a name, which several entities may share. Nothing found is an
+        /// error (exit status 1).
+        #[arg(long, value_name = "QUERY")]
+        find: Option<String>,
         #[command(flatten)]
         limit: InputLimit,
     },
@@ -163,7 +175,12 @@ fn main() -> ExitCode {
             output,
             limit,
         }) => compile(&input, output, limit),
-        Some(Command::Inspect { input, limit }) => inspect(&input, limit),
+        Some(Command::Inspect {
+            input,
+            names,
+            find,
+            limit,
+        }) => inspect(&input, names, find.as_deref(), limit),
         Some(Command::DemoLevel { output, ships }) => demo(&output, ships),
     };
     match result {
@@ -212,10 +229,30 @@ fn compile(input: &Path, output: Option<PathBuf>, limit: InputLimit) -> Result<(
     Ok(())
 }
 
-fn inspect(input: &Path, limit: InputLimit) -> Result<(), String> {
+/// `doecs inspect`: the summary, or with `find` the entities it names.
+fn inspect(
+    input: &Path,
+    names: usize,
+    find: Option<&str>,
+    limit: InputLimit,
+) -> Result<(), String> {
+    // A bad query is refused before the blob is read.
+    let query = find
+        .map(names::Query::parse)
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let bytes = AlignedBytes::from_slice(&read(input, limit)?);
-    let view = BlobView::parse(&bytes).map_err(|e| format!("{}: {e}", input.display()))?;
+    let in_input = |e: String| format!("{}: {e}", input.display());
+    let view = BlobView::parse(&bytes).map_err(|e| in_input(e.to_string()))?;
     let (_, spawner) = registry::compiler_and_spawner();
+    if let Some(query) = query {
+        let level = names::Level::spawn(&view, &spawner).map_err(in_input)?;
+        let found = level
+            .find(query, names)
+            .map_err(|e| in_input(e.to_string()))?;
+        print!("{found}");
+        return Ok(());
+    }
     let roots = view
         .parent_index()
         .iter()
@@ -239,19 +276,43 @@ fn inspect(input: &Path, limit: InputLimit) -> Result<(), String> {
         "component", "instances", "size", "bytes"
     );
     for b in view.blocks() {
-        let name = spawner
-            .name_of(b.component)
-            .map(str::to_owned)
-            .unwrap_or_else(|| format!("unknown {:#018x}", b.component));
         println!(
             "  {:<22} {:>10} {:>10} {:>12}",
-            name,
+            names::component_name(&spawner, b),
             b.num_instances(),
             b.instance_size,
             b.data.len()
         );
     }
     print_prefabs(&view);
+    print_names(&view, &spawner, names).map_err(in_input)
+}
+
+/// The summary's names: how many entities are named, and at most `limit`
+/// of them as a tree. The blob is spawned only to list some, so a blob
+/// whose values do not pass the spawner's checks still gets the rest of
+/// its summary first.
+fn print_names(
+    view: &BlobView<'_>,
+    spawner: &doecs_resource::Spawner,
+    limit: usize,
+) -> Result<(), String> {
+    let named = names::named_count(view);
+    if named == 0 {
+        println!("named entities: none");
+        return Ok(());
+    }
+    if limit == 0 {
+        println!("named entities: {named} (--names N lists them)");
+        return Ok(());
+    }
+    let level = names::Level::spawn(view, spawner)
+        .map_err(|e| format!("{e} (--names 0 skips the list)"))?;
+    println!(
+        "named entities: {named} of {}, as a tree (path, blob entity index, components):",
+        view.num_entities()
+    );
+    print!("{}", level.tree(limit));
     Ok(())
 }
 
