@@ -234,6 +234,24 @@ async function refreshSystems() {
   rows.push(el("tr", {}, el("td", {}, "┄"), el("td", { class: "muted", text: "whole frame" }), el("td", { class: "num", text: formatMicros(meanFrame) }), el("td", { class: "num", text: c.frame.length ? formatMicros(c.frame[c.frame.length - 1]) : "–" })));
   document.querySelector("#systems tbody").replaceChildren(...rows);
   document.getElementById("plan").textContent = s.plan || "(the program did not give its schedule's plan)";
+  await refreshObservers();
+}
+
+// Observers are not entities: the API lists them, in the order they run.
+async function refreshObservers() {
+  const o = await api("/api/observers");
+  document.getElementById("observer-count").textContent = o.count;
+  const rows = o.observers.map((x) =>
+    el(
+      "tr",
+      { dataset: { observer: x.id } },
+      el("td", { text: x.name }),
+      el("td", { text: x.event }),
+      el("td", { text: x.component || "–" }),
+      el("td", { text: x.entity ? x.entity.name || x.entity.id : "any" })
+    )
+  );
+  document.querySelector("#observers tbody").replaceChildren(...rows);
 }
 
 // ---- entity list: hierarchy or query ---------------------------------------

@@ -160,6 +160,10 @@ try {
   const systems = await api("/api/systems?last=1");
   const names = await page.$$eval("#systems tbody tr[data-system]", (trs) => trs.map((tr) => tr.dataset.system));
   check(same(names, systems.systems.map((s) => s.name)), `the systems table lists ${names.join(", ")}`);
+  const observers = await api("/api/observers");
+  const listed = await page.$$eval("#observers tbody tr[data-observer]", (trs) => trs.map((tr) => tr.cells[0].textContent));
+  check(same(listed, observers.observers.map((o) => o.name)), `the observers table lists the API's ${observers.count} observers`);
+  check((await page.$eval("#observer-count", (s) => s.textContent)) === String(observers.count), "the observer count is shown");
   const painted = await page.$eval("#chart", (c) => {
     const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
     let n = 0;

@@ -178,7 +178,37 @@ pub fn detail(
         "relationships": relationships,
         "incoming": incoming,
         "managers": managers(world, entity),
+        "observers": world
+            .observers()
+            .filter(|o| o.entity == Some(entity))
+            .map(|o| observer_json(world, registry, &o))
+            .collect::<Vec<_>>(),
     }))
+}
+
+/// One observer as JSON: its name, event, component and entity.
+pub fn observer_json(
+    world: &WorldCore,
+    registry: &ComponentRegistry,
+    observer: &doecs::ObserverInfo,
+) -> Value {
+    json!({
+        "id": observer.id.index(),
+        "name": observer.name,
+        "event": short_type_name(observer.event),
+        "component": observer.component.map(|c| display_name(world, registry, c)),
+        "entity": observer.entity.map(|e| entity_ref(world, registry, e)),
+    })
+}
+
+/// The JSON of `GET /api/observers`: every observer, in the order they
+/// run (registration order). Observers are not entities; this lists them.
+pub fn observers(world: &WorldCore, registry: &ComponentRegistry) -> Value {
+    let list: Vec<Value> = world
+        .observers()
+        .map(|o| observer_json(world, registry, &o))
+        .collect();
+    json!({ "count": list.len(), "observers": list })
 }
 
 /// A relation's type name without its module path (`doecs::relation::ChildOf`

@@ -14,6 +14,7 @@
 //! | GET | `/api/query?with=a,b&without=c&offset=0&limit=50&values=true` | entities by component names, paged |
 //! | GET | `/api/roots?offset=0&limit=100` | entities with no parent, paged |
 //! | GET | `/api/systems?last=120&since=FRAME` | per-frame times per system, and the schedule's plan |
+//! | GET | `/api/observers` | every observer (observers are not entities): name, event, component, entity |
 //! | GET | `/api/controls` | paused, pending steps, frame |
 //! | POST | `/api/controls/pause`, `/step?frames=N`, `/resume` | pause, step, resume |
 //! | PUT | `/api/entity/{id}/components/{name}` | set a component from the JSON body (write access) |
@@ -93,7 +94,7 @@ fn known(path: &[&str]) -> bool {
         ["api"]
             | [
                 "api",
-                "world" | "components" | "archetypes" | "query" | "roots" | "systems"
+                "world" | "components" | "archetypes" | "query" | "roots" | "systems" | "observers"
             ]
             | ["api", "controls"]
             | ["api", "controls", "pause" | "step" | "resume"]
@@ -145,6 +146,10 @@ pub(crate) fn route(
         (Method::Get, ["api", "components"]) => {
             q.only(&[])?;
             Ok(components::list(world, reg))
+        }
+        (Method::Get, ["api", "observers"]) => {
+            q.only(&[])?;
+            Ok(entity::observers(world, reg))
         }
         (Method::Get, ["api", "archetypes"]) => {
             q.only(&["empty"])?;
@@ -265,6 +270,7 @@ fn index() -> Value {
             "GET /api/query?with=a,b&without=c&offset=0&limit=50&values=true",
             "GET /api/roots?offset=0&limit=100",
             "GET /api/systems?last=N&since=FRAME",
+            "GET /api/observers",
             "GET /api/controls",
             "POST /api/controls/pause | /api/controls/step?frames=N | /api/controls/resume",
             "PUT /api/entity/{id}/components/{name} (write access)",

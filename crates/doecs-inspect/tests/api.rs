@@ -548,3 +548,33 @@ fn names_paths_and_lookup() {
         assert_eq!(r["path"], "frigate");
     });
 }
+
+#[test]
+fn observers_are_listed_in_run_order_and_on_their_entity() {
+    struct Hit;
+    impl doecs::Event for Hit {}
+    let mut f = fixture();
+    f.world
+        .observe((|_: Trigger<OnAdd, Health>| {}).named("count_health"))
+        .unwrap();
+    f.world
+        .observe_entity(f.root, (|_: Trigger<Hit>| {}).named("root_hit"))
+        .unwrap();
+    let root = f.root;
+    serve(f.world, f.registry, false, move |addr| {
+        let o = get(addr, "/api/observers").json();
+        assert_eq!(o["count"], 2);
+        let list = o["observers"].as_array().unwrap();
+        assert_eq!(list[0]["name"], "count_health");
+        assert_eq!(list[0]["event"], "OnAdd");
+        assert_eq!(list[0]["component"], "health");
+        assert_eq!(list[0]["entity"], Value::Null);
+        assert_eq!(list[1]["name"], "root_hit");
+        assert_eq!(list[1]["event"], "Hit");
+        assert_eq!(list[1]["entity"]["id"], root.to_string());
+        let d = get(addr, &format!("/api/entity/{root}")).json();
+        assert_eq!(d["observers"].as_array().unwrap().len(), 1);
+        assert_eq!(d["observers"][0]["name"], "root_hit");
+        assert_eq!(get(addr, "/api/observers?x=1").status, 400);
+    });
+}

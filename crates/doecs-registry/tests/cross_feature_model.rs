@@ -4,7 +4,8 @@
 //! Bugs live where two features meet, so one sequence mixes them all:
 //! single, batch and command-buffer spawns, inserts, removes and despawns
 //! (some components panic in `Drop`); `ChildOf` and a custom relation;
-//! prefabs and `instantiate`; a hook that records commands; events sent
+//! prefabs and `instantiate`; a hook that records commands, and observers
+//! of the same component that must see what it sees; events sent
 //! directly and by systems, read by systems in two schedules per frame;
 //! snapshot/restore and save/load round trips mid-run; and the same two
 //! schedules run on a second world in between; a `Medicine` resource
@@ -23,7 +24,8 @@
 
 use doecs::{
     resource_changed, ChildOf, CommandBuffer, ComponentHooks, Entity, EventReader, EventWriter,
-    Local, Query, Relation, Res, Schedule, Snapshot, SystemConfig, With, Without, World,
+    Local, OnAdd, OnRemove, Query, Relation, Res, Schedule, Snapshot, SystemConfig, Trigger, With,
+    Without, World,
 };
 use doecs_registry::{ComponentRegistry, WorldSaveExt};
 use proptest::prelude::*;
@@ -76,6 +78,8 @@ struct Logs {
     read: Vec<(u32, u8, u32)>,
     /// (added?, entity) from the `Poison` hooks.
     hooks: Vec<(bool, Entity)>,
+    /// The same, from the `Poison` observers: they fire where the hooks do.
+    observed: Vec<(bool, Entity)>,
 }
 type Shared = Arc<Mutex<Logs>>;
 
@@ -102,6 +106,17 @@ fn set_up(world: &mut World, registry: &ComponentRegistry, logs: &Shared, tag: u
             })
             .on_remove(move |ctx| on_remove.lock().unwrap().hooks.push((false, ctx.entity))),
     );
+    let (on_add, on_remove) = (logs.clone(), logs.clone());
+    world
+        .observe(move |t: Trigger<OnAdd, Poison>| {
+            on_add.lock().unwrap().observed.push((true, t.entity()));
+        })
+        .unwrap();
+    world
+        .observe(move |t: Trigger<OnRemove, Poison>| {
+            on_remove.lock().unwrap().observed.push((false, t.entity()));
+        })
+        .unwrap();
     world.insert_resource(WorldTag(tag));
     world.snapshot_resource::<Medicine>();
 }
@@ -1012,6 +1027,9 @@ impl Run {
         seen.sort();
         hooks.sort();
         assert_eq!(seen, hooks, "what the hook saw");
+        let mut observed = std::mem::take(&mut logs.observed);
+        observed.sort();
+        assert_eq!(observed, hooks, "what the observers saw");
         for model in [&self.model, &self.side_model] {
             for reader in 0..2u8 {
                 let read: Vec<u32> = logs

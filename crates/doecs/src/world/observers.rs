@@ -157,6 +157,13 @@ fn slot(kind: HookKind) -> usize {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObserverId(pub(crate) u32);
 
+impl ObserverId {
+    /// Its index: observers are numbered from 0 in registration order.
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
 /// Why an observer did not run, or why a trigger did not settle.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ObserverError {
@@ -434,6 +441,12 @@ fn grow<T: Default>(v: &mut Vec<T>, index: usize) -> &mut T {
 }
 
 impl WorldCore {
+    /// Every observer of this world, in registration order (the order
+    /// they run in).
+    pub fn observers(&self) -> impl Iterator<Item = ObserverInfo> + '_ {
+        self.hooks.observers.infos()
+    }
+
     /// Runs the observers of `event` (an `E` of type `event_type`) on
     /// `component` and `target`, in registration order, recording their
     /// commands into `commands`. Returns whether the trigger should go on
@@ -641,12 +654,6 @@ impl World {
             }
             None => false,
         }
-    }
-
-    /// Every observer of this world, in registration order (the order
-    /// they run in).
-    pub fn observers(&self) -> impl Iterator<Item = ObserverInfo> + '_ {
-        self.core.hooks.observers.infos()
     }
 
     /// The observers that could not run (a missing resource), oldest
