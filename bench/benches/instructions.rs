@@ -1257,6 +1257,50 @@ library_benchmark_group!(
     benchmarks = level_spawn_doecs, level_spawn_floor, level_spawn_floor_checked, level_spawn_soa
 );
 
+// ---------------------------------------------------------------------------
+// observers: add_remove with an `on_add` hook on B, and with an `OnAdd`
+// observer on B, each counting into a static: the difference over N is
+// an observer's dispatch cost per trigger, in instructions.
+
+static HOOKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn observers_doecs_hook_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    let mut world = Box::new(doecs::World::new());
+    world.set_hooks::<B>(doecs::ComponentHooks::new().on_add(|_| {
+        HOOKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }));
+    let entities = world.spawn_batch((0..N).map(|i| (A(i as f32),)));
+    doecs_add_remove(&mut world, &entities);
+    (world, entities)
+}
+
+fn observers_doecs_observer_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    let mut world = Box::new(doecs::World::new());
+    world
+        .observe(|_: doecs::Trigger<doecs::OnAdd, B>| {
+            HOOKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+    let entities = world.spawn_batch((0..N).map(|i| (A(i as f32),)));
+    doecs_add_remove(&mut world, &entities);
+    (world, entities)
+}
+
+#[library_benchmark]
+#[bench::hook(setup = observers_doecs_hook_setup)]
+#[bench::observer(setup = observers_doecs_observer_setup)]
+fn observers_doecs(
+    (mut world, entities): (Box<doecs::World>, Vec<doecs::Entity>),
+) -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    doecs_add_remove(&mut world, &entities);
+    (world, entities)
+}
+
+library_benchmark_group!(
+    name = observers;
+    benchmarks = observers_doecs
+);
+
 main!(
     library_benchmark_groups = simple_iter,
     get_random,
@@ -1264,5 +1308,6 @@ main!(
     simple_insert,
     frag_iter,
     schedule,
-    level_spawn
+    level_spawn,
+    observers
 );

@@ -284,14 +284,13 @@ impl WorldCore {
         &mut self,
         kind: HookKind,
         entity: Entity,
-        components: impl IntoIterator<Item = ComponentId>,
+        components: &[ComponentId],
     ) {
         let mut commands = std::mem::take(&mut self.hooks.commands);
-        // Components with observers of `kind`: they run after every hook.
-        let mut observed = Vec::new();
-        let mut outcome = catch_unwind(AssertUnwindSafe(|| {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let mut observed = false;
             let world: &WorldCore = self;
-            for component in components {
+            for &component in components {
                 if let Some(hook) = world.hooks.of(component).and_then(|h| h.get(kind)) {
                     hook(&mut HookContext {
                         world,
@@ -310,17 +309,14 @@ impl WorldCore {
                         }
                     }
                 }
-                if world.hooks.observers.watches(kind, component) {
-                    observed.push(component);
-                }
+                observed |= world.hooks.observers.watches(kind, component);
+            }
+            // Observers run after every hook of the change.
+            if observed {
+                self.run_lifecycle_observers(kind, entity, components, &mut commands);
             }
         }));
-        if outcome.is_ok() && !observed.is_empty() {
-            outcome = catch_unwind(AssertUnwindSafe(|| {
-                self.run_lifecycle_observers(kind, entity, &observed, &mut commands);
-            }));
-        }
-        self.hooks.commands = commands;
+        put_back_commands(&mut self.hooks.commands, commands);
         if let Err(payload) = outcome {
             resume_unwind(payload);
         }
@@ -341,6 +337,17 @@ impl WorldCore {
             .get(location.archetype)
             .components()
             .to_vec();
-        self.fire_hooks(kind, entity, components);
+        self.fire_hooks(kind, entity, &components);
     }
+}
+
+/// Puts a hook firing's command buffer back in the world. What stands in
+/// its place meanwhile is the empty default (hooks and observers see the
+/// world shared and cannot record into it), which owns no memory: it is
+/// forgotten rather than dropped, since dropping walks its (empty) lists.
+#[inline]
+pub(crate) fn put_back_commands(slot: &mut CommandBuffer, commands: CommandBuffer) {
+    let stand_in = std::mem::replace(slot, commands);
+    debug_assert!(stand_in.is_empty() && stand_in.payload_bytes() == 0);
+    std::mem::forget(stand_in);
 }

@@ -51,7 +51,6 @@ use crate::entity::Entity;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
 
 /// An event observers can watch. Implement it for a custom event type;
 /// set `PROPAGATE` for events that travel up `ChildOf` from their targets.
@@ -231,11 +230,20 @@ pub(crate) struct Watch {
     pub(crate) entity: Option<Entity>,
 }
 
+/// A `Send` value that is reached only through `&mut`, so sharing a
+/// reference to its holder between threads can never reach it.
+struct Exclusive<T>(T);
+
+// SAFETY: `Exclusive` has no method taking `&self`, and its field is
+// private to this module, which only reaches it through `&mut Exclusive`:
+// a shared reference gives no access to `T`, so `T: Send` is enough for
+// the wrapper to be shared.
+unsafe impl<T: Send> Sync for Exclusive<T> {}
+
 /// One registered observer.
 struct Entry {
-    /// Out of its slot while it runs. The mutex makes the `Send` body
-    /// shareable; only `&mut` reaches it, so it is never contended.
-    body: Option<Mutex<Box<dyn RunObserver>>>,
+    /// Out of its slot while it runs.
+    body: Option<Exclusive<Box<dyn RunObserver>>>,
     name: String,
     watch: Watch,
 }
@@ -302,7 +310,7 @@ impl Observers {
             self.despawn_watchers += 1;
         }
         self.entries.push(Some(Entry {
-            body: Some(Mutex::new(body)),
+            body: Some(Exclusive(body)),
             name,
             watch,
         }));
@@ -388,33 +396,36 @@ impl Observers {
         }
     }
 
+    /// The global observers of `key`.
+    #[inline]
+    fn global(&self, key: &Key) -> &[ObserverId] {
+        let list = match *key {
+            Key::Lifecycle(kind, c) => self.lifecycle.get(c.index()).map(|k| &k[slot(kind)]),
+            Key::Other(event) => self.custom.get(&(event, None)),
+        };
+        list.map_or(&[], Vec::as_slice)
+    }
+
     /// Fills the scratch list with the observers of `event` on
-    /// `component`, global and those of `target`, in registration order.
-    fn collect(
-        &mut self,
-        event: TypeId,
-        component: Option<ComponentId>,
-        target: Option<Entity>,
-    ) -> Vec<ObserverId> {
+    /// `component`, global and those of `target`, in registration order;
+    /// `None` when `target` has no observers of its own, and the global
+    /// list is the whole answer.
+    fn collect(&mut self, key: &Key, target: Option<Entity>) -> Option<Vec<ObserverId>> {
+        if self.by_entity.is_empty() {
+            return None;
+        }
+        let own = target.and_then(|t| self.by_entity.get(&t))?;
+        let (event, component) = key.event_and_component();
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
-        let global = match (lifecycle_kind(event), component) {
-            (Some(kind), Some(c)) => self.lifecycle.get(c.index()).map(|k| &k[slot(kind)]),
-            _ => self.custom.get(&(event, component)),
-        };
-        out.extend(global.into_iter().flatten());
-        if let Some(own) = target.and_then(|t| self.by_entity.get(&t)) {
-            let before = out.len();
-            out.extend(own.iter().copied().filter(|id| {
-                self.entries[id.0 as usize]
-                    .as_ref()
-                    .is_some_and(|e| e.watch.event == event && e.watch.component == component)
-            }));
-            if out.len() > before && before > 0 {
-                out.sort_unstable();
-            }
-        }
-        out
+        out.extend(own.iter().copied().filter(|id| {
+            self.entries[id.0 as usize]
+                .as_ref()
+                .is_some_and(|e| e.watch.event == event && e.watch.component == component)
+        }));
+        out.extend_from_slice(self.global(key));
+        out.sort_unstable();
+        Some(out)
     }
 
     /// Every observer, in registration order.
@@ -429,6 +440,22 @@ impl Observers {
                 entity: e.watch.entity,
             })
         })
+    }
+}
+
+/// What a trigger is, as the observer lists are keyed: a lifecycle kind on
+/// a component, or another event type (with no component).
+pub(crate) enum Key {
+    Lifecycle(HookKind, ComponentId),
+    Other(TypeId),
+}
+
+impl Key {
+    fn event_and_component(&self) -> (TypeId, Option<ComponentId>) {
+        match *self {
+            Key::Lifecycle(kind, c) => (lifecycle_event(kind), Some(c)),
+            Key::Other(event) => (event, None),
+        }
     }
 }
 
@@ -454,14 +481,16 @@ impl WorldCore {
     /// the panic goes on.
     pub(crate) fn run_observers(
         &mut self,
-        event_type: TypeId,
+        key: Key,
         event: *mut u8,
-        trigger: (Option<Entity>, Option<Entity>, Option<ComponentId>),
+        (target, origin): (Option<Entity>, Option<Entity>),
         propagate: bool,
         commands: &mut CommandBuffer,
     ) -> bool {
-        let (target, origin, component) = trigger;
-        let ids = self.hooks.observers.collect(event_type, component, target);
+        let component = match key {
+            Key::Lifecycle(_, c) => Some(c),
+            Key::Other(_) => None,
+        };
         let mut data = TriggerData {
             event,
             target,
@@ -469,34 +498,63 @@ impl WorldCore {
             component,
             propagate,
         };
+        // The observer lists cannot change while observers run (that takes
+        // `&mut World`), so the global list is walked by index, re-read
+        // each step, without a copy.
+        let merged = self.hooks.observers.collect(&key, target);
+        let count = match &merged {
+            Some(list) => list.len(),
+            None => self.hooks.observers.global(&key).len(),
+        };
         let mut panic = None;
-        for &id in &ids {
-            let Some(entry) = self.hooks.observers.entries[id.0 as usize].as_mut() else {
-                continue;
+        for i in 0..count {
+            let id = match &merged {
+                Some(list) => list[i],
+                None => self.hooks.observers.global(&key)[i],
             };
-            let Some(body) = entry.body.take() else {
-                continue;
-            };
-            let mut body = body.into_inner().unwrap_or_else(|p| p.into_inner());
-            let world: &WorldCore = self;
-            let outcome = catch_unwind(AssertUnwindSafe(|| body.run(world, &mut data, commands)));
-            if let Some(entry) = self.hooks.observers.entries[id.0 as usize].as_mut() {
-                entry.body = Some(Mutex::new(body));
-            }
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => self.hooks.observers.errors.push(e),
-                Err(payload) => {
-                    panic = Some(payload);
-                    break;
-                }
+            if let Err(payload) = self.run_observer(id, &mut data, commands) {
+                panic = Some(payload);
+                break;
             }
         }
-        self.hooks.observers.scratch = ids;
+        if let Some(list) = merged {
+            self.hooks.observers.scratch = list;
+        }
         if let Some(payload) = panic {
             resume_unwind(payload);
         }
         data.propagate
+    }
+
+    /// Runs observer `id` (if it exists and is not running) for `data`;
+    /// an error it returns is kept, a panic handed back once the observer
+    /// is back in its slot.
+    #[inline]
+    fn run_observer(
+        &mut self,
+        id: ObserverId,
+        data: &mut TriggerData,
+        commands: &mut CommandBuffer,
+    ) -> Result<(), Box<dyn std::any::Any + Send>> {
+        let Some(entry) = self.hooks.observers.entries[id.0 as usize].as_mut() else {
+            return Ok(());
+        };
+        let Some(Exclusive(mut body)) = entry.body.take() else {
+            return Ok(());
+        };
+        let world: &WorldCore = self;
+        let outcome = catch_unwind(AssertUnwindSafe(|| body.run(world, data, commands)));
+        if let Some(entry) = self.hooks.observers.entries[id.0 as usize].as_mut() {
+            entry.body = Some(Exclusive(body));
+        }
+        match outcome {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                self.hooks.observers.errors.push(e);
+                Ok(())
+            }
+            Err(payload) => Err(payload),
+        }
     }
 
     /// Runs the lifecycle observers of `kind` on each of `components` of
@@ -508,14 +566,13 @@ impl WorldCore {
         components: &[ComponentId],
         commands: &mut CommandBuffer,
     ) {
-        let event_type = lifecycle_event(kind);
         // The lifecycle events are zero-sized: any aligned, non-null
         // pointer is a valid one.
         let event = std::ptr::NonNull::<OnAdd>::dangling().as_ptr().cast::<u8>();
         for &component in components {
             if self.hooks.observers.watches(kind, component) {
-                let trigger = (Some(entity), Some(entity), Some(component));
-                self.run_observers(event_type, event, trigger, false, commands);
+                let key = Key::Lifecycle(kind, component);
+                self.run_observers(key, event, (Some(entity), Some(entity)), false, commands);
             }
         }
     }
@@ -529,17 +586,12 @@ impl WorldCore {
         let event = std::ptr::NonNull::<OnDespawn>::dangling()
             .as_ptr()
             .cast::<u8>();
-        let trigger = (Some(entity), Some(entity), None);
+        let key = Key::Other(TypeId::of::<OnDespawn>());
+        let trigger = (Some(entity), Some(entity));
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            self.run_observers(
-                TypeId::of::<OnDespawn>(),
-                event,
-                trigger,
-                false,
-                &mut commands,
-            )
+            self.run_observers(key, event, trigger, false, &mut commands)
         }));
-        self.hooks.commands = commands;
+        super::hooks::put_back_commands(&mut self.hooks.commands, commands);
         if let Err(payload) = outcome {
             resume_unwind(payload);
         }
@@ -598,9 +650,9 @@ impl World {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             if targets.is_empty() {
                 core.run_observers(
-                    event_type,
+                    Key::Other(event_type),
                     event_ptr,
-                    (None, None, None),
+                    (None, None),
                     false,
                     &mut commands,
                 );
@@ -613,9 +665,9 @@ impl World {
                     if !core.contains_entity(at) {
                         break;
                     }
-                    let trigger = (Some(at), Some(origin), None);
+                    let trigger = (Some(at), Some(origin));
                     let go_on = core.run_observers(
-                        event_type,
+                        Key::Other(event_type),
                         event_ptr,
                         trigger,
                         E::PROPAGATE,

@@ -367,8 +367,8 @@ impl WorldCore {
     fn before_removal(&mut self, entity: Entity, location: Location, components: &[ComponentId]) {
         let mask = HookKind::Replace.bit() | HookKind::Remove.bit();
         if self.archetypes.get(location.archetype).hook_mask() & mask != 0 {
-            self.fire_hooks(HookKind::Replace, entity, components.iter().copied());
-            self.fire_hooks(HookKind::Remove, entity, components.iter().copied());
+            self.fire_hooks(HookKind::Replace, entity, components);
+            self.fire_hooks(HookKind::Remove, entity, components);
         }
     }
 
@@ -395,7 +395,7 @@ impl WorldCore {
         if self.has_hooks(location.archetype, HookKind::Replace) {
             let (replaced, _) =
                 self.split_fields(&self.archetypes.insert_edge_at(edge).fields, bundle);
-            self.fire_hooks(HookKind::Replace, entity, replaced);
+            self.fire_hooks(HookKind::Replace, entity, &replaced);
         }
         let target = self.archetypes.insert_edge_at(edge).target;
         let new = if target == location.archetype {
@@ -457,9 +457,9 @@ impl WorldCore {
     /// `on_add` for the new components, then `on_insert` for all of them.
     fn fire_inserted_hooks(&mut self, entity: Entity, fields: &[FieldTarget], bundle: BundleId) {
         let (_, added) = self.split_fields(fields, bundle);
-        self.fire_hooks(HookKind::Add, entity, added);
+        self.fire_hooks(HookKind::Add, entity, &added);
         let all = self.bundles.info(bundle).ids().to_vec();
-        self.fire_hooks(HookKind::Insert, entity, all);
+        self.fire_hooks(HookKind::Insert, entity, &all);
     }
 
     /// Takes the components of `bundle` out of `entity`, which lives at
@@ -548,7 +548,7 @@ impl WorldCore {
         }
         if self.has_hooks(location.archetype, HookKind::Replace) {
             let (kept, _) = self.split_fields(&edge.new_fields, new);
-            self.fire_hooks(HookKind::Replace, entity, kept);
+            self.fire_hooks(HookKind::Replace, entity, &kept);
         }
         let source = self.archetypes.get(location.archetype);
         with_bases(source, edge.old_fields.iter().copied(), |bases| {
