@@ -9,6 +9,13 @@
 //! no registration takes an array of exactly its size in byte values. A
 //! value that does not fit the type is a 422 and changes nothing. Edits run
 //! between frames, like every request, so a system never sees half of one.
+//!
+//! Because every edit is an insert, a component the world registered
+//! immutable (`World::register_immutable`, `Registering::immutable`) is
+//! edited like any other: the new value replaces the old one, and the
+//! component's `on_replace` and `on_insert` hooks see the change, as they
+//! see every change of an immutable component. Nothing here writes a value
+//! in place.
 
 use crate::components::{display_name, resolve};
 use crate::entity::{detail, live, not_alive};

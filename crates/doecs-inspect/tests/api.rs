@@ -422,6 +422,48 @@ fn edits_with_write_access() {
     assert!(world.alive(root), "the cross-origin delete was refused");
 }
 
+/// An edit of a component the world made immutable is an insert that
+/// replaces the value, so the component's hooks see the old value go and
+/// the new one arrive; writing it in place stays refused.
+#[test]
+fn an_edit_of_an_immutable_component_replaces_it_and_fires_hooks() {
+    use std::sync::Mutex;
+    let mut f = fixture();
+    let root = f.root;
+    f.world.register_immutable::<Health>();
+    let seen: Arc<Mutex<Vec<(&str, i32)>>> = Arc::default();
+    let (on_replace, on_insert) = (seen.clone(), seen.clone());
+    f.world.set_hooks::<Health>(
+        doecs::ComponentHooks::new()
+            .on_replace(move |ctx| {
+                let old = ctx.world.get::<Health>(ctx.entity).unwrap().0;
+                on_replace.lock().unwrap().push(("replace", old));
+            })
+            .on_insert(move |ctx| {
+                let new = ctx.world.get::<Health>(ctx.entity).unwrap().0;
+                on_insert.lock().unwrap().push(("insert", new));
+            }),
+    );
+    let mut world = serve(f.world, f.registry, true, move |addr| {
+        let put = request(
+            addr,
+            "PUT",
+            &format!("/api/entity/{root}/components/health"),
+            "99",
+            "",
+        );
+        assert_eq!(put.status, 200, "{}", put.body);
+    });
+    assert_eq!(*seen.lock().unwrap(), [("replace", 7), ("insert", 99)]);
+    assert_eq!(world.get::<Health>(root), Ok(&Health(99)));
+    assert_eq!(
+        world.get_mut::<Health>(root),
+        Err(doecs::EntityError::Immutable(
+            std::any::type_name::<Health>()
+        ))
+    );
+}
+
 #[test]
 fn malformed_requests_get_4xx_json() {
     let f = fixture();

@@ -121,6 +121,9 @@ pub struct Registration {
     validate: Option<Arc<Validator>>,
     /// Set by [`Registering::plain`]: runs `validate` on a value's bytes.
     validate_bytes: Option<ValidateBytes>,
+    /// Set by [`Registering::immutable`]: marks the type immutable in a
+    /// world ([`WorldCore::register_immutable`]).
+    install_immutable: Option<fn(&mut World)>,
 }
 
 impl std::fmt::Debug for Registration {
@@ -132,6 +135,7 @@ impl std::fmt::Debug for Registration {
             .field("plain", &self.plain.is_some())
             .field("snapshot", &self.install_snapshot.is_some())
             .field("validated", &self.validate.is_some())
+            .field("immutable", &self.install_immutable.is_some())
             .finish()
     }
 }
@@ -160,6 +164,12 @@ impl Registration {
     /// Whether values are plain bytes (`bytemuck::Pod`).
     pub fn is_plain(&self) -> bool {
         self.plain.is_some()
+    }
+
+    /// Whether the type is immutable in the worlds the registry installs
+    /// into ([`Registering::immutable`]).
+    pub fn is_immutable(&self) -> bool {
+        self.install_immutable.is_some()
     }
 
     /// The component's id in `world`, if the world knows the type.
@@ -341,6 +351,34 @@ impl<T: Component + Serialize + DeserializeOwned> Registering<'_, T> {
         self
     }
 
+    /// The type is immutable in every world the registry installs into
+    /// (loaded worlds included): its values change only by insert, never
+    /// through `&mut` (see [`WorldCore::register_immutable`]), so hooks see
+    /// every change. Tools that set values (the inspector's edits,
+    /// [`Registration::insert_json`]) insert, so they still may.
+    ///
+    /// ```
+    /// use doecs::{EntityError, World};
+    /// use doecs_registry::ComponentRegistry;
+    /// #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    /// struct Level(u32);
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register::<Level>("level").immutable();
+    /// let mut world = World::new();
+    /// registry.install(&mut world).unwrap();
+    /// let e = world.spawn((Level(1),));
+    /// assert!(matches!(world.get_mut::<Level>(e), Err(EntityError::Immutable(_))));
+    /// let level = registry.by_name("level").unwrap();
+    /// level.insert_json(&mut world, e, &serde_json::json!(2)).unwrap();
+    /// assert_eq!(world.get::<Level>(e), Ok(&Level(2)));
+    /// ```
+    pub fn immutable(self) -> Self {
+        self.entry.install_immutable = Some(|world| {
+            world.register_immutable::<T>();
+        });
+        self
+    }
+
     /// Snapshots clone values of the type.
     pub fn cloned(self) -> Self
     where
@@ -485,6 +523,7 @@ impl ComponentRegistry {
             layout: Layout::new::<T>(),
             validate: None,
             validate_bytes: None,
+            install_immutable: None,
         });
         self.by_name.insert(name.to_owned(), index);
         self.by_type.insert(TypeId::of::<T>(), index);
@@ -528,12 +567,16 @@ impl ComponentRegistry {
         }
     }
 
-    /// Registers every type in `world` under its name, and tells the world
-    /// how to snapshot the plain and cloned ones. Idempotent.
+    /// Registers every type in `world` under its name, tells the world
+    /// how to snapshot the plain and cloned ones, and marks the immutable
+    /// ones ([`Registering::immutable`]). Idempotent.
     pub fn install(&self, world: &mut World) -> Result<(), RegistryError> {
         for entry in &self.entries {
             world.register_component(entry.descriptor())?;
             if let Some(install) = entry.install_snapshot {
+                install(world);
+            }
+            if let Some(install) = entry.install_immutable {
                 install(world);
             }
         }

@@ -137,6 +137,9 @@ pub struct ComponentInfo {
     row_ticks: bool,
     hook_mask: u8,
     snapshot: SnapshotCopy,
+    /// Whether values may only change by insert (see
+    /// [`ComponentInfo::is_immutable`]).
+    immutable: bool,
     /// Whether the name is the Rust type name given on first use (a typed
     /// registration), which a later registration under a stable name may
     /// replace.
@@ -205,6 +208,13 @@ impl ComponentInfo {
     pub fn snapshot_copy(&self) -> SnapshotCopy {
         self.snapshot
     }
+    /// Whether the component is immutable in this world
+    /// ([`WorldCore::register_immutable`](crate::WorldCore::register_immutable)):
+    /// its values change only by insert (replacing the old value, so hooks
+    /// see every change), never through `&mut`.
+    pub fn is_immutable(&self) -> bool {
+        self.immutable
+    }
     /// Whether values are plain bytes: a dynamic component with no drop
     /// function. Only these can be written from arbitrary bytes safely.
     pub fn is_plain_bytes(&self) -> bool {
@@ -222,6 +232,10 @@ pub struct Components {
     by_hash: HashMap<u64, ComponentId>,
     /// Rust types asked to keep row stamps before they were registered.
     tracked_types: Vec<TypeId>,
+    /// How many components are immutable. Marks are never taken back, so
+    /// this only grows: a query state that checked its writes at one count
+    /// need not check again until it changes.
+    immutable_count: u32,
 }
 
 /// Registration failed.
@@ -460,6 +474,7 @@ impl Components {
             type_name: d.type_name,
             row_ticks,
             hook_mask: 0,
+            immutable: false,
             snapshot: if d.type_id.is_none() && d.drop_fn.is_none() {
                 SnapshotCopy::Bytes
             } else {
@@ -473,6 +488,31 @@ impl Components {
     /// Records which hooks component `id` has.
     pub(crate) fn set_hook_mask(&mut self, id: ComponentId, mask: u8) {
         self.infos[id.index()].hook_mask = mask;
+    }
+
+    /// Marks component `id` immutable. Returns whether it was not before.
+    pub(crate) fn set_immutable(&mut self, id: ComponentId) -> bool {
+        let was = std::mem::replace(&mut self.infos[id.index()].immutable, true);
+        if !was {
+            self.immutable_count += 1;
+        }
+        !was
+    }
+
+    /// How many components are immutable (it only grows).
+    #[inline]
+    pub(crate) fn immutable_count(&self) -> u32 {
+        self.immutable_count
+    }
+
+    /// Whether the Rust type `type_id` is a component registered immutable.
+    #[inline]
+    pub(crate) fn is_immutable_type(&self, type_id: TypeId) -> bool {
+        self.immutable_count > 0
+            && self
+                .by_type
+                .get(type_id)
+                .is_some_and(|id| self.infos[id.index()].immutable)
     }
 
     /// Records how snapshots copy component `id`'s values.

@@ -73,6 +73,20 @@ pub enum EntityError {
         /// The prefab owning the value.
         prefab: Entity,
     },
+    /// A write through `&mut` (or in place) of a component registered
+    /// immutable ([`WorldCore::register_immutable`]); its values change
+    /// only by insert, which replaces the value and fires the hooks.
+    ///
+    /// [`WorldCore::register_immutable`]: crate::WorldCore::register_immutable
+    #[error(
+        "component `{0}` is immutable: it cannot be written in place; insert a new value to replace it"
+    )]
+    Immutable(&'static str),
+    /// As [`EntityError::Immutable`], for a component given by id.
+    #[error(
+        "component {0:?} is immutable: it cannot be written in place; insert a new value to replace it"
+    )]
+    ImmutableId(ComponentId),
     /// A bundle type names one component type twice; nothing was changed.
     #[error("bundle `{bundle}` names component `{component}` twice")]
     DuplicateInBundle {

@@ -89,8 +89,8 @@ pub use observer::{EntityEvent, ObserveError, Trigger};
 pub use query::{
     Access, AccessKey, Added, AliasError, AnyOf, ArchetypeFilter, Batch, BatchedIter, Changed,
     Combinations, CombinationsMut, EveryRowData, FilteredAccess, Has, Mut, Or, OwnOrInherited,
-    Pairs, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyItem, ReadOnlyQueryData,
-    Ref, Up, View, ViewMut, With, Without,
+    Pairs, Query, QueryData, QueryError, QueryFilter, QueryIter, QueryState, ReadOnlyItem,
+    ReadOnlyQueryData, Ref, Up, View, ViewMut, With, Without,
 };
 pub use relation::{
     ChildOf, Cleanup, Hierarchy, IsA, PairsError, Prefab, Relation, RelationError, Relations,

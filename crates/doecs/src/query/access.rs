@@ -21,6 +21,7 @@
 //! entities apart may still meet through a related read, which reaches
 //! beyond the filter ([`FilteredAccess::conflict_with`]).
 
+use crate::component::Components;
 use std::any::TypeId;
 
 /// One accessed type, with its name for messages.
@@ -82,6 +83,22 @@ pub enum AliasError {
         .0.name
     )]
     RelatedWrite(AccessKey),
+}
+
+/// Why a query cannot be built on a world ([`QueryState::try_new`]).
+///
+/// [`QueryState::try_new`]: super::QueryState::try_new
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// The query's data would alias.
+    #[error(transparent)]
+    Alias(#[from] AliasError),
+    /// The query writes a component (named) that the world registered
+    /// immutable: its values change only by insert.
+    #[error(
+        "query writes component `{0}`, which this world registered immutable; insert a new value to replace it instead"
+    )]
+    Immutable(&'static str),
 }
 
 /// Appends `key` to `list` unless it is there.
@@ -221,6 +238,18 @@ impl Access {
     /// Types written.
     pub fn writes(&self) -> &[AccessKey] {
         &self.writes
+    }
+
+    /// The first type written that `components` marks immutable (see
+    /// [`WorldCore::register_immutable`](crate::WorldCore::register_immutable)).
+    pub(crate) fn immutable_write(&self, components: &Components) -> Option<AccessKey> {
+        if components.immutable_count() == 0 {
+            return None;
+        }
+        self.writes
+            .iter()
+            .find(|k| components.is_immutable_type(k.type_id))
+            .copied()
     }
 
     /// Whether running both at once could race: one writes what the other

@@ -46,7 +46,7 @@ pub mod state;
 mod terms;
 pub mod view;
 
-pub use access::{Access, AccessKey, AliasError, FilteredAccess};
+pub use access::{Access, AccessKey, AliasError, FilteredAccess, QueryError};
 pub use batched::{Batch, BatchedIter};
 pub use change::{Added, Changed};
 pub use combinations::{Combinations, CombinationsMut};
@@ -420,7 +420,9 @@ impl World {
     /// A query with mutable access, e.g. `world.query_mut::<(&mut Pos, &Vel)>()`.
     ///
     /// # Panics
-    /// If `Q` names a component mutably twice, or mutably and immutably.
+    /// If `Q` names a component mutably twice, or mutably and immutably,
+    /// or writes a component the world registered immutable
+    /// ([`QueryState::try_new`] returns these as errors).
     pub fn query_mut<Q: QueryData>(&mut self) -> Query<'_, Q, ()> {
         self.query_filtered_mut::<Q, ()>()
     }

@@ -17,7 +17,7 @@
 //! everything), and one without stamps its writes with the world's current
 //! tick.
 
-use super::access::{Access, AliasError, FilteredAccess};
+use super::access::{Access, AliasError, FilteredAccess, QueryError};
 use super::data::QueryData;
 use super::filter::QueryFilter;
 use crate::storage::{ArchetypeId, LayoutStamp, WriteStamps};
@@ -54,6 +54,9 @@ pub(crate) struct QueryCache<S, P> {
     tracking_requested: bool,
     /// The world's hidden-tag set version the matches were made under.
     hidden_version: u64,
+    /// How many components the world had registered immutable when the
+    /// query last checked that it writes none of them.
+    immutable_seen: u32,
 }
 
 impl<S, P> QueryCache<S, P> {
@@ -71,6 +74,7 @@ impl<S, P> QueryCache<S, P> {
             last_run: Tick::ZERO,
             tracking_requested: false,
             hidden_version: 0,
+            immutable_seen: 0,
         }
     }
 }
@@ -203,15 +207,49 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// A query over `world`.
     ///
     /// # Panics
-    /// If `Q` names a component mutably twice, or mutably and immutably.
+    /// If `Q` names a component mutably twice, or mutably and immutably,
+    /// or writes a component `world` registered immutable (see
+    /// [`QueryState::try_new`]).
     pub fn new(world: &WorldCore) -> Self {
-        Self::access();
+        match Self::try_new(world) {
+            Ok(state) => state,
+            Err(e) => panic!("doecs: {e}"),
+        }
+    }
+
+    /// A query over `world`, or why it cannot be one.
+    ///
+    /// # Errors
+    /// [`QueryError::Alias`] if `Q` names a component mutably twice, or
+    /// mutably and immutably; [`QueryError::Immutable`] if `Q` writes
+    /// (`&mut T`, `Mut<T>`, `Option<&mut T>`, a derived field of these) a
+    /// component `world` registered immutable
+    /// ([`WorldCore::register_immutable`]). Every use of the state checks
+    /// again if more components have been registered immutable since, and
+    /// panics then.
+    ///
+    /// ```
+    /// use doecs::{QueryError, QueryState, World};
+    /// struct Level(u32);
+    /// let mut world = World::new();
+    /// world.register_immutable::<Level>();
+    /// assert!(QueryState::<&Level>::try_new(&world).is_ok());
+    /// assert!(matches!(
+    ///     QueryState::<&mut Level>::try_new(&world),
+    ///     Err(QueryError::Immutable(_))
+    /// ));
+    /// ```
+    pub fn try_new(world: &WorldCore) -> Result<Self, QueryError> {
+        let access = Self::try_access()?;
+        if let Some(key) = access.immutable_write(world.components()) {
+            return Err(QueryError::Immutable(key.name));
+        }
         let mut q = QueryState {
             cache: QueryCache::new(world.id()),
             _marker: PhantomData,
         };
         q.update(world);
-        q
+        Ok(q)
     }
 
     /// A cache used in place as the state of this shape.
@@ -340,13 +378,18 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// matches the new world's from scratch. A query with change filters asks
     /// the world, on its first update there, to keep row stamps for what it
     /// watches (see [`Changed`](crate::Changed)).
+    ///
+    /// # Panics
+    /// If the query writes a component the world has registered immutable
+    /// since the state last looked ([`QueryError::Immutable`]).
     #[inline]
     pub fn update(&mut self, world: &WorldCore) {
         let cache = &self.cache;
         let current = cache.world == world.id()
             && (!Self::NEEDS_TRACKING || cache.tracking_requested)
             && cache.seen == world.archetypes().len()
-            && cache.hidden_version == world.hidden.version();
+            && cache.hidden_version == world.hidden.version()
+            && cache.immutable_seen == world.components().immutable_count();
         if !current {
             self.learn_archetypes(world);
         }
@@ -367,6 +410,15 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             cache.slot_of.clear();
             cache.plan.stamp = None;
             cache.hidden_version = world.hidden.version();
+        }
+        let immutable = world.components().immutable_count();
+        if cache.immutable_seen != immutable {
+            // More components became immutable since the last look: this
+            // query must not write any of them.
+            if let Some(key) = Self::access().immutable_write(world.components()) {
+                panic!("doecs: {}", QueryError::Immutable(key.name));
+            }
+            cache.immutable_seen = immutable;
         }
         if Self::NEEDS_TRACKING && !cache.tracking_requested {
             world.request_tracking(&Self::tracked());

@@ -51,6 +51,8 @@ pub struct ViewMut<'w, T> {
     ticks: Vec<Option<crate::storage::TickPtrs>>,
     /// What writes are stamped with.
     tick: crate::tick::Tick,
+    /// Whether `T` is immutable in the world: then `get_mut` refuses.
+    immutable: bool,
 }
 
 // SAFETY: a view hands out `&T` (or, through `&mut ViewMut`, `&mut T`) of a
@@ -124,6 +126,11 @@ impl<'w, T: Component> ViewMut<'w, T> {
     }
 
     /// `entity`'s `T`, mutably. Marks it changed.
+    ///
+    /// # Errors
+    /// [`EntityError::NoSuchEntity`], [`EntityError::MissingComponent`],
+    /// and [`EntityError::Immutable`] where the world registered `T`
+    /// immutable ([`WorldCore::register_immutable`]), changing nothing.
     #[inline]
     pub fn get_mut(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
         let (archetype, row) = self
@@ -132,6 +139,9 @@ impl<'w, T: Component> ViewMut<'w, T> {
             .locate(entity)
             .ok_or(EntityError::NoSuchEntity(entity))?;
         let mut ptr = self.view.slot(entity)?;
+        if self.immutable {
+            return Err(EntityError::Immutable(std::any::type_name::<T>()));
+        }
         if let Some(Some(ticks)) = self.ticks.get(archetype) {
             // SAFETY: the row is live, and the view borrows the world
             // uniquely, so its `T` (and ticks) are ours.
@@ -150,7 +160,9 @@ impl WorldCore {
         View::new(self)
     }
 
-    /// A mutable view of component `T`. See [`ViewMut`].
+    /// A mutable view of component `T`. See [`ViewMut`]. For a `T` the
+    /// world registered immutable, its `get_mut` refuses
+    /// ([`EntityError::Immutable`]); `get` reads as usual.
     pub fn view_mut<T: Component>(&mut self) -> ViewMut<'_, T> {
         let tick = self.write_tick();
         let id = self.components().id_of::<T>();
@@ -163,6 +175,7 @@ impl WorldCore {
             view: View::new(self),
             ticks,
             tick,
+            immutable: id.is_some_and(|id| self.components().info(id).is_immutable()),
         }
     }
 }

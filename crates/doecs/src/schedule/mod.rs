@@ -389,6 +389,12 @@ impl Schedule {
 
     /// Runs every system once on `world`, applying command buffers at sync
     /// points and at the end.
+    ///
+    /// # Errors
+    /// Before any system runs: a system that writes
+    /// a component the world registered immutable
+    /// ([`ScheduleError::WritesImmutable`]), or that needs a missing
+    /// resource or manager. While running: a system that panicked.
     pub fn run(&mut self, world: &mut World) -> Result<RunReport, ScheduleError> {
         self.build()?;
         let threads = self.threads;
@@ -396,6 +402,12 @@ impl Schedule {
             .pool
             .get_or_insert_with(|| WorkerPool::start(threads))
             .pool();
+        // A system that writes an immutable component is refused before
+        // anything happens to the world.
+        for slot in &mut self.slots {
+            let slot = lock_mut(slot);
+            check_writes_mutable(&slot.name, &slot.access, world)?;
+        }
         for slot in &mut self.slots {
             let slot = lock_mut(slot);
             slot.enter(&world.core);
@@ -675,6 +687,22 @@ pub(crate) fn check_required_access(
         });
     }
     Ok(())
+}
+
+/// Refuses a system whose access writes a component `world` registered
+/// immutable.
+pub(crate) fn check_writes_mutable(
+    name: &str,
+    access: &SystemAccess,
+    world: &World,
+) -> Result<(), ScheduleError> {
+    match access.components.immutable_write(world.components()) {
+        Some(key) => Err(ScheduleError::WritesImmutable {
+            system: name.to_string(),
+            component: key.name,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A slot through `&mut`, without locking.

@@ -9,7 +9,7 @@
 //! fresh system sees everything as added) and at its previous run for a
 //! registered system, as in a schedule.
 
-use super::check_required_access;
+use super::{check_required_access, check_writes_mutable};
 use crate::system::condition::Condition;
 use crate::system::context::{QueryCaches, SpawnSource, SystemContext};
 use crate::system::desc::{IntoSystemDesc, SystemKind};
@@ -48,8 +48,10 @@ impl World {
     ///
     /// # Errors
     /// Whatever adding it to a schedule would refuse (parameters that
-    /// alias, a writing run condition), or a missing resource or manager
-    /// it requires; the world is unchanged then.
+    /// alias, a writing run condition), a write of a component the world
+    /// registered immutable ([`ScheduleError::WritesImmutable`]), or a
+    /// missing resource or manager it requires; the world is unchanged
+    /// then.
     pub fn run_system_once<M, S>(&mut self, system: S) -> Result<(), ScheduleError>
     where
         S: SystemKind<M> + IntoSystemDesc<M>,
@@ -123,6 +125,7 @@ fn run(world: &mut World, registered: &mut Registered) -> Result<(), ScheduleErr
         access.extend(condition.access());
     }
     let name = registered.system.name().to_owned();
+    check_writes_mutable(&name, &access, world)?;
     check_required_access(&name, &access, world)?;
     world.core.track_types(&access.tracked);
     for setup in &access.setup {

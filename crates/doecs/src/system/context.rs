@@ -188,6 +188,12 @@ impl<'a> SystemContext<'a> {
 
     /// `entity`'s `T`, mutably. `T` must be declared written.
     ///
+    /// # Errors
+    /// As [`WorldCore::get_mut`], [`EntityError::Immutable`] included
+    /// (the schedule refuses a system that declares a write of an
+    /// immutable component before it runs, so only a component made
+    /// immutable during the run gets here).
+    ///
     /// # Panics
     /// If a write of `T` is not declared.
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {

@@ -57,6 +57,22 @@ pub enum ScheduleError {
         /// The resource's type.
         resource: &'static str,
     },
+    /// A system declares a write of a component the world registered
+    /// immutable ([`WorldCore::register_immutable`]), whose values change
+    /// only by insert (checked before any system starts; a compile-time
+    /// check is not possible, since every `Send + Sync + 'static` type is
+    /// a component).
+    ///
+    /// [`WorldCore::register_immutable`]: crate::WorldCore::register_immutable
+    #[error(
+        "system `{system}` writes component `{component}`, which the world registered immutable; insert new values (through commands) instead"
+    )]
+    WritesImmutable {
+        /// The system.
+        system: String,
+        /// The component's type.
+        component: &'static str,
+    },
     /// A system needs a component manager the world does not have.
     #[error("system `{system}` needs manager `{manager}`, which the world does not have")]
     MissingManager {

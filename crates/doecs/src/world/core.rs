@@ -209,6 +209,12 @@ impl WorldCore {
     }
 
     /// A mutable reference to `entity`'s `T`. Marks it changed.
+    ///
+    /// # Errors
+    /// [`EntityError::NoSuchEntity`], [`EntityError::MissingComponent`],
+    /// [`EntityError::Inherited`] for a `T` only inherited from a prefab,
+    /// and [`EntityError::Immutable`] for a `T` registered immutable
+    /// ([`WorldCore::register_immutable`]); the world is unchanged then.
     #[inline]
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
         let (column, location) = self.component_column::<T>(entity)?;
@@ -257,7 +263,10 @@ impl WorldCore {
             .ok_or(missing)
     }
 
-    /// Where `entity`'s `T` is: its column and the entity's location.
+    /// Where `entity`'s `T` is, for a write: its column and the entity's
+    /// location. A `T` registered immutable is refused
+    /// ([`EntityError::Immutable`]): every path that writes a value in
+    /// place finds it here.
     #[inline]
     pub(crate) fn component_column<T: Component>(
         &self,
@@ -272,9 +281,12 @@ impl WorldCore {
         let column = self
             .components
             .id_of::<T>()
-            .and_then(|id| arch.column_of(id));
+            .and_then(|id| Some((id, arch.column_of(id)?)));
         match column {
-            Some(column) => Ok((column, location)),
+            Some((id, _)) if self.components.info(id).is_immutable() => {
+                Err(EntityError::Immutable(std::any::type_name::<T>()))
+            }
+            Some((_, column)) => Ok((column, location)),
             // Inherited values are shared with the prefab: never written
             // through an instance.
             None => Err(match self.inherited_from::<T>(entity) {

@@ -88,9 +88,14 @@ impl EntityMut<'_> {
         self.world.get::<T>(self.entity).ok()
     }
 
-    /// Its `T`, mutably, if it has one.
-    pub fn get_mut<T: Component>(&mut self) -> Option<&mut T> {
-        self.world.get_mut::<T>(self.entity).ok()
+    /// Its `T`, mutably. Marks it changed.
+    ///
+    /// # Errors
+    /// As [`WorldCore::get_mut`]: [`EntityError::MissingComponent`], or
+    /// [`EntityError::Immutable`] for a `T` registered immutable
+    /// ([`WorldCore::register_immutable`]; insert a new value instead).
+    pub fn get_mut<T: Component>(&mut self) -> Result<&mut T, EntityError> {
+        self.world.get_mut::<T>(self.entity)
     }
 
     /// Whether it has `T`.

@@ -40,6 +40,7 @@ mod entity_ref;
 mod hidden;
 mod hook_api;
 pub mod hooks;
+mod immutable;
 mod load;
 mod names;
 mod observers;
@@ -111,7 +112,7 @@ impl Default for WorldConfig {
 /// | create | [`new`](Self::new), [`with_config`](Self::with_config) |
 /// | spawn | [`spawn`](Self::spawn) (a bundle, builder or template), [`spawn_batch`](Self::spawn_batch), [`reserve_entity`](Self::reserve_entity), [`spawn_reserved`](Self::spawn_reserved), [`instantiate`](Self::instantiate) (a prefab); `try_` twins refuse a malformed bundle instead of panicking |
 /// | despawn | [`despawn`](Self::despawn), [`despawn_batch`](Self::despawn_batch), [`take`](Self::take), [`clear`](Self::clear) |
-/// | components | [`get`](WorldCore::get), [`get_mut`](WorldCore::get_mut), [`get_many_mut`](WorldCore::get_many_mut), [`contains`](WorldCore::contains), [`insert`](Self::insert), [`insert_one`](Self::insert_one), [`insert_built`](Self::insert_built), [`remove`](Self::remove), [`remove_one`](Self::remove_one), [`exchange`](Self::exchange), [`entity`](WorldCore::entity), [`entity_mut`](Self::entity_mut) |
+/// | components | [`get`](WorldCore::get), [`get_mut`](WorldCore::get_mut), [`get_many_mut`](WorldCore::get_many_mut), [`contains`](WorldCore::contains), [`insert`](Self::insert), [`insert_one`](Self::insert_one), [`insert_built`](Self::insert_built), [`remove`](Self::remove), [`remove_one`](Self::remove_one), [`exchange`](Self::exchange), [`entity`](WorldCore::entity), [`entity_mut`](Self::entity_mut), [`register_immutable`](WorldCore::register_immutable) (values change only by insert) |
 /// | runtime components | [`register_component`](WorldCore::register_component), [`component_id`](WorldCore::component_id), [`components`](WorldCore::components), [`get_bytes`](WorldCore::get_bytes), [`get_bytes_mut`](WorldCore::get_bytes_mut), [`has_id`](WorldCore::has_id), [`insert_bytes`](Self::insert_bytes), [`remove_by_id`](Self::remove_by_id) |
 /// | queries | [`query`](WorldCore::query), [`query_filtered`](WorldCore::query_filtered), [`query_mut`](Self::query_mut), [`query_filtered_mut`](Self::query_filtered_mut), [`view`](WorldCore::view), [`view_mut`](WorldCore::view_mut), [`iter_entities`](WorldCore::iter_entities); held queries are [`QueryState`](crate::QueryState)s |
 /// | relations | [`add_pair`](WorldCore::add_pair), [`add_pairs`](WorldCore::add_pairs), [`remove_pair`](WorldCore::remove_pair), [`pair`](WorldCore::pair), [`pair_mut`](WorldCore::pair_mut), [`has_pair`](WorldCore::has_pair), [`targets`](WorldCore::targets), [`sources`](WorldCore::sources), [`relations`](WorldCore::relations) |

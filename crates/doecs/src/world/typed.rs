@@ -188,6 +188,11 @@ impl WorldCore {
     /// assert_eq!(world.get::<u32>(a), Ok(&2));
     /// assert!(world.get_many_mut::<u32, 2>([a, a]).is_err());
     /// ```
+    ///
+    /// # Errors
+    /// [`EntityError::AliasedEntity`] for an entity named twice, and the
+    /// errors of [`WorldCore::get_mut`] (an immutable `T` among them); the
+    /// world is unchanged then.
     pub fn get_many_mut<T: Component, const N: usize>(
         &mut self,
         entities: [Entity; N],

@@ -98,7 +98,13 @@ impl WorldCore {
         Ok(unsafe { std::slice::from_raw_parts(ptr.as_ptr(), size) })
     }
 
-    /// The bytes of a plain-bytes component, mutably.
+    /// The bytes of a plain-bytes component, mutably. Marks it changed.
+    ///
+    /// # Errors
+    /// As [`WorldCore::get_bytes`], and [`EntityError::ImmutableId`] for a
+    /// component registered immutable
+    /// ([`WorldCore::register_immutable_by_id`]); the world is unchanged
+    /// then.
     pub fn get_bytes_mut(
         &mut self,
         entity: Entity,
@@ -108,13 +114,16 @@ impl WorldCore {
         if !info.is_plain_bytes() {
             return Err(EntityError::NotPlainBytes(id));
         }
-        let size = info.layout().size();
+        let (size, immutable) = (info.layout().size(), info.is_immutable());
         let location = self.location(entity)?;
         let column = self
             .archetypes
             .get(location.archetype)
             .column_of(id)
             .ok_or(EntityError::MissingComponentId { entity, id })?;
+        if immutable {
+            return Err(EntityError::ImmutableId(id));
+        }
         let tick = self.write_tick();
         // SAFETY: the row is live and `&mut self` gives write access; the
         // slot holds plain bytes, which any bytes are a valid value of.
