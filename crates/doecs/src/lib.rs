@@ -88,9 +88,9 @@ pub use name::{LookupError, Name};
 pub use observer::{EntityEvent, ObserveError, Trigger};
 pub use query::{
     Access, AccessKey, Added, AliasError, AnyOf, ArchetypeFilter, Batch, BatchedIter, Changed,
-    Combinations, CombinationsMut, EveryRowData, FilteredAccess, Has, Mut, Or, OwnOrInherited,
-    Pairs, Query, QueryData, QueryError, QueryFilter, QueryIter, QueryState, ReadOnlyItem,
-    ReadOnlyQueryData, Ref, Up, View, ViewMut, With, Without,
+    Combinations, CombinationsMut, EntityMut, EveryRowData, FilteredAccess, Has, Mut, Or,
+    OwnOrInherited, Pairs, Query, QueryData, QueryError, QueryFilter, QueryIter, QueryState,
+    ReadOnlyItem, ReadOnlyQueryData, Ref, Up, View, ViewMut, With, Without,
 };
 pub use relation::{
     ChildOf, Cleanup, Hierarchy, IsA, PairsError, Prefab, Relation, RelationError, Relations,
@@ -116,8 +116,8 @@ pub use universe::{SharedWorld, Universe, WorldKey};
 #[cfg(feature = "serde")]
 pub use world::SaveManager;
 pub use world::{
-    EntityBuilder, EntityMut, EntityRef, EntityTemplate, RemovedComponents, RequireError, Snapshot,
-    SnapshotError, Spawn, World, WorldConfig, WorldCore, WorldId, MAX_HOOK_ROUNDS,
+    EntityBuilder, EntityRef, EntityTemplate, EntityWorldMut, RemovedComponents, RequireError,
+    Snapshot, SnapshotError, Spawn, World, WorldConfig, WorldCore, WorldId, MAX_HOOK_ROUNDS,
 };
 pub use world::{
     Event, ObserverError, ObserverId, ObserverInfo, OnAdd, OnDespawn, OnInsert, OnRemove, OnReplace,

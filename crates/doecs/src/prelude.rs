@@ -19,8 +19,8 @@ pub use crate::manager::{ComponentManager, DestroyNotice};
 pub use crate::name::Name;
 pub use crate::observer::Trigger;
 pub use crate::query::{
-    Added, AnyOf, Changed, Has, Mut, Or, OwnOrInherited, Pairs, Query, QueryState, Ref, Up, View,
-    ViewMut, With, Without,
+    Added, AnyOf, Changed, EntityMut, Has, Mut, Or, OwnOrInherited, Pairs, Query, QueryState, Ref,
+    Up, View, ViewMut, With, Without,
 };
 pub use crate::relation::{ChildOf, Cleanup, IsA, Prefab, Relation, RelationError, Targets};
 pub use crate::schedule::{Schedule, ScheduleError};
@@ -35,7 +35,7 @@ pub use crate::universe::Universe;
 pub use crate::world::command::{CommandBuffer, Commands};
 pub use crate::world::hooks::{ComponentHooks, HookContext};
 pub use crate::world::RemovedComponents;
-pub use crate::world::{EntityBuilder, Snapshot, World, WorldCore};
+pub use crate::world::{EntityBuilder, EntityRef, EntityWorldMut, Snapshot, World, WorldCore};
 pub use crate::world::{Event, OnAdd, OnDespawn, OnInsert, OnRemove, OnReplace};
 /// The `Bundle` trait and `#[derive(Bundle)]`.
 pub use crate::Bundle;

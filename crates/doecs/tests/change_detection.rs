@@ -450,7 +450,7 @@ fn every_direct_write_path_marks_exactly_its_entity() {
     assert_eq!(r.changed(&world), vec![all[1], all[2]], "get_many_mut");
 
     world.entity_mut(all[3]).unwrap().get_mut::<A>().unwrap().0 += 1;
-    assert_eq!(r.changed(&world), vec![all[3]], "EntityMut::get_mut");
+    assert_eq!(r.changed(&world), vec![all[3]], "EntityWorldMut::get_mut");
 
     world.view_mut::<A>().get_mut(all[4]).unwrap().0 += 1;
     assert_eq!(r.changed(&world), vec![all[4]], "ViewMut::get_mut");

@@ -443,7 +443,7 @@ fn inserts_add_then_insert_new_components_and_replace_then_insert_old_ones() {
         ]
     );
 
-    // A fresh entity through EntityMut, from nothing.
+    // A fresh entity through EntityWorldMut, from nothing.
     let f = fx.world.spawn(());
     fx.world
         .entity_mut(f)
@@ -662,7 +662,7 @@ fn despawn_take_and_batches_fire_replace_then_remove_once() {
     assert!(fx.take().is_empty());
     assert!(fx.world.alive(e));
 
-    // Through EntityMut.
+    // Through EntityWorldMut.
     let view = fx.world.entity_mut(e).unwrap();
     let Err((view, _)) = view.take::<(B,)>() else {
         panic!("refused")

@@ -20,6 +20,18 @@
 //! [`AliasError::RelatedWrite`]). And two queries whose filters keep their
 //! entities apart may still meet through a related read, which reaches
 //! beyond the filter ([`FilteredAccess::conflict_with`]).
+//!
+//! Whole-entity views read or write every component of the entities they
+//! visit, whatever types exist: [`EntityRef`](crate::EntityRef) as query
+//! data records [`Access::reads_all`], [`EntityMut`](crate::EntityMut)
+//! [`Access::writes_all`], and an `EntityRef` inside a relation term
+//! [`Access::related_reads_all`]. These are flags beside the lists, not
+//! entries in them: such a set reads (or writes) every type, named or not,
+//! so it aliases with every other term that touches a component in one
+//! query (`(EntityMut, &T)`), and conflicts with every query that writes
+//! one (for a read of all) or touches one (for a write of all). Where a
+//! conflict has a type to name, the key names it; otherwise it is
+//! [`AccessKey::every_component`].
 
 use crate::component::Components;
 use std::any::TypeId;
@@ -39,6 +51,17 @@ impl AccessKey {
         AccessKey {
             type_id: TypeId::of::<T>(),
             name: std::any::type_name::<T>(),
+        }
+    }
+
+    /// The key that stands for every component type at once, in the
+    /// errors and conflicts of whole-entity views (see the module docs).
+    pub fn every_component() -> Self {
+        /// Stands for every component type.
+        struct EveryComponent;
+        AccessKey {
+            type_id: TypeId::of::<EveryComponent>(),
+            name: "every component (EntityRef/EntityMut)",
         }
     }
 }
@@ -61,6 +84,12 @@ pub struct Access {
     own_reads: Vec<AccessKey>,
     /// Types read on other entities, reached through a relation.
     related_reads: Vec<AccessKey>,
+    /// Every component of the visited entity is read.
+    reads_all: bool,
+    /// Every component of the visited entity is written.
+    writes_all: bool,
+    /// Every component of related entities is read.
+    related_reads_all: bool,
 }
 
 /// One query naming a type in two ways that would alias.
@@ -112,7 +141,7 @@ impl Access {
     /// Records a read of `key` on the visited entity, or refuses if it is
     /// already written.
     pub fn try_add_read(&mut self, key: AccessKey) -> Result<(), AliasError> {
-        if self.writes.contains(&key) {
+        if self.writes_all || self.writes.contains(&key) {
             return Err(AliasError::MutAndShared(key));
         }
         push_new(&mut self.reads, key);
@@ -131,13 +160,48 @@ impl Access {
     /// Records a write of `key`, or refuses if it is already written or
     /// read on the visited entity.
     pub fn try_add_write(&mut self, key: AccessKey) -> Result<(), AliasError> {
-        if self.writes.contains(&key) {
+        if self.writes_all || self.writes.contains(&key) {
             return Err(AliasError::MutTwice(key));
         }
-        if self.own_reads.contains(&key) {
+        if self.reads_all || self.own_reads.contains(&key) {
             return Err(AliasError::MutAndShared(key));
         }
         self.writes.push(key);
+        Ok(())
+    }
+
+    /// Records a read of every component of the visited entity
+    /// ([`EntityRef`](crate::EntityRef)), or refuses if the set writes
+    /// any component.
+    pub fn try_add_reads_all(&mut self) -> Result<(), AliasError> {
+        if self.writes_all {
+            return Err(AliasError::MutAndShared(AccessKey::every_component()));
+        }
+        if let Some(&key) = self.writes.first() {
+            return Err(AliasError::MutAndShared(key));
+        }
+        self.reads_all = true;
+        Ok(())
+    }
+
+    /// Records a write of every component of the visited entity
+    /// ([`EntityMut`](crate::EntityMut)), or refuses if the set already
+    /// reads or writes any component of it.
+    pub fn try_add_writes_all(&mut self) -> Result<(), AliasError> {
+        let all = AccessKey::every_component();
+        if self.writes_all {
+            return Err(AliasError::MutTwice(all));
+        }
+        if let Some(&key) = self.writes.first() {
+            return Err(AliasError::MutTwice(key));
+        }
+        if self.reads_all {
+            return Err(AliasError::MutAndShared(all));
+        }
+        if let Some(&key) = self.own_reads.first() {
+            return Err(AliasError::MutAndShared(key));
+        }
+        self.writes_all = true;
         Ok(())
     }
 
@@ -145,7 +209,7 @@ impl Access {
     /// filter reading the ticks of a component its query also writes: the
     /// query itself orders the two).
     pub fn add_read_unless_written(&mut self, key: AccessKey) {
-        if !self.writes.contains(&key) {
+        if !self.writes_all && !self.writes.contains(&key) {
             push_new(&mut self.reads, key);
             push_new(&mut self.own_reads, key);
         }
@@ -163,14 +227,21 @@ impl Access {
     /// [`AliasError::MutAndShared`] if `inner` writes (relation terms only
     /// read).
     pub fn try_add_related(&mut self, inner: &Access) -> Result<(), AliasError> {
+        if inner.writes_all {
+            return Err(AliasError::MutAndShared(AccessKey::every_component()));
+        }
         if let Some(&key) = inner.writes.first() {
             return Err(AliasError::MutAndShared(key));
         }
         for &key in &inner.own_reads {
             self.add_related_read(key);
         }
+        self.related_reads_all |= inner.reads_all;
         for &key in &inner.related_reads {
             self.try_add_read(key)?;
+        }
+        if inner.related_reads_all {
+            self.try_add_reads_all()?;
         }
         Ok(())
     }
@@ -208,11 +279,77 @@ impl Access {
                 push_new(into, key);
             }
         }
+        self.reads_all |= other.reads_all;
+        self.writes_all |= other.writes_all;
+        self.related_reads_all |= other.related_reads_all;
     }
 
-    /// Types read, in either scope (see the module docs).
+    /// Types read, in either scope (see the module docs). A set that
+    /// reads every component ([`Access::reads_all`]) lists only the types
+    /// it names besides.
     pub fn reads(&self) -> &[AccessKey] {
         &self.reads
+    }
+
+    /// Whether every component of the visited entities is read
+    /// ([`EntityRef`](crate::EntityRef) as query data).
+    pub fn reads_all(&self) -> bool {
+        self.reads_all
+    }
+
+    /// Whether every component of the visited entities is written
+    /// ([`EntityMut`](crate::EntityMut)); a set that writes every
+    /// component may read every one too.
+    pub fn writes_all(&self) -> bool {
+        self.writes_all
+    }
+
+    /// Whether every component of related entities is read (an
+    /// [`EntityRef`](crate::EntityRef) inside a relation term).
+    pub fn related_reads_all(&self) -> bool {
+        self.related_reads_all
+    }
+
+    /// Whether the set may read component `key`, in either scope: named,
+    /// written, or as part of every component.
+    pub fn may_read(&self, key: &AccessKey) -> bool {
+        self.reads_any_all() || self.reads.contains(key) || self.may_write(key)
+    }
+
+    /// Whether the set may write component `key`: named, or as part of
+    /// every component.
+    pub fn may_write(&self, key: &AccessKey) -> bool {
+        self.writes_all || self.writes.contains(key)
+    }
+
+    /// Whether the set touches nothing: no type read or written, named or
+    /// as every component.
+    pub fn is_empty(&self) -> bool {
+        self.reads.is_empty() && self.writes.is_empty() && !self.reads_any_all() && !self.writes_all
+    }
+
+    /// Whether every component is read in some scope (own or related).
+    fn reads_any_all(&self) -> bool {
+        self.reads_all || self.related_reads_all
+    }
+
+    /// The first type this set writes: named, else
+    /// [`AccessKey::every_component`] for a write of every component.
+    pub fn first_write(&self) -> Option<AccessKey> {
+        self.writes
+            .first()
+            .copied()
+            .or_else(|| self.writes_all.then(AccessKey::every_component))
+    }
+
+    /// The first type this set touches (reads or writes): named, else
+    /// [`AccessKey::every_component`].
+    fn first_touched(&self) -> Option<AccessKey> {
+        self.writes
+            .first()
+            .or_else(|| self.reads.first())
+            .copied()
+            .or_else(|| (self.writes_all || self.reads_any_all()).then(AccessKey::every_component))
     }
 
     /// Types read on the visited entities themselves.
@@ -229,10 +366,7 @@ impl Access {
     /// query whose items may then hold one entity's value both ways across
     /// two items, so only its callback loops may run (see the module docs).
     pub fn related_overlap(&self) -> Option<AccessKey> {
-        self.related_reads
-            .iter()
-            .find(|k| self.writes.contains(k))
-            .copied()
+        self.writes_into_related(self)
     }
 
     /// Types written.
@@ -242,6 +376,9 @@ impl Access {
 
     /// The first type written that `components` marks immutable (see
     /// [`WorldCore::register_immutable`](crate::WorldCore::register_immutable)).
+    /// Only types named one by one count: a write of every component
+    /// ([`EntityMut`](crate::EntityMut)) refuses each immutable one as it
+    /// is asked for.
     pub(crate) fn immutable_write(&self, components: &Components) -> Option<AccessKey> {
         if components.immutable_count() == 0 {
             return None;
@@ -253,13 +390,42 @@ impl Access {
     }
 
     /// Whether running both at once could race: one writes what the other
-    /// reads or writes. Returns the first conflicting type.
+    /// reads or writes (a write or read of every component included).
+    /// Returns the first conflicting type: a named one where there is one,
+    /// else [`AccessKey::every_component`].
     pub fn conflict_with(&self, other: &Access) -> Option<AccessKey> {
-        self.writes
+        self.writes_into(other).or_else(|| other.writes_into(self))
+    }
+
+    /// The first type `self` writes that `other` reads or writes.
+    fn writes_into(&self, other: &Access) -> Option<AccessKey> {
+        let named = self.writes.iter().find(|w| other.may_read(w)).copied();
+        named.or_else(|| {
+            if self.writes_all {
+                other.first_touched()
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The first type `self` writes that `other` reads on related
+    /// entities: what still conflicts where their filters keep their
+    /// entities apart, and, within one query, what its loops must not
+    /// hand out both ways at once.
+    fn writes_into_related(&self, other: &Access) -> Option<AccessKey> {
+        let named = other
+            .related_reads
             .iter()
-            .find(|w| other.writes.contains(w) || other.reads.contains(w))
-            .or_else(|| other.writes.iter().find(|w| self.reads.contains(w)))
-            .copied()
+            .find(|k| self.may_write(k))
+            .copied();
+        named.or_else(|| {
+            if other.related_reads_all {
+                self.first_write()
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -291,11 +457,8 @@ impl FilteredAccess {
             return self.access.conflict_with(&other.access);
         }
         let (a, b) = (&self.access, &other.access);
-        a.related_reads
-            .iter()
-            .find(|k| b.writes.contains(k))
-            .or_else(|| b.related_reads.iter().find(|k| a.writes.contains(k)))
-            .copied()
+        b.writes_into_related(a)
+            .or_else(|| a.writes_into_related(b))
     }
 }
 
@@ -399,6 +562,92 @@ mod tests {
         outer.try_add_related(&nested).unwrap();
         assert_eq!(outer.own_reads(), [key]);
         assert_eq!(outer.try_add_write(key), Err(AliasError::MutAndShared(key)));
+    }
+
+    /// Reads and writes of every component alias with every term of one
+    /// query that touches a component, and conflict across queries as a
+    /// read or write of each type would.
+    #[test]
+    fn every_component_flags() {
+        let (a, b) = (AccessKey::of::<u8>(), AccessKey::of::<u16>());
+        let all = AccessKey::every_component();
+        let mut writer = Access::default();
+        writer.try_add_writes_all().unwrap();
+        assert_eq!(writer.try_add_read(a), Err(AliasError::MutAndShared(a)));
+        assert_eq!(writer.try_add_write(a), Err(AliasError::MutTwice(a)));
+        assert_eq!(
+            writer.try_add_reads_all(),
+            Err(AliasError::MutAndShared(all))
+        );
+        assert_eq!(writer.try_add_writes_all(), Err(AliasError::MutTwice(all)));
+        assert!(writer.may_read(&a) && writer.may_write(&a));
+        assert_eq!(writer.first_write(), Some(all));
+        writer.add_read_unless_written(a);
+        assert!(
+            writer.reads().is_empty(),
+            "a filter's read of a written type"
+        );
+
+        let mut reader = Access::default();
+        reader.add_read(a);
+        reader.try_add_reads_all().unwrap();
+        assert_eq!(reader.try_add_write(b), Err(AliasError::MutAndShared(b)));
+        assert_eq!(
+            reader.try_add_writes_all(),
+            Err(AliasError::MutAndShared(all))
+        );
+        assert!(reader.may_read(&b) && !reader.may_write(&b));
+
+        let mut one = Access::default();
+        one.add_write(b);
+        let mut read_one = Access::default();
+        read_one.add_read(b);
+        assert_eq!(writer.conflict_with(&read_one), Some(b));
+        assert_eq!(read_one.conflict_with(&writer), Some(b));
+        assert_eq!(writer.conflict_with(&reader), Some(a));
+        assert_eq!(reader.conflict_with(&one), Some(b));
+        assert_eq!(one.conflict_with(&reader), Some(b));
+        assert_eq!(
+            reader.conflict_with(&read_one),
+            None,
+            "reads never conflict"
+        );
+        assert_eq!(writer.conflict_with(&Access::default()), None);
+        let mut bare_reader = Access::default();
+        bare_reader.try_add_reads_all().unwrap();
+        assert_eq!(writer.conflict_with(&bare_reader), Some(all));
+
+        // Inside a relation term a read of every component is a related
+        // read of every component: beside a write, callback loops only.
+        let mut up = Access::default();
+        up.try_add_related(&bare_reader).unwrap();
+        assert!(up.related_reads_all() && !up.reads_all());
+        assert_eq!(up.related_overlap(), None);
+        up.try_add_write(b).unwrap();
+        assert_eq!(up.related_overlap(), Some(b));
+        assert_eq!(
+            up.try_add_related(&writer),
+            Err(AliasError::MutAndShared(all))
+        );
+        // Disjoint filters: only related reads still meet writes.
+        let mut x = FilteredAccess {
+            access: writer.clone(),
+            ..FilteredAccess::default()
+        };
+        x.with.push(TypeId::of::<u32>());
+        let mut y = FilteredAccess {
+            access: bare_reader.clone(),
+            ..FilteredAccess::default()
+        };
+        y.without.push(TypeId::of::<u32>());
+        assert_eq!(x.conflict_with(&y), None);
+        y.access = up.clone();
+        assert_eq!(x.conflict_with(&y), Some(all));
+        assert_eq!(y.conflict_with(&x), Some(all));
+        let mut empty = Access::default();
+        assert!(empty.is_empty());
+        empty.extend(&bare_reader);
+        assert!(!empty.is_empty() && empty.reads_all());
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! - [`view`]: [`View`], one component type by entity, resolved once.
 //! - `terms`: [`Has`], [`AnyOf`], [`Ref`] (a read with its change stamps)
 //!   and [`Mut`] (a write stamped only when written through).
+//! - `entity_terms`: whole-entity views as query data:
+//!   [`EntityRef`](crate::EntityRef) (reads any component of each entity)
+//!   and [`EntityMut`] (reads and writes any, no structural changes).
 //! - `combinations`: [`Combinations`] and [`CombinationsMut`], every set of
 //!   `K` distinct matching entities.
 //! - `relation` and `inherit`: the relation terms, query data that follows
@@ -37,6 +40,7 @@ pub mod change;
 mod combinations;
 pub mod data;
 pub(crate) mod derived;
+mod entity_terms;
 pub mod filter;
 mod inherit;
 mod iter;
@@ -51,6 +55,7 @@ pub use batched::{Batch, BatchedIter};
 pub use change::{Added, Changed};
 pub use combinations::{Combinations, CombinationsMut};
 pub use data::{EveryRowData, QueryData, ReadOnlyQueryData};
+pub use entity_terms::EntityMut;
 pub use filter::{ArchetypeFilter, Or, QueryFilter, With, Without};
 pub use inherit::OwnOrInherited;
 pub use iter::QueryIter;

@@ -316,6 +316,37 @@ pub struct Mut<'w, T> {
     window: ChangeWindow,
 }
 
+impl<'w, T> Mut<'w, T> {
+    /// The item of row `row` of a column whose row 0 is at `column` and
+    /// whose stamps are `ticks`, for a reader in `window`: how `Mut<T>`
+    /// and [`EntityMut::get_mut`](crate::EntityMut::get_mut) make theirs.
+    ///
+    /// # Safety
+    /// `row` must be live in the column, and the caller must hold write
+    /// access to its value and stamps for `'w`, handing the row out once
+    /// at a time.
+    #[inline]
+    pub(crate) unsafe fn at_row(
+        column: NonNull<T>,
+        ticks: TickPtrs,
+        row: usize,
+        window: ChangeWindow,
+    ) -> Self {
+        // SAFETY: forwarded contract: the row is live and ours, so its
+        // stamps race with no writer.
+        let ((added, changed), value) =
+            unsafe { (row_or_chunk(ticks, row), column.add(row).as_mut()) };
+        Mut {
+            value,
+            ticks,
+            row,
+            added,
+            changed,
+            window,
+        }
+    }
+}
+
 impl<T> Mut<'_, T> {
     /// Marks the row changed at the reader's tick without writing it.
     pub fn set_changed(&mut self) {
@@ -400,18 +431,8 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
     #[inline]
     unsafe fn item<'w>(window: &mut ChangeWindow, fetch: Self::Fetch, row: usize) -> Mut<'w, T> {
         // SAFETY: `row` is live, the caller holds write access to `T` and
-        // hands the row out once at a time, so reading its stamps races
-        // with no writer.
-        let ((added, changed), value) =
-            unsafe { (row_or_chunk(fetch.1, row), fetch.0.add(row).as_mut()) };
-        Mut {
-            value,
-            ticks: fetch.1,
-            row,
-            added,
-            changed,
-            window: *window,
-        }
+        // hands the row out once at a time.
+        unsafe { Mut::at_row(fetch.0, fetch.1, row, *window) }
     }
     #[inline]
     unsafe fn slice<'w>(

@@ -130,8 +130,7 @@ fn function_condition<M: 'static, F: ConditionFunction<M>>(
     let access = access_of(&name, &params)?;
     let writes = access
         .components
-        .writes()
-        .first()
+        .first_write()
         .map(|k| k.name)
         .or_else(|| access.resources.writes().first().map(|k| k.name))
         .or_else(|| access.managers.writes().first().map(|k| k.name));

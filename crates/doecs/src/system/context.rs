@@ -153,6 +153,15 @@ impl<'a> SystemContext<'a> {
         for key in wanted.writes() {
             self.require_write(key);
         }
+        // Whole-entity views (`EntityRef`, `EntityMut`): the declaration
+        // must cover every component too.
+        let all = AccessKey::every_component();
+        if wanted.writes_all() {
+            self.require_write(&all);
+        }
+        if wanted.reads_all() || wanted.related_reads_all() {
+            self.require_read(&all);
+        }
     }
 
     fn require_read(&self, key: &AccessKey) {

@@ -161,14 +161,16 @@ impl SystemAccess {
         self.exclusive |= other.exclusive;
     }
 
-    /// Whether the system may read component `key`.
+    /// Whether the system may read component `key` (named, or as part of
+    /// a read or write of every component: `EntityRef`, `EntityMut`).
     pub fn may_read_component(&self, key: &AccessKey) -> bool {
-        self.components.reads().contains(key) || self.components.writes().contains(key)
+        self.components.may_read(key)
     }
 
-    /// Whether the system may write component `key`.
+    /// Whether the system may write component `key` (named, or as part of
+    /// a write of every component: `EntityMut`).
     pub fn may_write_component(&self, key: &AccessKey) -> bool {
-        self.components.writes().contains(key)
+        self.components.may_write(key)
     }
 }
 

@@ -56,7 +56,7 @@ impl ParamAccess {
         // the others' filters count.
         let touching: Vec<&FilteredAccess> = std::iter::once(&self.components)
             .chain(members.iter().map(|m| &m.components))
-            .filter(|c| !c.access.reads().is_empty() || !c.access.writes().is_empty())
+            .filter(|c| !c.access.is_empty())
             .collect();
         if let Some((first, rest)) = touching.split_first() {
             let in_all =

@@ -1,9 +1,16 @@
 //! Entity views: one entity's components in one handle.
 //!
 //! `world.entity(e)` gives an [`EntityRef`] (read its components, list them);
-//! `world.entity_mut(e)` an [`EntityMut`], which also inserts, removes and
-//! despawns. Both check the entity once, when made; every call on them goes
-//! through the same paths as the world's own methods.
+//! `world.entity_mut(e)` an [`EntityWorldMut`], which also inserts, removes
+//! and despawns. Both check the entity once, when made; every call on them
+//! goes through the same paths as the world's own methods.
+//!
+//! An `EntityRef` is also query data (`Query<EntityRef>`, see
+//! [`crate::EntityMut`] and the query layer's `entity_terms`): a query
+//! makes its items over the rows it visits, and those read only the
+//! entity's own components, the row the query's access covers; one from
+//! `world.entity(e)` also finds the components `e` inherits from a prefab,
+//! as [`WorldCore::get`] does.
 
 use super::core::WorldCore;
 use super::World;
@@ -29,17 +36,49 @@ pub struct EntityRef<'w> {
     world: &'w WorldCore,
     entity: Entity,
     location: Location,
+    /// Whether `get` finds inherited components too (a view from
+    /// `world.entity`), or only the row's own (a query's item).
+    inherits: bool,
 }
 
 impl<'w> EntityRef<'w> {
+    /// A view of the row at `location`, `entity`'s, reading only its own
+    /// components: a query's item.
+    ///
+    /// # Safety
+    /// `location` must be `entity`'s live row in `world`, and nothing may
+    /// write any component of that row for `'w`.
+    #[inline]
+    pub(crate) unsafe fn own_row(world: &'w WorldCore, entity: Entity, location: Location) -> Self {
+        EntityRef {
+            world,
+            entity,
+            location,
+            inherits: false,
+        }
+    }
+
     /// The entity.
     pub fn id(&self) -> Entity {
         self.entity
     }
 
-    /// Its `T`, if it has one.
+    /// Its `T`, if it has one: from `world.entity(e)`, also one it
+    /// inherits from a prefab; as a query's item, only its own.
     pub fn get<T: Component>(&self) -> Option<&'w T> {
-        self.world.get::<T>(self.entity).ok()
+        if self.inherits {
+            return self.world.get::<T>(self.entity).ok();
+        }
+        let id = self.world.components().id_of::<T>()?;
+        let arch = self.world.archetypes().get(self.location.archetype);
+        // SAFETY: `location` is the entity's live row (made by
+        // `WorldCore::entity` or `own_row`, whose contracts say so), so
+        // the row is below the capacity.
+        let slot = unsafe { arch.component_slot_ptr_unchecked(id, self.location.row) }?;
+        // SAFETY: the slot holds the row's initialised `T`, and nothing
+        // writes the row for `'w` (`&'w WorldCore`, or `own_row`'s
+        // contract).
+        Some(unsafe { slot.cast::<T>().as_ref() })
     }
 
     /// Whether it has `T`.
@@ -59,7 +98,10 @@ impl<'w> EntityRef<'w> {
     }
 }
 
-/// Write access to one live entity of a [`World`]. See the module docs.
+/// Write access to one live entity of a [`World`], structural changes
+/// included (bevy's `EntityWorldMut`). See the module docs; for a query's
+/// per-entity view without structural changes, see
+/// [`EntityMut`](crate::EntityMut).
 ///
 /// ```
 /// let mut world = doecs::World::new();
@@ -72,12 +114,12 @@ impl<'w> EntityRef<'w> {
 /// view.despawn();
 /// assert!(!world.alive(e));
 /// ```
-pub struct EntityMut<'w> {
+pub struct EntityWorldMut<'w> {
     world: &'w mut World,
     entity: Entity,
 }
 
-impl EntityMut<'_> {
+impl EntityWorldMut<'_> {
     /// The entity.
     pub fn id(&self) -> Entity {
         self.entity
@@ -129,7 +171,7 @@ impl EntityMut<'_> {
         let location = self
             .world
             .location(self.entity)
-            .expect("an EntityMut's entity stays alive until `despawn`");
+            .expect("an EntityWorldMut's entity stays alive until `despawn`");
         let world: &WorldCore = self.world;
         world
             .archetypes()
@@ -143,7 +185,7 @@ impl EntityMut<'_> {
     pub fn despawn(self) {
         self.world
             .despawn(self.entity)
-            .expect("an EntityMut's entity stays alive until `despawn`");
+            .expect("an EntityWorldMut's entity stays alive until `despawn`");
     }
 
     /// Takes the components of bundle `B` and despawns the entity (see
@@ -165,15 +207,16 @@ impl WorldCore {
             world: self,
             entity,
             location,
+            inherits: true,
         })
     }
 }
 
 impl World {
     /// A mutable view of the live `entity`.
-    pub fn entity_mut(&mut self, entity: Entity) -> Result<EntityMut<'_>, EntityError> {
+    pub fn entity_mut(&mut self, entity: Entity) -> Result<EntityWorldMut<'_>, EntityError> {
         self.location(entity)?;
-        Ok(EntityMut {
+        Ok(EntityWorldMut {
             world: self,
             entity,
         })

@@ -60,7 +60,7 @@ mod untyped;
 
 pub use self::core::{WorldCore, WorldId};
 pub use builder::{EntityBuilder, EntityTemplate, Spawn};
-pub use entity_ref::{EntityMut, EntityRef};
+pub use entity_ref::{EntityRef, EntityWorldMut};
 pub use hook_api::MAX_HOOK_ROUNDS;
 #[cfg(feature = "serde")]
 pub use load::SaveManager;
@@ -114,7 +114,7 @@ impl Default for WorldConfig {
 /// | despawn | [`despawn`](Self::despawn), [`despawn_batch`](Self::despawn_batch), [`take`](Self::take), [`clear`](Self::clear) |
 /// | components | [`get`](WorldCore::get), [`get_mut`](WorldCore::get_mut), [`get_many_mut`](WorldCore::get_many_mut), [`contains`](WorldCore::contains), [`insert`](Self::insert), [`insert_one`](Self::insert_one), [`insert_built`](Self::insert_built), [`remove`](Self::remove), [`remove_one`](Self::remove_one), [`exchange`](Self::exchange), [`entity`](WorldCore::entity), [`entity_mut`](Self::entity_mut), [`register_immutable`](WorldCore::register_immutable) (values change only by insert) |
 /// | runtime components | [`register_component`](WorldCore::register_component), [`component_id`](WorldCore::component_id), [`components`](WorldCore::components), [`get_bytes`](WorldCore::get_bytes), [`get_bytes_mut`](WorldCore::get_bytes_mut), [`has_id`](WorldCore::has_id), [`insert_bytes`](Self::insert_bytes), [`remove_by_id`](Self::remove_by_id) |
-/// | queries | [`query`](WorldCore::query), [`query_filtered`](WorldCore::query_filtered), [`query_mut`](Self::query_mut), [`query_filtered_mut`](Self::query_filtered_mut), [`view`](WorldCore::view), [`view_mut`](WorldCore::view_mut), [`iter_entities`](WorldCore::iter_entities); held queries are [`QueryState`](crate::QueryState)s |
+/// | queries | [`query`](WorldCore::query), [`query_filtered`](WorldCore::query_filtered), [`query_mut`](Self::query_mut), [`query_filtered_mut`](Self::query_filtered_mut), [`view`](WorldCore::view), [`view_mut`](WorldCore::view_mut), [`iter_entities`](WorldCore::iter_entities); held queries are [`QueryState`](crate::QueryState)s; whole entities as query data: [`EntityRef`], [`EntityMut`](crate::EntityMut) |
 /// | relations | [`add_pair`](WorldCore::add_pair), [`add_pairs`](WorldCore::add_pairs), [`remove_pair`](WorldCore::remove_pair), [`pair`](WorldCore::pair), [`pair_mut`](WorldCore::pair_mut), [`has_pair`](WorldCore::has_pair), [`targets`](WorldCore::targets), [`sources`](WorldCore::sources), [`relations`](WorldCore::relations) |
 /// | hierarchy | [`set_parent`](WorldCore::set_parent), [`set_parents_in_batch`](WorldCore::set_parents_in_batch), [`remove_parent`](WorldCore::remove_parent), [`parent`](WorldCore::parent), [`children`](WorldCore::children), [`descendants`](WorldCore::descendants), [`hierarchy`](WorldCore::hierarchy), [`hierarchy_breadth_first`](WorldCore::hierarchy_breadth_first) |
 /// | prefabs | [`instantiate`](Self::instantiate), [`override_inherited`](Self::override_inherited), [`prefab_of`](WorldCore::prefab_of), [`inherited_from`](WorldCore::inherited_from) |
