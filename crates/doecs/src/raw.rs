@@ -319,7 +319,10 @@ pub fn location(world: &WorldCore, entity: Entity) -> Result<Location, EntityErr
 /// Pointer to `entity`'s value of component `id`. Valid until the next
 /// structural change; reading through it is the caller's `unsafe` (the
 /// value has `id`'s layout). Writes through it are not seen by `Changed`
-/// filters unless marked with [`WorldCore::mark_changed_by_id`].
+/// filters unless marked with [`WorldCore::mark_changed_by_id`], nor by
+/// hooks: a component registered immutable
+/// ([`WorldCore::register_immutable`]) must not be written through it
+/// (insert a new value instead).
 ///
 /// # Errors
 /// [`EntityError`] for a dead entity, an unknown id, or an entity without
