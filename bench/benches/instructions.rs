@@ -1296,9 +1296,25 @@ fn observers_doecs(
     (world, entities)
 }
 
+// simple_insert in a world with a requirement registered (A requires B;
+// the spawned bundle has neither): what registering requirements costs
+// the inserts that do not involve them. Compare with simple_insert/doecs.
+fn doecs_insert_with_requirements() {
+    let mut world = doecs::World::new();
+    world.register_required::<A, B>().unwrap();
+    world.spawn_batch((0..N).map(|_| bundle()));
+    black_box(world);
+}
+
+#[library_benchmark]
+#[bench::doecs_with_requirements(setup = doecs_insert_with_requirements)]
+fn simple_insert_required(_: ()) {
+    doecs_insert_with_requirements()
+}
+
 library_benchmark_group!(
     name = observers;
-    benchmarks = observers_doecs
+    benchmarks = observers_doecs, simple_insert_required
 );
 
 main!(

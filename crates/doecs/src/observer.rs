@@ -49,8 +49,8 @@ use crate::system::{System, SystemAccess};
 use crate::tick::{ChangeWindow, Tick};
 use crate::world::command::CommandBuffer;
 use crate::world::{
-    Event, ObserverError, ObserverId, OnAdd, OnDespawn, OnInsert, OnRemove, OnReplace, RunObserver,
-    TriggerData, Watch, World, WorldCore,
+    EntityWorldMut, Event, ObserverError, ObserverId, OnAdd, OnDespawn, OnInsert, OnRemove,
+    OnReplace, RunObserver, TriggerData, Watch, World, WorldCore,
 };
 use std::any::TypeId;
 use std::marker::PhantomData;
@@ -379,5 +379,20 @@ impl World {
             self.refresh_hook_mask(c);
         }
         Ok(id)
+    }
+}
+
+impl EntityWorldMut<'_> {
+    /// Registers `system` as an observer of this entity (see
+    /// [`World::observe_entity`]): `world.entity_mut(e)?.observe(..)`.
+    ///
+    /// # Errors
+    /// As [`World::observe`].
+    pub fn observe<M, S>(&mut self, system: S) -> Result<ObserverId, ObserveError>
+    where
+        S: SystemKind<M> + IntoSystemDesc<M>,
+    {
+        let (world, entity) = self.world_and_entity();
+        world.observe_entity(entity, system)
     }
 }

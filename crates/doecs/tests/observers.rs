@@ -271,7 +271,9 @@ fn custom_events_reach_global_and_target_observers_in_registration_order() {
         })
         .unwrap();
     world
-        .observe_entity(a, |mut t: Trigger<Ping>, mut log: ResMut<Log>| {
+        .entity_mut(a)
+        .unwrap()
+        .observe(|mut t: Trigger<Ping>, mut log: ResMut<Log>| {
             log.0.push(format!("a {}", t.event().0));
             t.event_mut().0 += 10;
         })
@@ -704,4 +706,25 @@ fn observers_driven_by_a_schedule_give_the_same_world_at_1_2_4_and_8_threads() {
         assert_eq!(game(threads), one, "{threads} threads");
     }
     assert_eq!(game(4), one, "repeated run");
+}
+
+#[test]
+fn observers_see_every_change_of_an_immutable_component() {
+    let mut world = world_with_log();
+    world.register_immutable::<Health>();
+    watch_health(&mut world);
+    let e = world.spawn((Health(1),));
+    assert!(world.get_mut::<Health>(e).is_err(), "no write in place");
+    world.insert_one(e, Health(2)).unwrap();
+    let i = e.index();
+    assert_eq!(
+        log(&world),
+        [
+            format!("add {i} 1"),
+            format!("insert {i} 1"),
+            format!("replace {i} 1"),
+            format!("insert {i} 2")
+        ],
+        "the only way to change it is a replace, which the observers see"
+    );
 }

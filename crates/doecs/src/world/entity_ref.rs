@@ -120,6 +120,11 @@ pub struct EntityWorldMut<'w> {
 }
 
 impl EntityWorldMut<'_> {
+    /// The world and the entity, for layers above the world's (observers).
+    pub(crate) fn world_and_entity(&mut self) -> (&mut World, Entity) {
+        (self.world, self.entity)
+    }
+
     /// The entity.
     pub fn id(&self) -> Entity {
         self.entity

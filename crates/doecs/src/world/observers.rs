@@ -37,7 +37,7 @@
 //! reached: a hit on a turret reaches its ship.
 //!
 //! **Where observers live.** Observers are not entities: they belong to
-//! their world like hooks, are listed by [`World::observers`] (and by the
+//! their world like hooks, are listed by [`WorldCore::observers`] (and by the
 //! inspector), and are removed with [`World::remove_observer`]. An
 //! entity's observers go when it is despawned. Snapshots and saves hold
 //! entities and components, not code: a restore or a load keeps the
@@ -248,7 +248,7 @@ struct Entry {
     watch: Watch,
 }
 
-/// One observer, as [`World::observers`] lists it.
+/// One observer, as [`WorldCore::observers`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObserverInfo {
     /// Its id.
