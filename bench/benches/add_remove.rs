@@ -22,6 +22,18 @@ fn add_remove(c: &mut Criterion) {
         })
     });
 
+    // The same changes as one batch each way.
+    let mut world = doecs::World::new();
+    let entities = world.spawn_batch((0..n).map(|i| (A(i as f32),)));
+    g.bench_function("doecs_batch", |b| {
+        b.iter(|| {
+            world
+                .insert_batch(entities.iter().map(|&e| (e, (B(0.0),))))
+                .unwrap();
+            world.remove_batch::<(B,)>(&entities).unwrap();
+        })
+    });
+
     let mut world = hecs::World::new();
     let entities: Vec<_> = world.spawn_batch((0..n).map(|i| (A(i as f32),))).collect();
     g.bench_function("hecs", |b| {

@@ -41,9 +41,31 @@ fn simple_insert_plain(_: ()) {
     insert_plain()
 }
 
+fn add_remove_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    let mut world = Box::new(doecs::World::new());
+    let entities = world.spawn_batch((0..N).map(|i| (A(i as f32),)));
+    (world, entities)
+}
+
+// add_remove one entity at a time, in a binary with no batch calls (a
+// batch caller of the same insert changes what the compiler inlines).
+#[library_benchmark]
+#[bench::doecs(setup = add_remove_setup)]
+fn add_remove_single(
+    (mut world, entities): (Box<doecs::World>, Vec<doecs::Entity>),
+) -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    for &e in &entities {
+        world.insert_one(e, B(0.0)).unwrap();
+    }
+    for &e in &entities {
+        world.remove_one::<B>(e).unwrap();
+    }
+    (world, entities)
+}
+
 library_benchmark_group!(
     name = feature_costs;
-    benchmarks = churn_doecs, simple_insert_plain
+    benchmarks = churn_doecs, simple_insert_plain, add_remove_single
 );
 
 main!(library_benchmark_groups = feature_costs);

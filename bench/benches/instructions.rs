@@ -517,6 +517,29 @@ fn add_remove_doecs(
     (world, entities)
 }
 
+fn doecs_add_remove_batch(world: &mut doecs::World, entities: &[doecs::Entity]) {
+    world
+        .insert_batch(entities.iter().map(|&e| (e, (B(0.0),))))
+        .unwrap();
+    world.remove_batch::<(B,)>(entities).unwrap();
+}
+
+fn add_remove_doecs_batch_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    let mut world = Box::new(doecs::World::new());
+    let entities = world.spawn_batch((0..N).map(|i| (A(i as f32),)));
+    doecs_add_remove_batch(&mut world, &entities);
+    (world, entities)
+}
+
+#[library_benchmark]
+#[bench::doecs_batch(setup = add_remove_doecs_batch_setup)]
+fn add_remove_doecs_batch(
+    (mut world, entities): (Box<doecs::World>, Vec<doecs::Entity>),
+) -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    doecs_add_remove_batch(&mut world, &entities);
+    (world, entities)
+}
+
 fn hecs_add_remove(world: &mut hecs::World, entities: &[hecs::Entity]) {
     for &e in entities {
         world.insert_one(e, B(0.0)).unwrap();
@@ -651,6 +674,7 @@ library_benchmark_group!(
     name = add_remove;
     benchmarks =
         add_remove_doecs,
+        add_remove_doecs_batch,
         add_remove_hecs,
         add_remove_bevy,
         add_remove_shipyard,

@@ -181,8 +181,14 @@ fn run(parents: Vec<Option<usize>>, ops: Vec<Op>) {
 }
 
 proptest! {
+    // Under Miri: a few cases, and no failure file (no file system).
     #![proptest_config(ProptestConfig {
         cases: if cfg!(miri) { 2 } else { 256 },
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
         ..ProptestConfig::default()
     })]
 

@@ -398,6 +398,7 @@ struct Echo(u32);
 impl Event for Echo {}
 
 #[test]
+#[cfg_attr(miri, ignore = "a thousand rounds of observers are slow under Miri")]
 fn an_observer_that_triggers_itself_forever_is_a_typed_error_not_a_stack_overflow() {
     let mut world = World::new();
     #[derive(Default)]

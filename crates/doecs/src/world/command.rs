@@ -249,6 +249,20 @@ impl CommandBuffer {
         self.push_closure(move |w: &mut World| w.remove::<B>(entity).map(drop));
     }
 
+    /// Records inserting each bundle into its entity, as one batch (see
+    /// [`World::insert_batch`]).
+    pub fn insert_batch<B: Bundle>(&mut self, batch: impl IntoIterator<Item = (Entity, B)>) {
+        let batch: Vec<(Entity, B)> = batch.into_iter().collect();
+        self.push_closure(move |w: &mut World| w.insert_batch(batch));
+    }
+
+    /// Records removing (and dropping) bundle `B` from each of `entities`,
+    /// as one batch (see [`World::remove_batch`]).
+    pub fn remove_batch<B: Bundle>(&mut self, entities: impl IntoIterator<Item = Entity>) {
+        let entities: Vec<Entity> = entities.into_iter().collect();
+        self.push_closure(move |w: &mut World| w.remove_batch::<B>(&entities));
+    }
+
     /// Records triggering `event` with no target (see [`World::trigger`]).
     pub fn trigger<E: super::Event>(&mut self, event: E) {
         // Applied inside a flush, a trigger's observers' commands join the
@@ -452,6 +466,18 @@ impl<'a> Commands<'a> {
             commands: self,
             entity,
         }
+    }
+
+    /// Records inserting each bundle into its entity, as one batch (see
+    /// [`World::insert_batch`]).
+    pub fn insert_batch<B: Bundle>(&mut self, batch: impl IntoIterator<Item = (Entity, B)>) {
+        self.buffer.insert_batch(batch);
+    }
+
+    /// Records removing bundle `B` from each of `entities`, as one batch
+    /// (see [`World::remove_batch`]).
+    pub fn remove_batch<B: Bundle>(&mut self, entities: impl IntoIterator<Item = Entity>) {
+        self.buffer.remove_batch::<B>(entities);
     }
 
     /// Records triggering `event` with no target (see [`World::trigger`]).

@@ -33,6 +33,7 @@
 
 mod add_pairs;
 mod batch;
+mod batch_moves;
 mod builder;
 pub mod command;
 pub mod core;
@@ -378,11 +379,19 @@ impl World {
     }
 
     /// Spawns `entity` with no components if it is a reserved id.
+    #[inline]
     pub(crate) fn spawn_if_reserved(&mut self, entity: Entity) {
         if self.core.entities.is_reserved(entity) {
-            // An empty bundle is well formed, so this cannot be refused.
-            let _ = self.spawn_reserved(entity, ());
+            self.spawn_reserved_empty(entity);
         }
+    }
+
+    /// The rare half of [`World::spawn_if_reserved`].
+    #[cold]
+    #[inline(never)]
+    fn spawn_reserved_empty(&mut self, entity: Entity) {
+        // An empty bundle is well formed, so this cannot be refused.
+        let _ = self.spawn_reserved(entity, ());
     }
 
     /// Despawns every entity (hooks fire, relations are cleaned up, as for

@@ -63,7 +63,7 @@ const STACK_FIELDS: usize = 16;
 
 /// Calls `f` with each column's start in `arch`, in the order given.
 #[inline]
-fn with_bases<R>(
+pub(super) fn with_bases<R>(
     arch: &Archetype,
     columns: impl ExactSizeIterator<Item = ColumnIndex>,
     f: impl FnOnce(&[*mut u8]) -> R,

@@ -526,6 +526,17 @@ impl Archetype {
         Row(first as u32)
     }
 
+    /// Drops the rows from `len` on without dropping their values (they
+    /// were moved out): the table's tail, removed in one step.
+    ///
+    /// # Safety
+    /// `len <= self.len()`, and every value of the rows from `len` on must
+    /// have been moved out (or need no drop).
+    pub(crate) unsafe fn truncate_forget(&mut self, len: usize) {
+        debug_assert!(len <= self.len);
+        self.len = len;
+    }
+
     /// Removes a row whose component values the caller has already moved out or
     /// dropped, by moving the last row into it. Returns the entity that moved
     /// into `row`, if any; the caller must update its location.
