@@ -75,11 +75,17 @@ impl ChunkTicks {
         self.changed.store(tick.get(), Relaxed);
     }
 
-    /// Takes in a row that moved here with stamps `(added, changed)`.
+    /// Takes in a row that moved here with stamps `(added, changed)`. A
+    /// stamp no later than the chunk's (the common case: rows move in
+    /// with older stamps) costs a load, not an atomic read-modify-write.
     #[inline(always)]
     pub(crate) fn absorb(&self, added: u64, changed: u64) {
-        self.added.fetch_max(added, Relaxed);
-        self.changed.fetch_max(changed, Relaxed);
+        if added > self.added.load(Relaxed) {
+            self.added.fetch_max(added, Relaxed);
+        }
+        if changed > self.changed.load(Relaxed) {
+            self.changed.fetch_max(changed, Relaxed);
+        }
     }
 
     fn raw(&self) -> (u64, u64) {

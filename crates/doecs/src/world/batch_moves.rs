@@ -344,10 +344,28 @@ impl WorldCore {
                     }
                 }
             }
-            for (j, &row) in rows.iter().enumerate() {
-                let stamps = source.row_ticks(row, s);
-                // SAFETY: the row was just pushed; `&mut self` makes it ours.
-                unsafe { target.stamp_moved_in(d, Row((first + j) as u32), stamps) };
+            if contiguous && k > 0 && !source.tracks_rows(s) && !target.tracks_rows(d) {
+                // Chunk stamps only: the latest of the source chunks the
+                // rows leave raises each target chunk they enter (an upper
+                // bound, as chunk stamps are).
+                let (src_rows, dst_rows) = (source.chunk_rows(), target.chunk_rows());
+                let (r0, r1) = (rows[0].index(), rows[k - 1].index());
+                let (mut added, mut changed) = (0, 0);
+                for chunk in r0 / src_rows..=r1 / src_rows {
+                    let t = source.chunk_ticks(s, chunk);
+                    added = added.max(t.added().get());
+                    changed = changed.max(t.changed().get());
+                }
+                for chunk in first / dst_rows..=(first + k - 1) / dst_rows {
+                    target.chunk_ticks(d, chunk).absorb(added, changed);
+                }
+            } else {
+                for (j, &row) in rows.iter().enumerate() {
+                    let stamps = source.row_ticks(row, s);
+                    // SAFETY: the row was just pushed; `&mut self` makes it
+                    // ours.
+                    unsafe { target.stamp_moved_in(d, Row((first + j) as u32), stamps) };
+                }
             }
         }
         let tail = contiguous && k > 0 && rows[k - 1].index() + 1 == source.len();
