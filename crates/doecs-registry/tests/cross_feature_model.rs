@@ -2,7 +2,8 @@
 //! checked against a naive model after every step.
 //!
 //! Bugs live where two features meet, so one sequence mixes them all:
-//! single, batch and command-buffer spawns, inserts, removes and despawns
+//! single, batch and command-buffer spawns, inserts, removes and despawns,
+//! batch inserts and removes
 //! (some components panic in `Drop`); `ChildOf` and a custom relation;
 //! prefabs and `instantiate`; a hook that records commands, and observers
 //! of the same component that must see what it sees; events sent
@@ -376,6 +377,11 @@ enum Op {
     Spawn(Vec<Comp>),
     SpawnBatch(u8, u32),
     Insert(usize, Comp),
+    /// `Hp(value + k)` into the `k`-th picked entity, as one batch.
+    InsertBatch(Vec<usize>, u32),
+    /// `Frozen` off every picked entity, as one batch (refused whole if
+    /// one lacks it or is named twice).
+    RemoveBatch(Vec<usize>),
     Remove(usize, Kind),
     Despawn(usize),
     DespawnBatch(Vec<usize>),
@@ -425,6 +431,9 @@ fn op() -> impl Strategy<Value = Op> {
         6 => prop::collection::vec(comp(), 0..3).prop_map(Op::Spawn),
         2 => (1u8..6, 0u32..100).prop_map(|(n, hp)| Op::SpawnBatch(n, hp)),
         5 => (who.clone(), comp()).prop_map(|(w, c)| Op::Insert(w, c)),
+        2 => (prop::collection::vec(who.clone(), 0..8), 0u32..100)
+            .prop_map(|(w, v)| Op::InsertBatch(w, v)),
+        2 => prop::collection::vec(who.clone(), 0..8).prop_map(Op::RemoveBatch),
         3 => (who.clone(), kind).prop_map(|(w, k)| Op::Remove(w, k)),
         3 => who.clone().prop_map(Op::Despawn),
         2 => prop::collection::vec(who.clone(), 0..4).prop_map(Op::DespawnBatch),
@@ -602,6 +611,31 @@ impl Run {
                 let Some(e) = self.pick(who) else { return };
                 let bomb = self.model.insert(e, c.kind(), c.value(), &mut hooks);
                 expect_panic(bomb, || insert(&mut self.world, e, c).unwrap());
+            }
+            Op::InsertBatch(who, value) => {
+                let es: Vec<Entity> = who.iter().filter_map(|&w| self.pick(w)).collect();
+                for (k, &e) in es.iter().enumerate() {
+                    self.model.insert(e, Kind::Hp, value + k as u32, &mut hooks);
+                }
+                let batch = es
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &e)| (e, (Hp(value + k as u32),)));
+                self.world.insert_batch(batch).unwrap();
+            }
+            Op::RemoveBatch(who) => {
+                let es: Vec<Entity> = who.iter().filter_map(|&w| self.pick(w)).collect();
+                let distinct = es.iter().collect::<BTreeSet<_>>().len() == es.len();
+                let all_frozen = es
+                    .iter()
+                    .all(|e| self.model.ents[e].own.contains_key(&Kind::Frozen));
+                let outcome = self.world.remove_batch::<(Frozen,)>(&es);
+                assert_eq!(outcome.is_ok(), distinct && all_frozen, "{outcome:?}");
+                if outcome.is_ok() {
+                    for &e in &es {
+                        self.model.remove(e, Kind::Frozen, &mut hooks);
+                    }
+                }
             }
             Op::Remove(who, kind) => {
                 let Some(e) = self.pick(who) else { return };

@@ -122,3 +122,39 @@ fn a_custom_spawner_despawning_a_level_entity_does_not_break_the_spawn() {
     assert_eq!(tm.children(tm.lookup(e[3]).unwrap()).count(), 0);
     world.check_invariants();
 }
+
+#[test]
+fn observers_see_every_level_entity_and_their_commands_apply_after_the_spawn() {
+    use doecs::prelude::{Commands, Query, Trigger};
+    use doecs::OnAdd;
+    let mut world = World::new();
+    let mut spawner = standard_spawner();
+    spawner.register_plain::<Mass>("mass").unwrap();
+    let fired: Arc<Mutex<Vec<(Entity, f32)>>> = Arc::default();
+    let log = fired.clone();
+    world
+        .observe(
+            move |t: Trigger<OnAdd, Mass>, masses: Query<&Mass>, mut commands: Commands| {
+                let mass = masses.get(t.entity()).unwrap().0;
+                log.lock().unwrap().push((t.entity(), mass));
+                if mass == 4.0 {
+                    commands.despawn(t.entity());
+                }
+            },
+        )
+        .unwrap();
+    let out = spawner
+        .spawn(&mut world, &blob(), SpawnOptions::default())
+        .unwrap();
+    let e = &out.entities;
+    let seen: Vec<(Entity, f32)> = e.iter().enumerate().map(|(k, &x)| (x, k as f32)).collect();
+    assert_eq!(
+        *fired.lock().unwrap(),
+        seen,
+        "one OnAdd per entity, in order, values in place"
+    );
+    for (k, &entity) in e.iter().enumerate() {
+        assert_eq!(world.alive(entity), k != 4, "entity {k}");
+    }
+    world.check_invariants();
+}
