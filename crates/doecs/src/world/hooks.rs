@@ -332,12 +332,10 @@ impl WorldCore {
         if !self.has_hooks(location.archetype, kind) {
             return;
         }
-        let components: Vec<ComponentId> = self
-            .archetypes
-            .get(location.archetype)
-            .components()
-            .to_vec();
-        self.fire_hooks(kind, entity, &components);
+        let components = super::id_list::IdList::from_slice(
+            self.archetypes.get(location.archetype).components(),
+        );
+        self.fire_hooks(kind, entity, components.as_slice());
     }
 }
 

@@ -41,6 +41,7 @@ mod entity_ref;
 mod hidden;
 mod hook_api;
 pub mod hooks;
+mod id_list;
 mod immutable;
 mod load;
 mod names;

@@ -22,6 +22,7 @@
 
 use super::core::WorldCore;
 use super::hooks::HookKind;
+use super::id_list::IdList;
 use crate::bundle::{Bundle, BundleId};
 use crate::component::ComponentId;
 use crate::entities::Entities;
@@ -395,7 +396,7 @@ impl WorldCore {
         if self.has_hooks(location.archetype, HookKind::Replace) {
             let (replaced, _) =
                 self.split_fields(&self.archetypes.insert_edge_at(edge).fields, bundle);
-            self.fire_hooks(HookKind::Replace, entity, &replaced);
+            self.fire_hooks(HookKind::Replace, entity, replaced.as_slice());
         }
         let target = self.archetypes.insert_edge_at(edge).target;
         let new = if target == location.archetype {
@@ -427,22 +428,19 @@ impl WorldCore {
         if self.archetypes.get(target).hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit())
             != 0
         {
-            let fields = self.archetypes.insert_edge_at(edge_index).fields.clone();
-            self.fire_inserted_hooks(entity, &fields, bundle);
+            let (_, added) =
+                self.split_fields(&self.archetypes.insert_edge_at(edge_index).fields, bundle);
+            self.fire_inserted_hooks(entity, &added, bundle);
         }
         new
     }
 
     /// The components of `bundle` whose fields replace a value, and those
     /// that are new, by the edge's `fields` (in field order).
-    fn split_fields(
-        &self,
-        fields: &[FieldTarget],
-        bundle: BundleId,
-    ) -> (Vec<ComponentId>, Vec<ComponentId>) {
+    fn split_fields(&self, fields: &[FieldTarget], bundle: BundleId) -> (IdList, IdList) {
         let ids = self.bundles.info(bundle).ids();
-        let mut replaced = Vec::new();
-        let mut added = Vec::new();
+        let mut replaced = IdList::new();
+        let mut added = IdList::new();
         for (f, &id) in fields.iter().zip(ids) {
             if f.replaces {
                 replaced.push(id);
@@ -453,13 +451,13 @@ impl WorldCore {
         (replaced, added)
     }
 
-    /// After an insert (or the insert half of an exchange) through `fields`:
-    /// `on_add` for the new components, then `on_insert` for all of them.
-    fn fire_inserted_hooks(&mut self, entity: Entity, fields: &[FieldTarget], bundle: BundleId) {
-        let (_, added) = self.split_fields(fields, bundle);
-        self.fire_hooks(HookKind::Add, entity, &added);
-        let all = self.bundles.info(bundle).ids().to_vec();
-        self.fire_hooks(HookKind::Insert, entity, &all);
+    /// After an insert (or the insert half of an exchange) of `bundle`,
+    /// whose new components are `added`: `on_add` for those, then
+    /// `on_insert` for all of them.
+    fn fire_inserted_hooks(&mut self, entity: Entity, added: &IdList, bundle: BundleId) {
+        self.fire_hooks(HookKind::Add, entity, added.as_slice());
+        let all = IdList::from_slice(self.bundles.info(bundle).ids());
+        self.fire_hooks(HookKind::Insert, entity, all.as_slice());
     }
 
     /// Takes the components of `bundle` out of `entity`, which lives at
@@ -487,9 +485,9 @@ impl WorldCore {
         };
         let removed = self
             .removal_observed(location)
-            .then(|| self.bundles.info(bundle).ids().to_vec());
+            .then(|| IdList::from_slice(self.bundles.info(bundle).ids()));
         if let Some(removed) = &removed {
-            self.before_removal(entity, location, removed);
+            self.before_removal(entity, location, removed.as_slice());
         }
         let edge = self.archetypes.remove_edge_at(edge_index);
         let source = self.archetypes.get(location.archetype);
@@ -500,7 +498,7 @@ impl WorldCore {
         // were all moved out above.
         let new = unsafe { self.move_row(entity, location, target) };
         if let Some(removed) = &removed {
-            self.log_removals(entity, removed);
+            self.log_removals(entity, removed.as_slice());
         }
         Ok(new)
     }
@@ -548,7 +546,7 @@ impl WorldCore {
         }
         if self.has_hooks(location.archetype, HookKind::Replace) {
             let (kept, _) = self.split_fields(&edge.new_fields, new);
-            self.fire_hooks(HookKind::Replace, entity, &kept);
+            self.fire_hooks(HookKind::Replace, entity, kept.as_slice());
         }
         let source = self.archetypes.get(location.archetype);
         with_bases(source, edge.old_fields.iter().copied(), |bases| {
@@ -587,7 +585,8 @@ impl WorldCore {
         if self.archetypes.get(target).hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit())
             != 0
         {
-            self.fire_inserted_hooks(entity, &edge.new_fields, new);
+            let (_, added) = self.split_fields(&edge.new_fields, new);
+            self.fire_inserted_hooks(entity, &added, new);
         }
         Ok(here)
     }
@@ -738,13 +737,10 @@ impl WorldCore {
         // Observers record commands and cannot move the row.
         self.run_despawn_observers(entity);
         if self.removal_observed(location) {
-            let components = self
-                .archetypes
-                .get(location.archetype)
-                .components()
-                .to_vec();
-            self.before_removal(entity, location, &components);
-            self.log_removals(entity, &components);
+            let components =
+                IdList::from_slice(self.archetypes.get(location.archetype).components());
+            self.before_removal(entity, location, components.as_slice());
+            self.log_removals(entity, components.as_slice());
         }
         destroyed.push(entity);
         if self.hooks.observers.has_entity_observers() {
