@@ -117,13 +117,7 @@ impl<'w> EntityMut<'w> {
 
     /// Its components, in the archetype's (id) order.
     pub fn components(&self) -> impl Iterator<Item = &'w ComponentInfo> + 'w {
-        let world = self.world;
-        world
-            .archetypes()
-            .get(self.location.archetype)
-            .components()
-            .iter()
-            .map(move |&id| world.components().info(id))
+        self.world.components_in(self.location.archetype)
     }
 
     /// A read-only view of the entity, for as long as this borrow.

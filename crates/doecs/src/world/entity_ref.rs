@@ -88,13 +88,7 @@ impl<'w> EntityRef<'w> {
 
     /// Its components, in the archetype's (id) order.
     pub fn components(&self) -> impl Iterator<Item = &'w ComponentInfo> + 'w {
-        let world = self.world;
-        world
-            .archetypes()
-            .get(self.location.archetype)
-            .components()
-            .iter()
-            .map(move |&id| world.components().info(id))
+        self.world.components_in(self.location.archetype)
     }
 }
 
@@ -178,12 +172,7 @@ impl EntityWorldMut<'_> {
             .location(self.entity)
             .expect("an EntityWorldMut's entity stays alive until `despawn`");
         let world: &WorldCore = self.world;
-        world
-            .archetypes()
-            .get(location.archetype)
-            .components()
-            .iter()
-            .map(move |&id| world.components().info(id))
+        world.components_in(location.archetype)
     }
 
     /// Despawns the entity, dropping its components.
@@ -205,6 +194,18 @@ impl EntityWorldMut<'_> {
 }
 
 impl WorldCore {
+    /// The components of archetype `archetype`, in its (id) order.
+    pub(crate) fn components_in(
+        &self,
+        archetype: crate::storage::ArchetypeId,
+    ) -> impl Iterator<Item = &ComponentInfo> + '_ {
+        self.archetypes()
+            .get(archetype)
+            .components()
+            .iter()
+            .map(move |&id| self.components().info(id))
+    }
+
     /// A view of the live `entity`.
     pub fn entity(&self, entity: Entity) -> Result<EntityRef<'_>, EntityError> {
         let location = self.location(entity)?;
