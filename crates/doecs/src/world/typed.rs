@@ -28,12 +28,7 @@ impl World {
         entity: Entity,
         value: T,
     ) -> Result<(), EntityError> {
-        if self.core.entities.is_reserved(entity) {
-            return self.spawn_reserved(entity, (value,));
-        }
-        let result = self.with_checks_held(|w| w.core.insert_one(entity, value));
-        self.flush_hooks();
-        result
+        self.insert(entity, (value,))
     }
 
     /// Adds every component of `bundle` to `entity`, then applies what
@@ -42,29 +37,57 @@ impl World {
     /// type twice is refused, changing nothing. A reserved id
     /// ([`World::reserve_entity`]) is spawned with `bundle`.
     pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
-        if self.core.entities.is_reserved(entity) {
+        let Some(location) = self.live_or_reserved(entity)? else {
             return self.spawn_reserved(entity, bundle);
-        }
-        let result = self.with_checks_held(|w| w.core.insert(entity, bundle));
+        };
+        let result = self.with_checks_held(|w| w.core.insert_at(entity, location, bundle));
         self.flush_hooks();
         result
+    }
+
+    /// Where live `entity` is, or `None` for a reserved id; a dead one is
+    /// [`EntityError::NoSuchEntity`]. One entity-table look for the
+    /// common case.
+    #[inline]
+    fn live_or_reserved(
+        &self,
+        entity: Entity,
+    ) -> Result<Option<crate::location::Location>, EntityError> {
+        match self.core.entities.location(entity) {
+            Some(location) => Ok(Some(location)),
+            None if self.core.entities.is_reserved(entity) => Ok(None),
+            None => Err(EntityError::NoSuchEntity(entity)),
+        }
+    }
+
+    /// Where `entity` is for a removal: a reserved id is spawned (empty)
+    /// first, so it lacks what is removed.
+    #[inline]
+    fn location_for_removal(
+        &mut self,
+        entity: Entity,
+    ) -> Result<crate::location::Location, EntityError> {
+        match self.live_or_reserved(entity)? {
+            Some(location) => Ok(location),
+            None => {
+                self.spawn_if_reserved(entity);
+                self.core.location(entity)
+            }
+        }
     }
 
     /// Removes `T` from `entity` and returns it, then applies what hooks
     /// recorded. A reserved id is spawned (empty) first, so it lacks `T`.
     pub fn remove_one<T: Component>(&mut self, entity: Entity) -> Result<T, EntityError> {
-        self.spawn_if_reserved(entity);
-        let result = self.with_checks_held(|w| w.core.remove_one::<T>(entity));
-        self.flush_hooks();
-        result
+        self.remove::<(T,)>(entity).map(|(value,)| value)
     }
 
     /// Removes every component of bundle `B` from `entity` and returns
     /// them, then applies what hooks recorded. If any is missing, nothing
     /// changes. A reserved id is spawned (empty) first, so it lacks `B`.
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
-        self.spawn_if_reserved(entity);
-        let result = self.with_checks_held(|w| w.core.remove::<B>(entity));
+        let location = self.location_for_removal(entity)?;
+        let result = self.with_checks_held(|w| w.core.remove_at::<B>(entity, location));
         self.flush_hooks();
         result
     }
@@ -93,16 +116,6 @@ impl World {
 }
 
 impl WorldCore {
-    /// Adds `value` to `entity`, replacing (and dropping) any `T` it already has.
-    #[inline]
-    pub(crate) fn insert_one<T: Component>(
-        &mut self,
-        entity: Entity,
-        value: T,
-    ) -> Result<(), EntityError> {
-        self.insert(entity, (value,))
-    }
-
     /// Adds every component of `bundle` to `entity`. Components it already has
     /// are replaced; the old values drop after the new ones are in place. A
     /// bundle that names one type twice is refused, changing nothing.
@@ -113,6 +126,17 @@ impl WorldCore {
         bundle: B,
     ) -> Result<(), EntityError> {
         let location = self.location(entity)?;
+        self.insert_at(entity, location, bundle)
+    }
+
+    /// [`WorldCore::insert`] for `entity` at its `location`.
+    #[inline]
+    pub(crate) fn insert_at<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        location: crate::location::Location,
+        bundle: B,
+    ) -> Result<(), EntityError> {
         let id = self.bundle_id::<B>()?;
         // SAFETY: `location` is the entity's; the writer fills exactly `B`'s fields.
         unsafe { self.insert_fields(entity, location, id, typed_writer(bundle)) };
@@ -130,6 +154,16 @@ impl WorldCore {
     /// any is missing, nothing changes.
     pub(crate) fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
         let location = self.location(entity)?;
+        self.remove_at(entity, location)
+    }
+
+    /// [`WorldCore::remove`] for `entity` at its `location`.
+    #[inline]
+    pub(crate) fn remove_at<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        location: crate::location::Location,
+    ) -> Result<B, EntityError> {
         let id = match self.bundles.id_of::<B>() {
             Some(id) => id,
             None => self.first_removal::<B>(entity)?,
