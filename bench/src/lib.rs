@@ -159,6 +159,10 @@ pub const NOTES: &[(&str, &str)] = &[
         "doecs (builder systems; `doecs_fn`: the same systems as plain functions whose parameters declare their access), bevy_ecs and shipyard run the three systems with their parallel schedulers; flecs_ecs runs them as pipeline systems (`progress()`, one thread, its default); the baseline runs the three loops one after another. doecs runs a segment this light on its own thread or on its pool, whichever it measured faster on the machine; bench/README.md has this workload and heavy_compute on 2 to 16 cores.",
     ),
     (
+        "add_remove",
+        "Every library adds `B` to each of 10,000 entities one at a time, then removes it one at a time. `doecs_batch` makes the same changes with one `insert_batch` and one `remove_batch` (entities that share an archetype move together, one copy per column).",
+    ),
+    (
         "get_random",
         "shipyard looks up through one borrowed `View` per iteration (its idiom), and so does `doecs_view` (`world.view::<Position>()`, the type resolved once per pass); `doecs` is `world.get::<Position>(e)`, `doecs_held_query` a held `QueryState<&Position>`'s `get`; flecs_ecs goes through `entity_from_id(..).get`.",
     ),
