@@ -30,7 +30,6 @@ use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::location::Location;
 use crate::relation::Cleanup;
-use crate::storage::archetype::copy_value;
 use crate::storage::archetypes::{EdgeIndex, FieldTarget};
 use crate::storage::{Archetype, ArchetypeId, Archetypes, ColumnIndex, Row};
 use crate::tick::Tick;
@@ -605,28 +604,9 @@ impl WorldCore {
         // SAFETY: the caller initialises the target-only columns; shared columns
         // are copied just below.
         let row = unsafe { target.push_uninit(entity) };
-        let (src_ids, dst_ids) = (source.components(), target.components());
-        let mut d = 0;
-        for (s, &id) in src_ids.iter().enumerate() {
-            while d < dst_ids.len() && dst_ids[d] < id {
-                d += 1;
-            }
-            if d < dst_ids.len() && dst_ids[d] == id {
-                let s = ColumnIndex(s as u32);
-                // SAFETY: `from.row` is live (caller) and `row` was just
-                // pushed: two slots of the same component type in different
-                // archetypes' columns; the source value is forgotten below.
-                unsafe {
-                    let src = source.slot_ptr_unchecked(from.row, s);
-                    let dst = target.slot_ptr_unchecked(row, ColumnIndex(d as u32));
-                    copy_value(src.as_ptr(), dst.as_ptr(), source.column_size(s))
-                };
-                // The value keeps its change stamps.
-                let stamps = source.row_ticks(from.row, s);
-                // SAFETY: the row was just pushed; `&mut self` makes it ours.
-                unsafe { target.stamp_moved_in(ColumnIndex(d as u32), row, stamps) };
-            }
-        }
+        // SAFETY: `from.row` is live (caller) and `row` was just pushed;
+        // the source values are forgotten just below.
+        unsafe { source.copy_row_into(from.row, target, row) };
         // SAFETY: every value of the source row was copied, or moved out by
         // the caller.
         let moved = unsafe { source.swap_remove_forget(from.row) };

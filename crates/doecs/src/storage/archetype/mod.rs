@@ -526,6 +526,50 @@ impl Archetype {
         Row(first as u32)
     }
 
+    /// Copies row `row`'s value of every column `target` also has into
+    /// `target`'s row `to`, with its change stamps: a row move's copy, one
+    /// column-map look per column (no merge of the two component lists).
+    ///
+    /// # Safety
+    /// `row` must be live here and `to` a row of `target` pushed for this
+    /// move (below its length, its shared slots uninitialised); the two
+    /// archetypes are distinct. The values copied must then be forgotten
+    /// here (the row swap-removed without drops).
+    #[inline]
+    pub(crate) unsafe fn copy_row_into(&self, row: Row, target: &Archetype, to: Row) {
+        debug_assert!(row.index() < self.len && to.index() < target.len);
+        let (from_shift, to_shift) = (self.shape.shift(), target.shape.shift());
+        for (s, column) in self.columns.iter().enumerate() {
+            // SAFETY: `s` indexes `columns`, which has as many entries as
+            // `components` (type invariant).
+            let id = unsafe { *self.components.get_unchecked(s) };
+            let Some(d) = target.column_map.column_of(&target.components, id) else {
+                continue;
+            };
+            // SAFETY: `d` is a column of `target` (the column map's
+            // invariant); both rows are within capacity (caller); the two
+            // slots hold one component type in two distinct archetypes,
+            // so they do not overlap; the source value is forgotten by the
+            // caller. Stamps: `row` is live here, `to` was pushed there.
+            unsafe {
+                let dst = target.columns.get_unchecked(d);
+                copy_value(
+                    column.slot(row.index()).as_ptr(),
+                    dst.slot(to.index()).as_ptr(),
+                    column.size(),
+                );
+                let stamps = self
+                    .ticks
+                    .get_unchecked(s)
+                    .row_or_chunk(row.index(), from_shift);
+                target
+                    .ticks
+                    .get_unchecked(d)
+                    .move_in(to.index(), stamps, to_shift);
+            }
+        }
+    }
+
     /// Drops the rows from `len` on without dropping their values (they
     /// were moved out): the table's tail, removed in one step.
     ///
