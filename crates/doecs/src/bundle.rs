@@ -201,6 +201,20 @@ pub struct BundleInfo {
     ids: Box<[ComponentId]>,
     /// The same ids, sorted.
     sorted: Box<[ComponentId]>,
+    /// How the bundle splits, if it has sparse fields.
+    split: Option<Box<SparseSplit>>,
+}
+
+/// How a bundle with sparse fields splits: its dense fields form a bundle
+/// of their own, which moves rows; its sparse fields go to their sets.
+#[derive(Clone, Debug)]
+pub(crate) struct SparseSplit {
+    /// The bundle of the dense fields, in field order.
+    pub(crate) dense: BundleId,
+    /// The field index of each dense field, in field order.
+    pub(crate) dense_fields: Box<[usize]>,
+    /// The field index and component of each sparse field, in field order.
+    pub(crate) sparse_fields: Box<[(usize, ComponentId)]>,
 }
 
 impl BundleInfo {
@@ -215,6 +229,12 @@ impl BundleInfo {
     #[inline]
     pub fn sorted(&self) -> &[ComponentId] {
         &self.sorted
+    }
+
+    /// How the bundle splits, if it has sparse fields.
+    #[inline(always)]
+    pub(crate) fn split(&self) -> Option<&SparseSplit> {
+        self.split.as_deref()
     }
 }
 
@@ -283,7 +303,7 @@ impl Bundles {
         }
         let mut ids = Vec::with_capacity(B::FIELD_COUNT);
         B::component_ids(components, &mut ids);
-        let id = self.intern(ids);
+        let id = self.intern(ids, components);
         self.by_type.insert(TypeId::of::<B>(), id);
         Ok(id)
     }
@@ -307,14 +327,34 @@ impl Bundles {
                 return Err(EntityError::DuplicateComponent(c));
             }
         }
-        Ok(self.intern(ids.to_vec()))
+        Ok(self.intern(ids.to_vec(), components))
+    }
+
+    /// Whether any bundle has component `id` among its fields.
+    pub(crate) fn any_contains(&self, id: ComponentId) -> bool {
+        self.infos.iter().any(|b| b.ids.contains(&id))
     }
 
     /// Records a bundle of distinct, registered `ids` (or finds it).
-    fn intern(&mut self, ids: Vec<ComponentId>) -> BundleId {
+    fn intern(&mut self, ids: Vec<ComponentId>, components: &Components) -> BundleId {
         if let Some(&id) = self.by_ids.get(&ids[..]) {
             return id;
         }
+        let split = if ids.iter().any(|&c| components.info(c).is_sparse()) {
+            let (sparse, dense): (Vec<_>, Vec<_>) = ids
+                .iter()
+                .copied()
+                .enumerate()
+                .partition(|&(_, c)| components.info(c).is_sparse());
+            let dense_bundle = self.intern(dense.iter().map(|&(_, c)| c).collect(), components);
+            Some(Box::new(SparseSplit {
+                dense: dense_bundle,
+                dense_fields: dense.iter().map(|&(i, _)| i).collect(),
+                sparse_fields: sparse.into(),
+            }))
+        } else {
+            None
+        };
         let id = BundleId(u32::try_from(self.infos.len()).expect("doecs: too many bundle types"));
         let mut sorted = ids.clone();
         sorted.sort_unstable();
@@ -324,6 +364,7 @@ impl Bundles {
         self.infos.push(BundleInfo {
             ids,
             sorted: sorted.into(),
+            split,
         });
         id
     }

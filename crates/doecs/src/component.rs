@@ -67,9 +67,24 @@ pub struct ComponentDescriptor {
     drop_fn: Option<unsafe fn(*mut u8)>,
     type_id: Option<TypeId>,
     type_name: Option<&'static str>,
+    sparse: bool,
 }
 
 impl ComponentDescriptor {
+    /// The same descriptor, stored sparse: registering it with
+    /// [`WorldCore::register_component`](crate::WorldCore::register_component)
+    /// makes a sparse component (see
+    /// [`WorldCore::register_sparse`](crate::WorldCore::register_sparse)).
+    pub fn sparse(mut self) -> Self {
+        self.sparse = true;
+        self
+    }
+
+    /// Whether the descriptor asks for sparse storage.
+    pub fn is_sparse(&self) -> bool {
+        self.sparse
+    }
+
     /// The descriptor of a Rust type, named by `std::any::type_name`.
     pub fn of<T: Component>() -> Self {
         Self::of_named::<T>(std::any::type_name::<T>())
@@ -89,6 +104,7 @@ impl ComponentDescriptor {
             drop_fn: std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8)),
             type_id: Some(TypeId::of::<T>()),
             type_name: Some(std::any::type_name::<T>()),
+            sparse: false,
         }
     }
 
@@ -101,6 +117,7 @@ impl ComponentDescriptor {
             drop_fn: None,
             type_id: None,
             type_name: None,
+            sparse: false,
         }
     }
 
@@ -120,6 +137,7 @@ impl ComponentDescriptor {
             drop_fn: Some(drop_fn),
             type_id: None,
             type_name: None,
+            sparse: false,
         }
     }
 }
@@ -140,6 +158,9 @@ pub struct ComponentInfo {
     /// Whether values may only change by insert (see
     /// [`ComponentInfo::is_immutable`]).
     immutable: bool,
+    /// Whether values live in a sparse set instead of archetypes (see
+    /// [`ComponentInfo::is_sparse`]).
+    sparse: bool,
     /// Whether the name is the Rust type name given on first use (a typed
     /// registration), which a later registration under a stable name may
     /// replace.
@@ -215,6 +236,12 @@ impl ComponentInfo {
     pub fn is_immutable(&self) -> bool {
         self.immutable
     }
+    /// Whether the component is stored sparse in this world
+    /// ([`WorldCore::register_sparse`](crate::WorldCore::register_sparse)):
+    /// in a sparse set keyed by entity, not in archetypes.
+    pub fn is_sparse(&self) -> bool {
+        self.sparse
+    }
     /// Whether values are plain bytes: a dynamic component with no drop
     /// function. Only these can be written from arbitrary bytes safely.
     pub fn is_plain_bytes(&self) -> bool {
@@ -236,6 +263,9 @@ pub struct Components {
     /// this only grows: a query state that checked its writes at one count
     /// need not check again until it changes.
     immutable_count: u32,
+    /// How many components are sparse (it only grows, as marks are never
+    /// taken back).
+    sparse_count: u32,
 }
 
 /// Registration failed.
@@ -264,6 +294,13 @@ pub enum RegisterError {
         /// The name it was registered under.
         existing: String,
     },
+    /// The component already has values in archetypes (or is part of a
+    /// bundle), so its storage can no longer change.
+    #[error(
+        "component `{0}` is already stored in archetypes or named by a bundle; \
+         register it sparse before its first use"
+    )]
+    StorageFixed(String),
 }
 
 /// The stable name of built-in component `type_id`, if it is one: what
@@ -475,6 +512,7 @@ impl Components {
             row_ticks,
             hook_mask: 0,
             immutable: false,
+            sparse: false,
             snapshot: if d.type_id.is_none() && d.drop_fn.is_none() {
                 SnapshotCopy::Bytes
             } else {
@@ -497,6 +535,31 @@ impl Components {
             self.immutable_count += 1;
         }
         !was
+    }
+
+    /// Marks component `id` sparse. Returns whether it was not before.
+    pub(crate) fn set_sparse(&mut self, id: ComponentId) -> bool {
+        let was = std::mem::replace(&mut self.infos[id.index()].sparse, true);
+        if !was {
+            self.sparse_count += 1;
+        }
+        !was
+    }
+
+    /// How many components are sparse (it only grows).
+    #[inline]
+    pub(crate) fn sparse_count(&self) -> u32 {
+        self.sparse_count
+    }
+
+    /// Whether the Rust type `type_id` is a component registered sparse.
+    #[inline]
+    pub(crate) fn is_sparse_type(&self, type_id: TypeId) -> bool {
+        self.sparse_count > 0
+            && self
+                .by_type
+                .get(type_id)
+                .is_some_and(|id| self.infos[id.index()].sparse)
     }
 
     /// How many components are immutable (it only grows).

@@ -90,7 +90,7 @@ pub use query::{
     Access, AccessKey, Added, AliasError, AnyOf, ArchetypeFilter, Batch, BatchedIter, Changed,
     Combinations, CombinationsMut, EntityMut, EveryRowData, FilteredAccess, Has, Mut, Or,
     OwnOrInherited, Pairs, Query, QueryData, QueryError, QueryFilter, QueryIter, QueryState,
-    ReadOnlyItem, ReadOnlyQueryData, Ref, Up, View, ViewMut, With, Without,
+    ReadOnlyItem, ReadOnlyQueryData, Ref, Sparse, Up, View, ViewMut, With, Without,
 };
 pub use relation::{
     ChildOf, Cleanup, Hierarchy, IsA, PairsError, Prefab, Relation, RelationError, Relations,

@@ -90,6 +90,9 @@ pub struct Access {
     writes_all: bool,
     /// Every component of related entities is read.
     related_reads_all: bool,
+    /// Types reached through [`Sparse`](crate::Sparse) terms (in their
+    /// sets), not archetype columns.
+    sparse_terms: Vec<AccessKey>,
 }
 
 /// One query naming a type in two ways that would alias.
@@ -128,6 +131,13 @@ pub enum QueryError {
         "query writes component `{0}`, which this world registered immutable; insert a new value to replace it instead"
     )]
     Immutable(&'static str),
+    /// The query names a component (named) that the world stores sparse
+    /// through a term that reads archetype columns (`&T`, `&mut T`,
+    /// `Option<&T>`, `Ref<T>`, ...): it would never see a value.
+    #[error(
+        "query reads component `{0}` as a column, but this world stores it sparse; use `Sparse<&T>`, `Sparse<&mut T>`, `Sparse<Option<&T>>` or `Sparse<Ref<T>>`"
+    )]
+    SparseTerm(&'static str),
 }
 
 /// Appends `key` to `list` unless it is there.
@@ -282,6 +292,28 @@ impl Access {
         self.reads_all |= other.reads_all;
         self.writes_all |= other.writes_all;
         self.related_reads_all |= other.related_reads_all;
+        for &key in &other.sparse_terms {
+            push_new(&mut self.sparse_terms, key);
+        }
+    }
+
+    /// Records that `key` is reached through a sparse term (its read or
+    /// write is recorded as for any term).
+    pub fn add_sparse_term(&mut self, key: AccessKey) {
+        push_new(&mut self.sparse_terms, key);
+    }
+
+    /// A type read or written through a column term although `components`
+    /// stores it sparse (see [`QueryError::SparseTerm`]).
+    pub(crate) fn sparse_as_column(&self, components: &Components) -> Option<AccessKey> {
+        if components.sparse_count() == 0 {
+            return None;
+        }
+        self.reads
+            .iter()
+            .chain(&self.writes)
+            .find(|k| components.is_sparse_type(k.type_id) && !self.sparse_terms.contains(k))
+            .copied()
     }
 
     /// Types read, in either scope (see the module docs). A set that

@@ -14,6 +14,7 @@
 //!   and [`EntityMut`] (reads and writes any, no structural changes).
 //! - `combinations`: [`Combinations`] and [`CombinationsMut`], every set of
 //!   `K` distinct matching entities.
+//! - `sparse`: [`Sparse`] terms, which reach components stored sparse.
 //! - `relation` and `inherit`: the relation terms, query data that follows
 //!   an entity's pairs: [`Up`] (a target's data, "my parent's `Height`"),
 //!   [`Pairs`] (the entity's targets) and [`OwnOrInherited`] (its own
@@ -46,6 +47,7 @@ mod inherit;
 mod iter;
 mod loops;
 mod relation;
+mod sparse;
 pub mod state;
 mod terms;
 pub mod view;
@@ -60,6 +62,7 @@ pub use filter::{ArchetypeFilter, Or, QueryFilter, With, Without};
 pub use inherit::OwnOrInherited;
 pub use iter::QueryIter;
 pub use relation::{Pairs, Up};
+pub use sparse::Sparse;
 pub use state::{QueryCaches, QueryState};
 pub use terms::{AnyOf, Has, Mut, Ref};
 pub use view::{View, ViewMut};

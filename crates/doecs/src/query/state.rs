@@ -57,6 +57,9 @@ pub(crate) struct QueryCache<S, P> {
     /// How many components the world had registered immutable when the
     /// query last checked that it writes none of them.
     immutable_seen: u32,
+    /// How many components the world had registered sparse when the query
+    /// last checked that it reaches none of them through a column term.
+    sparse_seen: u32,
 }
 
 impl<S, P> QueryCache<S, P> {
@@ -75,6 +78,7 @@ impl<S, P> QueryCache<S, P> {
             tracking_requested: false,
             hidden_version: 0,
             immutable_seen: 0,
+            sparse_seen: 0,
         }
     }
 }
@@ -244,6 +248,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if let Some(key) = access.immutable_write(world.components()) {
             return Err(QueryError::Immutable(key.name));
         }
+        if let Some(key) = access.sparse_as_column(world.components()) {
+            return Err(QueryError::SparseTerm(key.name));
+        }
         let mut q = QueryState {
             cache: QueryCache::new(world.id()),
             _marker: PhantomData,
@@ -389,7 +396,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             && (!Self::NEEDS_TRACKING || cache.tracking_requested)
             && cache.seen == world.archetypes().len()
             && cache.hidden_version == world.hidden.version()
-            && cache.immutable_seen == world.components().immutable_count();
+            && cache.immutable_seen == world.components().immutable_count()
+            && cache.sparse_seen == world.components().sparse_count();
         if !current {
             self.learn_archetypes(world);
         }
@@ -419,6 +427,15 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 panic!("doecs: {}", QueryError::Immutable(key.name));
             }
             cache.immutable_seen = immutable;
+        }
+        let sparse = world.components().sparse_count();
+        if cache.sparse_seen != sparse {
+            // More components became sparse since the last look: this
+            // query must reach them through sparse terms.
+            if let Some(key) = Self::access().sparse_as_column(world.components()) {
+                panic!("doecs: {}", QueryError::SparseTerm(key.name));
+            }
+            cache.sparse_seen = sparse;
         }
         if Self::NEEDS_TRACKING && !cache.tracking_requested {
             world.request_tracking(&Self::tracked());

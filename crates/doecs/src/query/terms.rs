@@ -206,6 +206,22 @@ pub struct Ref<'w, T> {
 }
 
 impl<'w, T> Ref<'w, T> {
+    /// A value with its stamps, seen in `window`.
+    #[inline(always)]
+    pub(crate) fn from_parts(
+        value: &'w T,
+        added: Tick,
+        changed: Tick,
+        window: ChangeWindow,
+    ) -> Self {
+        Ref {
+            value,
+            added,
+            changed,
+            window,
+        }
+    }
+
     /// Whether `T` was added in the reader's window.
     pub fn is_added(&self) -> bool {
         self.window.contains(self.added)

@@ -57,6 +57,16 @@ impl World {
         mut spawned: impl FnMut(Entity),
     ) -> Result<(), EntityError> {
         let id = self.core.bundle_id::<B>()?;
+        if self.core.bundles.info(id).split().is_some() {
+            for bundle in bundles {
+                let entity = self.core.entities.alloc();
+                // SAFETY: the entity is new; the writer fills exactly `B`'s fields.
+                unsafe { self.core.place_row(entity, id, typed_writer(bundle)) };
+                spawned(entity);
+            }
+            self.flush_hooks();
+            return Ok(());
+        }
         let hint = bundles.size_hint().0;
         let mut placer = RowPlacer::new(&mut self.core, id);
         placer.reserve(&mut self.core, hint);
@@ -149,8 +159,8 @@ impl World {
     ) -> Result<NewRows, EntityError> {
         assert_eq!(ids.len(), sources.len(), "one source per component");
         let bundle = self.core.bundles.of_ids(ids, &self.core.components)?;
-        let sizes: Vec<usize> = ids
-            .iter()
+        let (bundle, sources, sparse) = self.core.split_columns(bundle, sources);
+        let sizes: Vec<usize> = (self.core.bundles.info(bundle).ids().iter())
             .map(|&id| self.core.components.info(id).layout().size())
             .collect();
         // SAFETY: each column gets one copy of the `count` values of its
@@ -158,11 +168,14 @@ impl World {
         // count`, which lie inside its capacity.
         let out = unsafe {
             self.core.place_new_rows(count, bundle, |bases, first| {
-                for ((&base, &size), &src) in bases.iter().zip(&sizes).zip(sources) {
+                for ((&base, &size), &src) in bases.iter().zip(&sizes).zip(&sources) {
                     std::ptr::copy_nonoverlapping(src, base.add(first * size), count * size)
                 }
             })
         };
+        // SAFETY: the new entities have rows and no sparse component; the
+        // sparse sources hold `count` values each (caller's contract).
+        unsafe { self.core.insert_sparse_columns(&out.entities, &sparse) };
         Ok(out)
     }
 

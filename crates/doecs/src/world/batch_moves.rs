@@ -116,7 +116,14 @@ impl World {
             if !seen.insert(e) {
                 return Err(EntityError::AliasedEntity(e));
             }
-            if checked != Some(location.archetype) {
+            if self.core.bundles.info(id).split().is_some() {
+                if self.core.split_missing(e, location, id).is_some() {
+                    return Err(EntityError::MissingComponent {
+                        entity: e,
+                        component: std::any::type_name::<B>(),
+                    });
+                }
+            } else if checked != Some(location.archetype) {
                 if self.core.remove_edge_of(location.archetype, id).is_err() {
                     return Err(EntityError::MissingComponent {
                         entity: e,
@@ -171,6 +178,14 @@ impl WorldCore {
     /// The runs of a checked insert batch: each entity is alive.
     fn insert_runs<B: Bundle>(&mut self, batch: Vec<(Entity, B)>) {
         let id = self.bundle_id::<B>().expect("checked by insert_batch");
+        if self.bundles.info(id).split().is_some() {
+            // Sparse fields move no row: one at a time costs the same.
+            for (entity, bundle) in batch {
+                self.insert(entity, bundle)
+                    .expect("every entity of the batch is alive");
+            }
+            return;
+        }
         let entities: Vec<Entity> = batch.iter().map(|(e, _)| *e).collect();
         let mut bundles = batch.into_iter().map(|(_, b)| b);
         let mut run = Run::with_capacity(entities.len());
@@ -245,6 +260,14 @@ impl WorldCore {
     /// Removes bundle `id` (of type `B`) from every entity of `entities`;
     /// each has all of its components, once.
     fn remove_runs<B: Bundle>(&mut self, entities: &[Entity], id: BundleId) {
+        if self.bundles.info(id).split().is_some() {
+            for &entity in entities {
+                self.remove::<B>(entity)
+                    .map(drop)
+                    .expect("every entity has the bundle (checked)");
+            }
+            return;
+        }
         let mut run = Run::with_capacity(entities.len());
         let mut rest = entities.iter().peekable();
         while let Some(&e) = rest.next() {

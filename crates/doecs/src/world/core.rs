@@ -69,6 +69,8 @@ pub struct WorldCore {
     pub(crate) event_updaters: Vec<EventUpdater>,
     /// Relationship pairs, beside the archetypes (see [`crate::relation`]).
     pub(crate) relations: crate::relation::Relations,
+    /// The values of sparse components (see `world::sparse`).
+    pub(crate) sparse: super::sparse::SparseSets,
     /// The tags queries leave out unless they name them.
     pub(crate) hidden: crate::tags::HiddenTags,
     /// How many operations under way check the world once at their end,
@@ -109,6 +111,7 @@ impl WorldCore {
             removals: Default::default(),
             event_updaters: Vec::new(),
             relations: Default::default(),
+            sparse: Default::default(),
             #[cfg(feature = "sanitize")]
             checks_held: 0,
         }
@@ -187,12 +190,14 @@ impl WorldCore {
     }
 
     /// Registers a component type described at runtime (or a Rust type under a
-    /// stable name). Names must be unique.
+    /// stable name). Names must be unique. A descriptor made with
+    /// [`ComponentDescriptor::sparse`] registers a sparse component (see
+    /// [`WorldCore::register_sparse`]).
     pub fn register_component(
         &mut self,
         descriptor: ComponentDescriptor,
     ) -> Result<ComponentId, RegisterError> {
-        self.components.register_descriptor(descriptor)
+        self.register_described(descriptor)
     }
 
     /// The id of Rust type `T`, registering it on first use.
@@ -217,7 +222,10 @@ impl WorldCore {
     /// ([`WorldCore::register_immutable`]); the world is unchanged then.
     #[inline]
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
-        let (column, location) = self.component_column::<T>(entity)?;
+        let (column, location) = match self.component_column::<T>(entity) {
+            Ok(found) => found,
+            Err(error) => return self.sparse_mut::<T>(entity, error),
+        };
         let tick = self.write_tick();
         // SAFETY: the row is live and `&mut self` gives write access to it.
         let ptr = unsafe { self.stamped_ptr(column, location, tick) };
@@ -240,7 +248,10 @@ impl WorldCore {
         });
         match own {
             Some(slot) => Ok(slot.cast::<T>().as_ptr()),
-            None => self.inherited_ptr::<T>(entity),
+            None => match self.sparse_ptr::<T>(entity) {
+                Some(slot) => Ok(slot.cast::<T>().as_ptr()),
+                None => self.inherited_ptr::<T>(entity),
+            },
         }
     }
 
@@ -449,6 +460,16 @@ impl WorldCore {
         self.archetypes.check_invariants();
         self.relations
             .check_invariants(&|e| self.entities.location(e).is_some());
+        self.sparse.check_invariants();
+        for set in self.sparse.iter() {
+            for &e in set.entities() {
+                assert!(
+                    self.entities.location(e).is_some(),
+                    "entity {e} in the sparse set of {:?} has no row",
+                    set.component()
+                );
+            }
+        }
         let mut rows = 0usize;
         for arch in self.archetypes.iter() {
             for (r, &e) in arch.entities().iter().enumerate() {

@@ -74,7 +74,8 @@ impl<'w> EntityRef<'w> {
         // SAFETY: `location` is the entity's live row (made by
         // `WorldCore::entity` or `own_row`, whose contracts say so), so
         // the row is below the capacity.
-        let slot = unsafe { arch.component_slot_ptr_unchecked(id, self.location.row) }?;
+        let slot = unsafe { arch.component_slot_ptr_unchecked(id, self.location.row) }
+            .or_else(|| self.world.sparse_slot_ptr(id, self.entity))?;
         // SAFETY: the slot holds the row's initialised `T`, and nothing
         // writes the row for `'w` (`&'w WorldCore`, or `own_row`'s
         // contract).
@@ -86,9 +87,18 @@ impl<'w> EntityRef<'w> {
         self.get::<T>().is_some()
     }
 
-    /// Its components, in the archetype's (id) order.
+    /// Its components, in the archetype's (id) order, then its sparse
+    /// ones.
     pub fn components(&self) -> impl Iterator<Item = &'w ComponentInfo> + 'w {
-        self.world.components_in(self.location.archetype)
+        let world = self.world;
+        let sparse = world.sparse.components_of(self.entity);
+        world.components_in(self.location.archetype).chain(
+            sparse
+                .as_slice()
+                .to_vec()
+                .into_iter()
+                .map(move |id| world.components.info(id)),
+        )
     }
 }
 

@@ -72,8 +72,8 @@ impl World {
             return Err(EntityError::AliasedEntity(e));
         }
         let bundle = self.core.bundles.of_ids(ids, &self.core.components)?;
-        let sizes: Vec<usize> = ids
-            .iter()
+        let (bundle, sources, sparse) = self.core.split_columns(bundle, sources);
+        let sizes: Vec<usize> = (self.core.bundles.info(bundle).ids().iter())
             .map(|&id| self.core.components.info(id).layout().size())
             .collect();
         // SAFETY: the entities are alive without rows (checked above). Each
@@ -82,14 +82,16 @@ impl World {
         // inside its capacity.
         unsafe {
             self.core.place_rows(entities, bundle, |bases, first| {
-                for ((&base, &size), &src) in bases.iter().zip(&sizes).zip(sources) {
+                for ((&base, &size), &src) in bases.iter().zip(&sizes).zip(&sources) {
                     std::ptr::copy_nonoverlapping(
                         src,
                         base.add(first * size),
                         entities.len() * size,
                     )
                 }
-            })
+            });
+            // The entities have rows now, and lack every sparse component.
+            self.core.insert_sparse_columns(entities, &sparse);
         };
         self.note_placing();
         self.flush_hooks();

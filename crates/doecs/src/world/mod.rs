@@ -55,6 +55,7 @@ mod required;
 pub use required::RequireError;
 pub(crate) mod sanitize;
 mod snapshot;
+pub(crate) mod sparse;
 mod structure;
 mod tracking;
 mod typed;

@@ -29,6 +29,7 @@
 use super::World;
 use crate::component::{Component, SnapshotCopy};
 use crate::entities::Entities;
+use crate::storage::sparse_set::SparseSet;
 use crate::storage::ArchetypeImage;
 use crate::tick::Tick;
 use crate::world::WorldId;
@@ -82,6 +83,8 @@ pub struct Snapshot {
     archetypes: Vec<Option<ArchetypeImage>>,
     resources: Vec<SavedResource>,
     relations: crate::relation::Relations,
+    /// The sparse sets, in the world's order of sets.
+    sparse: Vec<SparseSet>,
     managers: Vec<(TypeId, Option<Box<dyn Any + Send + Sync>>)>,
 }
 
@@ -233,6 +236,12 @@ impl World {
                 }
             }
         }
+        for set in core.sparse.iter().filter(|s| s.len() > 0) {
+            let info = core.components.info(set.component());
+            if matches!(info.snapshot_copy(), SnapshotCopy::Unsupported) {
+                return Err(SnapshotError::NotCopyable(info.name().to_owned()));
+            }
+        }
         static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         snapshot.serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         snapshot.world = Some(core.id());
@@ -260,6 +269,16 @@ impl World {
             *ticks = core.resources().ticks(saver.type_id).unwrap_or_default();
         }
         snapshot.relations.copy_from(&core.relations);
+        snapshot.sparse.truncate(core.sparse.len());
+        for (i, set) in core.sparse.iter().enumerate() {
+            if snapshot.sparse.len() == i {
+                snapshot
+                    .sparse
+                    .push(SparseSet::new(set.component(), set.item(), set.drop_fn()));
+            }
+            let copy = core.components.info(set.component()).snapshot_copy();
+            snapshot.sparse[i].copy_from(set, copy);
+        }
         core.managers.save_states(&mut snapshot.managers);
         snapshot.finished = true;
         let next = self.core.change_tick().next();
@@ -334,6 +353,7 @@ impl World {
                 self.core.resources_mut().set_ticks(*type_id, *ticks);
             }
         }
+        self.restore_sparse(snapshot, since, now);
         self.core.managers.restore_states(&snapshot.managers);
         // A relation value's `Clone` may panic: then the world keeps no
         // pairs (never half-copied tables), and the panic goes on.
@@ -349,5 +369,49 @@ impl World {
         self.core.set_change_tick(now.next());
         self.sanitize();
         Ok(())
+    }
+
+    /// Puts the sparse sets back as `snapshot` saw them. A value is stamped
+    /// changed now where it may differ from the one it replaces: the
+    /// entity lacked the component, or its value changed after `since`,
+    /// or the component is reset by snapshots. If a `Clone` panics, every
+    /// sparse set is left empty and the panic goes on.
+    fn restore_sparse(&mut self, snapshot: &Snapshot, since: Tick, now: Tick) {
+        let core = &mut self.core;
+        let mut same = Vec::new();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for (i, set) in core.sparse.iter_mut().enumerate() {
+                let Some(image) = snapshot.sparse.get(i) else {
+                    set.clear();
+                    continue;
+                };
+                let copy = core.components.info(set.component()).snapshot_copy();
+                let reset = matches!(copy, SnapshotCopy::Reset(_));
+                same.clear();
+                same.extend(image.entities().iter().map(|&e| {
+                    // SAFETY: `slot_of` found a live slot; nothing writes
+                    // the set meanwhile (`&mut` to the world).
+                    !reset
+                        && set
+                            .slot_of(e)
+                            .is_some_and(|s| unsafe { set.ticks(s) }.1 <= since)
+                }));
+                set.copy_from(image, copy);
+                for (slot, &kept) in same.iter().enumerate() {
+                    if !kept {
+                        let slot = set.slot_of(image.entities()[slot]).expect("just copied");
+                        // SAFETY: the slot is live and `&mut` to the world
+                        // makes its stamps ours.
+                        unsafe { set.stamp_changed(slot, now) };
+                    }
+                }
+            }
+        }));
+        if let Err(payload) = outcome {
+            for set in core.sparse.iter_mut() {
+                set.clear();
+            }
+            std::panic::resume_unwind(payload);
+        }
     }
 }

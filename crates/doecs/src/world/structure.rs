@@ -243,6 +243,24 @@ impl WorldCore {
         bundle: BundleId,
         write: impl FieldWriter,
     ) -> Location {
+        if self.bundles.info(bundle).split().is_some() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.place_row_split(entity, bundle, write) };
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.place_row_dense(entity, bundle, write) }
+    }
+
+    /// [`WorldCore::place_row`] for a bundle without sparse fields.
+    ///
+    /// # Safety
+    /// As [`WorldCore::place_row`].
+    pub(crate) unsafe fn place_row_dense(
+        &mut self,
+        entity: Entity,
+        bundle: BundleId,
+        write: impl FieldWriter,
+    ) -> Location {
         let mut placer = RowPlacer::new(self, bundle);
         // SAFETY: forwarded contract.
         unsafe { placer.place(self, entity, write) }
@@ -386,6 +404,25 @@ impl WorldCore {
         bundle: BundleId,
         write: impl FieldWriter,
     ) -> Location {
+        if self.bundles.info(bundle).split().is_some() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.insert_fields_split(entity, location, bundle, write) };
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.insert_fields_dense(entity, location, bundle, write) }
+    }
+
+    /// [`WorldCore::insert_fields`] for a bundle without sparse fields.
+    ///
+    /// # Safety
+    /// As [`WorldCore::insert_fields`].
+    pub(crate) unsafe fn insert_fields_dense(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        bundle: BundleId,
+        write: impl FieldWriter,
+    ) -> Location {
         let tick = self.write_tick();
         let info = self.bundles.info(bundle);
         let edge = self
@@ -474,6 +511,25 @@ impl WorldCore {
         bundle: BundleId,
         take: impl FnOnce(&[*mut u8], usize),
     ) -> Result<Location, EntityError> {
+        if self.bundles.info(bundle).split().is_some() {
+            // SAFETY: forwarded contract.
+            return unsafe { self.remove_fields_split(entity, location, bundle, take) };
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.remove_fields_dense(entity, location, bundle, take) }
+    }
+
+    /// [`WorldCore::remove_fields`] for a bundle without sparse fields.
+    ///
+    /// # Safety
+    /// As [`WorldCore::remove_fields`].
+    pub(crate) unsafe fn remove_fields_dense(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        bundle: BundleId,
+        take: impl FnOnce(&[*mut u8], usize),
+    ) -> Result<Location, EntityError> {
         let info = self.bundles.info(bundle);
         let edge_index =
             self.archetypes
@@ -521,6 +577,14 @@ impl WorldCore {
         take: impl FnOnce(&[*mut u8], usize),
         write: impl FieldWriter,
     ) -> Result<Location, EntityError> {
+        if self.bundles.info(old).split().is_some() || self.bundles.info(new).split().is_some() {
+            // Sparse fields move no row: the exchange is a removal, then an
+            // insert, each refused or done whole.
+            // SAFETY: forwarded contract.
+            let here = unsafe { self.remove_fields(entity, location, old, take)? };
+            // SAFETY: forwarded contract; `here` is the entity's location.
+            return Ok(unsafe { self.insert_fields(entity, here, new, write) });
+        }
         let tick = self.write_tick();
         let edge = self
             .archetypes
@@ -722,6 +786,10 @@ impl WorldCore {
             self.before_removal(entity, location, components.as_slice());
             self.log_removals(entity, components.as_slice());
         }
+        let mut sparse_values = Graveyard::default();
+        if !self.sparse.is_empty() {
+            self.despawn_sparse(entity, true, &mut sparse_values);
+        }
         destroyed.push(entity);
         if self.hooks.observers.has_entity_observers() {
             // Its observers go with it; component hook masks stay as they
@@ -737,6 +805,7 @@ impl WorldCore {
             free_ids,
         );
         drop(pairs);
+        drop(sparse_values);
     }
 
     /// Removes every pair from or to `entity`; returns the removed values,
@@ -774,6 +843,10 @@ impl WorldCore {
                 // Ids are the universe's: relations lose the pairs, and
                 // nothing else despawns here.
                 let _pairs = self.forget_relations(entity);
+                let mut _sparse_values = Graveyard::default();
+                if !self.sparse.is_empty() {
+                    self.despawn_sparse(entity, false, &mut _sparse_values);
+                }
                 drop_row(
                     &mut self.entities,
                     &mut self.archetypes,

@@ -213,7 +213,9 @@ impl WorldCore {
         };
         let id = self.components.id_of::<T>().ok_or(missing)?;
         let arch = self.archetypes.get(location.archetype);
-        let column = arch.column_of(id).ok_or(missing)?;
-        Ok(arch.row_ticks(location.row, column))
+        match arch.column_of(id) {
+            Some(column) => Ok(arch.row_ticks(location.row, column)),
+            None => self.sparse_ticks(id, entity).ok_or(missing),
+        }
     }
 }

@@ -74,10 +74,12 @@ impl WorldCore {
         let location = self.location(entity)?;
         self.info_checked(id)?;
         let arch = self.archetypes.get(location.archetype);
-        let column = arch
-            .column_of(id)
-            .ok_or(EntityError::MissingComponentId { entity, id })?;
-        Ok(arch.slot_ptr(location.row, column))
+        match arch.column_of(id) {
+            Some(column) => Ok(arch.slot_ptr(location.row, column)),
+            None => self
+                .sparse_slot_ptr(id, entity)
+                .ok_or(EntityError::MissingComponentId { entity, id }),
+        }
     }
 
     /// Whether `entity` is here and has component `id`.
