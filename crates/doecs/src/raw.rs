@@ -301,6 +301,34 @@ pub fn archetypes(world: &WorldCore) -> &Archetypes {
     world.archetypes()
 }
 
+/// One sparse component's values in a world (see
+/// [`WorldCore::register_sparse`]), for tools that show the storage and
+/// for saves: value `k` (at `values` plus `k` times the component's size)
+/// belongs to `entities[k]`. Valid while the world is borrowed.
+#[derive(Copy, Clone, Debug)]
+pub struct SparseColumn<'w> {
+    /// The component.
+    pub component: ComponentId,
+    /// The entities that have it, in slot order.
+    pub entities: &'w [Entity],
+    /// The first value; the others follow, packed at the component's size.
+    pub values: NonNull<u8>,
+}
+
+/// Every sparse component's values in `world`, in the order the components
+/// were made sparse.
+pub fn sparse_columns(world: &WorldCore) -> Vec<SparseColumn<'_>> {
+    world
+        .sparse
+        .iter()
+        .map(|set| SparseColumn {
+            component: set.component(),
+            entities: set.entities(),
+            values: set.values_ptr(),
+        })
+        .collect()
+}
+
 /// The bundle registry of `world`: each bundle's component ids and cached
 /// edges.
 pub fn bundles(world: &WorldCore) -> &Bundles {

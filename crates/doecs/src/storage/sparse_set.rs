@@ -153,6 +153,12 @@ impl SparseSet {
         unsafe { self.values.slot(slot.index()) }
     }
 
+    /// The first value; the others follow at the layout's size.
+    #[inline]
+    pub(crate) fn values_ptr(&self) -> NonNull<u8> {
+        self.values.ptr()
+    }
+
     /// The added and changed stamps of `slot`.
     ///
     /// # Safety
