@@ -22,6 +22,21 @@ fn add_remove(c: &mut Criterion) {
         })
     });
 
+    // The same changes with `B` registered sparse: no row moves.
+    let mut world = doecs::World::new();
+    world.register_sparse::<B>().unwrap();
+    let entities = world.spawn_batch((0..n).map(|i| (A(i as f32),)));
+    g.bench_function("doecs_sparse", |b| {
+        b.iter(|| {
+            for &e in &entities {
+                world.insert_one(e, B(0.0)).unwrap();
+            }
+            for &e in &entities {
+                world.remove_one::<B>(e).unwrap();
+            }
+        })
+    });
+
     // The same changes as one batch each way.
     let mut world = doecs::World::new();
     let entities = world.spawn_batch((0..n).map(|i| (A(i as f32),)));

@@ -18,6 +18,10 @@ macro_rules! fragments {
         fn spawn_doecs(world: &mut doecs::World) {
             $( world.spawn_batch((0..PER_TYPE).map(|_| (frag::$t(0.0), Data(1.0)))); )*
         }
+        fn spawn_doecs_sparse(world: &mut doecs::World) {
+            world.register_sparse::<Data>().unwrap();
+            $( world.spawn_batch((0..PER_TYPE).map(|_| (frag::$t(0.0), Data(1.0)))); )*
+        }
         fn spawn_hecs(world: &mut hecs::World) {
             $( world.spawn_batch((0..PER_TYPE).map(|_| (frag::$t(0.0), Data(1.0)))); )*
         }
@@ -69,6 +73,22 @@ fn frag_iter(c: &mut Criterion) {
                     .for_each(double);
             }
         })
+    });
+
+    // `Data` stored sparse: the query walks its set, not the archetypes.
+    let mut world = doecs::World::new();
+    spawn_doecs_sparse(&mut world);
+    g.bench_function("doecs_sparse", |b| {
+        b.iter(|| {
+            world
+                .query_mut::<doecs::Sparse<&mut Data>>()
+                .for_each(double)
+        })
+    });
+
+    let mut query = doecs::QueryState::<doecs::Sparse<&mut Data>>::new(&world);
+    g.bench_function("doecs_sparse_held_query", |b| {
+        b.iter(|| query.for_each(&mut world, double))
     });
 
     let mut world = hecs::World::new();

@@ -517,6 +517,23 @@ fn add_remove_doecs(
     (world, entities)
 }
 
+fn add_remove_doecs_sparse_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    let mut world = Box::new(doecs::World::new());
+    world.register_sparse::<B>().unwrap();
+    let entities = world.spawn_batch((0..N).map(|i| (A(i as f32),)));
+    doecs_add_remove(&mut world, &entities);
+    (world, entities)
+}
+
+#[library_benchmark]
+#[bench::doecs_sparse(setup = add_remove_doecs_sparse_setup)]
+fn add_remove_doecs_sparse(
+    (mut world, entities): (Box<doecs::World>, Vec<doecs::Entity>),
+) -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    doecs_add_remove(&mut world, &entities);
+    (world, entities)
+}
+
 fn doecs_add_remove_batch(world: &mut doecs::World, entities: &[doecs::Entity]) {
     world
         .insert_batch(entities.iter().map(|&e| (e, (B(0.0),))))
@@ -674,6 +691,7 @@ library_benchmark_group!(
     name = add_remove;
     benchmarks =
         add_remove_doecs,
+        add_remove_doecs_sparse,
         add_remove_doecs_batch,
         add_remove_hecs,
         add_remove_bevy,
@@ -829,6 +847,27 @@ fn frag_iter_doecs(mut world: Box<doecs::World>) -> Box<doecs::World> {
     world
 }
 
+fn doecs_double_sparse(world: &mut doecs::World) {
+    world
+        .query_mut::<doecs::Sparse<&mut Data>>()
+        .for_each(double)
+}
+
+fn frag_iter_doecs_sparse_setup() -> Box<doecs::World> {
+    let mut world = Box::new(doecs::World::new());
+    world.register_sparse::<Data>().unwrap();
+    spawn_doecs(&mut world);
+    doecs_double_sparse(&mut world);
+    world
+}
+
+#[library_benchmark]
+#[bench::doecs_sparse(setup = frag_iter_doecs_sparse_setup)]
+fn frag_iter_doecs_sparse(mut world: Box<doecs::World>) -> Box<doecs::World> {
+    doecs_double_sparse(&mut world);
+    world
+}
+
 type DoecsDouble = doecs::QueryState<&'static mut Data>;
 
 fn frag_iter_doecs_held_setup() -> (Box<doecs::World>, DoecsDouble) {
@@ -960,6 +999,7 @@ library_benchmark_group!(
     name = frag_iter;
     benchmarks =
         frag_iter_doecs,
+        frag_iter_doecs_sparse,
         frag_iter_doecs_held,
         frag_iter_hecs,
         frag_iter_bevy,

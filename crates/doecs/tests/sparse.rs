@@ -379,3 +379,50 @@ fn snapshots_restore_sparse_sets_and_stamp_only_what_differs() {
         Err(doecs::SnapshotError::NotCopyable(_))
     ));
 }
+
+#[test]
+fn sparse_only_queries_walk_the_set_and_respect_filters_and_hidden_tags() {
+    use doecs::{Prefab, With, Without};
+    let mut w = world();
+    let with_pos: Vec<Entity> = (0..10)
+        .map(|i| w.spawn((Pos(i as f32), Stunned(i))))
+        .collect();
+    let bare: Vec<Entity> = (10..15).map(|i| w.spawn((Stunned(i),))).collect();
+    let template = w.spawn((Prefab, Stunned(99)));
+    let _no_stun = w.spawn((Pos(0.0), Tag));
+    let mut all: Vec<u32> = Vec::new();
+    w.query_mut::<Sparse<&mut Stunned>>().for_each(|s| {
+        s.0 += 1000;
+        all.push(s.0);
+    });
+    all.sort();
+    assert_eq!(
+        all,
+        (1000..1015).collect::<Vec<_>>(),
+        "the prefab is hidden"
+    );
+    assert_eq!(w.get::<Stunned>(template), Ok(&Stunned(99)));
+    let mut filtered = Vec::new();
+    w.query_filtered_mut::<(Entity, Sparse<&Stunned>), With<Pos>>()
+        .for_each(|(e, _)| filtered.push(e));
+    filtered.sort();
+    assert_eq!(filtered, with_pos);
+    let mut without = Vec::new();
+    w.query_filtered_mut::<(Entity, Sparse<&Stunned>, Sparse<&Tag>), Without<Pos>>()
+        .for_each(|(e, _, _)| without.push(e));
+    assert!(without.is_empty());
+    w.insert_one(bare[0], Tag).unwrap();
+    w.query_filtered_mut::<(Entity, Sparse<&Stunned>, Sparse<&Tag>), Without<Pos>>()
+        .for_each(|(e, _, _)| without.push(e));
+    assert_eq!(without, vec![bare[0]]);
+    // The same through the iterator (archetype walk) agrees.
+    let mut iterated: Vec<Entity> = w
+        .query::<(Entity, Sparse<&Stunned>)>()
+        .iter()
+        .map(|(e, _)| e)
+        .collect();
+    iterated.sort();
+    let mut expected: Vec<Entity> = with_pos.iter().chain(&bare).copied().collect();
+    expected.sort();
+    assert_eq!(iterated, expected);
+}

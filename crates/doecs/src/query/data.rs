@@ -48,7 +48,10 @@ use std::ptr::NonNull;
 /// out exactly the items `try_item` gives for rows `0..len`, in row order,
 /// each once. Data that reads related rows must set `READS_RELATED`, and
 /// must only read them (what it hands out of another entity's row is
-/// shared). (`written_ticks` should name the ticks of every column
+/// shared). A fetch from `fetch_entities(p)` must make `item`, `try_item`
+/// and `row_matches` of row `r` read only the entity at `p + r` besides
+/// what the `Env` reaches, and give the items the same row of an
+/// archetype holding that entity would give. (`written_ticks` should name the ticks of every column
 /// handed out mutably; one that misses a column is not unsound, but change
 /// filters then miss its writes.)
 pub unsafe trait QueryData {
@@ -91,6 +94,25 @@ pub unsafe trait QueryData {
 
     /// Records what the query reads and writes, or refuses aliasing.
     fn access(access: &mut Access) -> Result<(), AliasError>;
+
+    /// The entities of a sparse set every item needs (a filtering sparse
+    /// term's, the smallest where there are several): a loop may walk them
+    /// instead of the archetypes when the data also has a
+    /// [`QueryData::fetch_entities`] (see [`Sparse`](super::Sparse)).
+    #[inline(always)]
+    fn sparse_driver<'w>(env: &Self::Env<'w>) -> Option<&'w [Entity]> {
+        let _ = env;
+        None
+    }
+
+    /// A fetch whose row `r` is the entity at `entities + r` instead of an
+    /// archetype's row `r`: only data that reads nothing of a row but its
+    /// entity (sparse terms, [`Entity`]) has one.
+    #[inline(always)]
+    fn fetch_entities(entities: NonNull<Entity>) -> Option<Self::Fetch> {
+        let _ = entities;
+        None
+    }
 
     /// Records the component types every matching archetype has (the ones
     /// fetched without `Option`).
@@ -185,6 +207,26 @@ pub unsafe trait QueryData {
     /// As [`QueryData::try_item`] for each of the rows.
     #[inline(always)]
     unsafe fn for_each_row<'w>(
+        env: &mut Self::Env<'w>,
+        fetch: Self::Fetch,
+        len: usize,
+        mut f: impl FnMut(Self::Item<'w>),
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { items_of_rows::<Self>(env, fetch, 0..len, &mut f) }
+    }
+
+    /// Calls `f` with the items of rows `0..len` of a fetch from
+    /// [`QueryData::fetch_entities`] over the entities of this data's own
+    /// [`QueryData::sparse_driver`], in row order: what `for_each` runs
+    /// when it walks a sparse set whose every entity the query matches. A
+    /// lone sparse term walks its values as a slice.
+    ///
+    /// # Safety
+    /// As [`QueryData::try_item`] for each of the rows; `fetch` walks the
+    /// driver of `env` and `len` is its length.
+    #[inline(always)]
+    unsafe fn for_each_driven_row<'w>(
         env: &mut Self::Env<'w>,
         fetch: Self::Fetch,
         len: usize,
@@ -516,6 +558,10 @@ unsafe impl QueryData for Entity {
     unsafe fn fetch(archetype: &Archetype, _: ()) -> NonNull<Entity> {
         archetype.entities_ptr()
     }
+    #[inline(always)]
+    fn fetch_entities(entities: NonNull<Entity>) -> Option<NonNull<Entity>> {
+        Some(entities)
+    }
     #[inline]
     unsafe fn item<'w>(_: &mut (), fetch: NonNull<Entity>, row: usize) -> Self::Item<'w> {
         // SAFETY: `row` is live, so its entity slot is initialised.
@@ -555,6 +601,24 @@ macro_rules! tuple_rows {
     };
 }
 
+/// A tuple's `for_each_driven_row`: a one-element tuple walks its
+/// element's (a lone sparse term's values as a slice), a wider one goes
+/// row by row.
+macro_rules! tuple_driven_rows {
+    ($env:ident, $fetch:ident, $len:ident, $f:ident; $only:ident $only_index:tt) => {
+        // SAFETY: forwarded contract of `for_each_driven_row`.
+        unsafe {
+            $only::for_each_driven_row(&mut $env.$only_index, $fetch.$only_index, $len, |item| {
+                $f((item,))
+            })
+        }
+    };
+    ($env:ident, $fetch:ident, $len:ident, $f:ident; $($name:ident $index:tt),*) => {
+        // SAFETY: forwarded contract, row by row.
+        unsafe { items_of_rows::<Self>($env, $fetch, 0..$len, &mut $f) }
+    };
+}
+
 macro_rules! tuple_query {
     ($($name:ident $index:tt),*) => {
         // SAFETY: each element upholds the contract; the tuple's access is their
@@ -585,6 +649,23 @@ macro_rules! tuple_query {
             }
             fn named(out: &mut Vec<std::any::TypeId>) {
                 $($name::named(out);)*
+            }
+            #[inline(always)]
+            fn sparse_driver<'w>(env: &Self::Env<'w>) -> Option<&'w [Entity]> {
+                #[allow(unused_mut)]
+                let mut best: Option<&'w [Entity]> = None;
+                $(
+                    if let Some(d) = $name::sparse_driver(&env.$index) {
+                        if best.is_none_or(|b| d.len() < b.len()) {
+                            best = Some(d);
+                        }
+                    }
+                )*
+                best
+            }
+            #[inline(always)]
+            fn fetch_entities(entities: NonNull<Entity>) -> Option<Self::Fetch> {
+                Some(($($name::fetch_entities(entities)?,)*))
             }
             fn match_archetype(archetype: &Archetype, components: &Components) -> Option<Self::State> {
                 Some(($($name::match_archetype(archetype, components)?,)*))
@@ -635,6 +716,15 @@ macro_rules! tuple_query {
                 mut f: impl FnMut(Self::Item<'w>),
             ) {
                 tuple_rows!(env, fetch, len, f; $($name $index),*)
+            }
+            #[inline(always)]
+            unsafe fn for_each_driven_row<'w>(
+                env: &mut Self::Env<'w>,
+                fetch: Self::Fetch,
+                len: usize,
+                mut f: impl FnMut(Self::Item<'w>),
+            ) {
+                tuple_driven_rows!(env, fetch, len, f; $($name $index),*)
             }
             #[inline(always)]
             fn written_ticks(fetch: Self::Fetch, out: &mut impl FnMut(TickPtrs)) {

@@ -44,6 +44,7 @@ use crate::storage::{Archetype, ArchetypeId};
 use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
 use rayon::prelude::*;
+use std::ptr::NonNull;
 
 /// Calls `body(fetch, a, b)` for each run `a..b` of rows within
 /// `start..end` of `arch` that pass filter `F`, each stamped as written
@@ -258,9 +259,19 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         window: ChangeWindow,
         mut f: impl FnMut(Q::Item<'_>),
     ) {
+        let mut env = Q::env(world, window);
+        if F::DENSE {
+            if let Some(entities) = Q::sparse_driver(&env) {
+                if let Some(fetch) = Q::fetch_entities(NonNull::from(entities).cast()) {
+                    // SAFETY: forwarded contract; `fetch` and `entities`
+                    // are of `env`'s world.
+                    unsafe { self.for_each_driven(world, &mut env, fetch, entities, &mut f) };
+                    return;
+                }
+            }
+        }
         // SAFETY: forwarded contract.
         let plan = unsafe { self.stamped_plan(world, window) };
-        let mut env = Q::env(world, window);
         // The items cannot outlive their call of `f` (it takes them for
         // any lifetime), so at most one is alive at a time: a relation
         // term's read of another row never meets that row's own item, even
@@ -296,6 +307,47 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                     Q::mark_written(fetch, start, end - start, window.this_run);
                     items_of_rows::<Q>(&mut env, fetch, start..end, &mut f);
                 });
+            }
+        }
+    }
+
+    /// `for_each` of data made only of sparse terms (and [`Entity`](crate::Entity)),
+    /// walking the smallest filtering term's set instead of the
+    /// archetypes: its entities are the rows of `fetch` (see
+    /// [`QueryData::sparse_driver`]). An entity whose archetype the query
+    /// does not match (a hidden tag, a filter) is skipped; where every
+    /// archetype matches, nothing is looked up.
+    ///
+    /// # Safety
+    /// As [`QueryState::for_each_unchecked`]; `entities` is the driver of
+    /// `env` (a set of `world`'s) and `fetch` comes from
+    /// [`QueryData::fetch_entities`] at its start.
+    unsafe fn for_each_driven<'w>(
+        &mut self,
+        world: &'w WorldCore,
+        env: &mut Q::Env<'w>,
+        fetch: Q::Fetch,
+        entities: &'w [crate::entity::Entity],
+        f: &mut impl FnMut(Q::Item<'w>),
+    ) {
+        self.update(world);
+        if self.matched_archetypes() == world.archetypes().len() {
+            // SAFETY: forwarded contract: the rows are the driver's.
+            unsafe { Q::for_each_driven_row(env, fetch, entities.len(), f) };
+            return;
+        }
+        for (row, &entity) in entities.iter().enumerate() {
+            // Every entity in a set has a row (world invariant).
+            let Some(at) = world.entities.location(entity) else {
+                continue;
+            };
+            if self.slot_of(at.archetype.index()).is_none() {
+                continue;
+            }
+            // SAFETY: `row` indexes the live entities `fetch` walks; each
+            // is handed out once, and the caller holds the access.
+            if let Some(item) = unsafe { Q::try_item(env, fetch, row) } {
+                f(item);
             }
         }
     }

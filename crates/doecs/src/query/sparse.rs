@@ -26,7 +26,7 @@ use super::relation::TermRows;
 use super::terms::{Has, Ref};
 use crate::component::{Component, Components};
 use crate::entity::Entity;
-use crate::storage::sparse_set::SparseSet;
+use crate::storage::sparse_set::{SparseSet, SparseSlot};
 use crate::storage::Archetype;
 use crate::tick::ChangeWindow;
 use crate::world::WorldCore;
@@ -97,8 +97,13 @@ impl<'w, T: Component> SparseEnv<'w, T> {
         &self,
         entities: NonNull<Entity>,
         row: usize,
-    ) -> Option<(&'w SparseSet, crate::storage::sparse_set::SparseSlot)> {
+    ) -> Option<(&'w SparseSet, SparseSlot)> {
         let set = self.set?;
+        if entities == set.entities_ptr() {
+            // Walking this very set (see `QueryData::sparse_driver`): the
+            // row is the slot.
+            return Some((set, SparseSlot::from_index(row)));
+        }
         // SAFETY: the row is live (caller), so its entity slot is initialised.
         let entity = unsafe { entities.add(row).read() };
         Some((set, set.slot_of(entity)?))
@@ -133,6 +138,21 @@ macro_rules! sparse_common {
         unsafe fn fetch(archetype: &Archetype, _: ()) -> NonNull<Entity> {
             archetype.entities_ptr()
         }
+        #[inline(always)]
+        fn fetch_entities(entities: NonNull<Entity>) -> Option<NonNull<Entity>> {
+            Some(entities)
+        }
+    };
+}
+
+/// The driver of a term that filters: its set's entities (none where `T`
+/// has no set).
+macro_rules! sparse_driver {
+    () => {
+        #[inline(always)]
+        fn sparse_driver<'w>(env: &Self::Env<'w>) -> Option<&'w [Entity]> {
+            Some(env.set.map_or(&[], |s| s.entities()))
+        }
     };
 }
 
@@ -146,6 +166,7 @@ unsafe impl<T: Component> QueryData for Sparse<&T> {
     type ReadOnly = Self;
     const EVERY_ROW: bool = false;
     sparse_common!();
+    sparse_driver!();
 
     fn access(access: &mut Access) -> Result<(), AliasError> {
         sparse_access(access, AccessKey::of::<T>(), Access::try_add_read)
@@ -184,6 +205,20 @@ unsafe impl<T: Component> QueryData for Sparse<&T> {
         // SAFETY: forwarded contract.
         unsafe { TermRows::new(*env, fetch, start, len) }
     }
+    #[inline(always)]
+    unsafe fn for_each_driven_row<'w>(
+        env: &mut Self::Env<'w>,
+        _: NonNull<Entity>,
+        len: usize,
+        f: impl FnMut(&'w T),
+    ) {
+        let Some(set) = env.set else { return };
+        // SAFETY: the rows are the set's `len` live slots, in order (the
+        // driver is this set); the values are read under the caller's read.
+        unsafe { std::slice::from_raw_parts(set.values_ptr().cast::<T>().as_ptr(), len) }
+            .iter()
+            .for_each(f);
+    }
 }
 // SAFETY: only reads.
 unsafe impl<T: Component> ReadOnlyQueryData for Sparse<&T> {}
@@ -199,6 +234,7 @@ unsafe impl<T: Component> QueryData for Sparse<&mut T> {
     type ReadOnly = Sparse<&'static T>;
     const EVERY_ROW: bool = false;
     sparse_common!();
+    sparse_driver!();
 
     fn access(access: &mut Access) -> Result<(), AliasError> {
         sparse_access(access, AccessKey::of::<T>(), Access::try_add_write)
@@ -242,6 +278,24 @@ unsafe impl<T: Component> QueryData for Sparse<&mut T> {
             row: start,
             end: start + len,
         }
+    }
+    #[inline(always)]
+    unsafe fn for_each_driven_row<'w>(
+        env: &mut Self::Env<'w>,
+        _: NonNull<Entity>,
+        len: usize,
+        f: impl FnMut(&'w mut T),
+    ) {
+        let Some(set) = env.set else { return };
+        // SAFETY: the rows are the set's `len` live slots, in order (the
+        // driver is this set); the caller's write access makes their
+        // values and stamps ours, each value handed out once.
+        unsafe {
+            set.stamp_all_changed(env.window.this_run);
+            std::slice::from_raw_parts_mut(set.values_ptr().cast::<T>().as_ptr(), len)
+        }
+        .iter_mut()
+        .for_each(f);
     }
 }
 
@@ -293,6 +347,7 @@ unsafe impl<T: Component> QueryData for Sparse<Ref<'_, T>> {
     /// values always keep their own stamps: no request to make).
     const TRACKS: bool = true;
     sparse_common!();
+    sparse_driver!();
 
     fn access(access: &mut Access) -> Result<(), AliasError> {
         sparse_access(access, AccessKey::of::<T>(), Access::try_add_read)

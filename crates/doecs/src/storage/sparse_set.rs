@@ -33,12 +33,19 @@ use crate::entity::Entity;
 use crate::tick::Tick;
 use std::alloc::Layout;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A slot of a [`SparseSet`]'s dense arrays.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct SparseSlot(u32);
 
 impl SparseSlot {
+    /// The slot at `index`.
+    #[inline(always)]
+    pub(crate) fn from_index(index: usize) -> Self {
+        SparseSlot(index as u32)
+    }
+
     /// The slot as an index.
     #[inline(always)]
     pub(crate) fn index(self) -> usize {
@@ -61,6 +68,9 @@ pub(crate) struct SparseSet {
     added: Column,
     changed: Column,
     capacity: usize,
+    /// A changed stamp every value has at least: a loop that hands out
+    /// every value mutably stamps this once instead of each value.
+    every_changed: AtomicU64,
 }
 
 // SAFETY: the set owns `Send + Sync` component values through raw columns;
@@ -94,6 +104,7 @@ impl SparseSet {
             added: Column::new(Layout::new::<Tick>(), None),
             changed: Column::new(Layout::new::<Tick>(), None),
             capacity: 0,
+            every_changed: AtomicU64::new(0),
         }
     }
 
@@ -153,6 +164,12 @@ impl SparseSet {
         unsafe { self.values.slot(slot.index()) }
     }
 
+    /// The first entity; the others follow, in slot order.
+    #[inline(always)]
+    pub(crate) fn entities_ptr(&self) -> NonNull<Entity> {
+        NonNull::from(self.entities.as_slice()).cast()
+    }
+
     /// The first value; the others follow at the layout's size.
     #[inline]
     pub(crate) fn values_ptr(&self) -> NonNull<u8> {
@@ -166,11 +183,16 @@ impl SparseSet {
     /// may run meanwhile.
     #[inline(always)]
     pub(crate) unsafe fn ticks(&self, slot: SparseSlot) -> (Tick, Tick) {
+        let every = Tick::new(self.every_changed.load(Ordering::Relaxed));
         // SAFETY: live slots hold initialised stamps (type invariant).
         unsafe {
             (
                 self.added.slot(slot.index()).cast::<Tick>().read(),
-                self.changed.slot(slot.index()).cast::<Tick>().read(),
+                self.changed
+                    .slot(slot.index())
+                    .cast::<Tick>()
+                    .read()
+                    .max(every),
             )
         }
     }
@@ -194,6 +216,19 @@ impl SparseSet {
     pub(crate) unsafe fn stamp_changed(&self, slot: SparseSlot, tick: Tick) {
         // SAFETY: forwarded contract.
         unsafe { self.changed_ptr(slot).write(tick) }
+    }
+
+    /// Marks every value changed at `tick`.
+    ///
+    /// # Safety
+    /// The caller must hold exclusive access to every value's stamps (see
+    /// the module docs).
+    #[inline]
+    pub(crate) unsafe fn stamp_all_changed(&self, tick: Tick) {
+        // One stamp for all: `ticks` reads the later of it and a value's
+        // own. Ticks only grow, and the caller's exclusive access keeps
+        // other writers away.
+        self.every_changed.store(tick.get(), Ordering::Relaxed);
     }
 
     /// Appends an uninitialised value slot for `entity`, stamped added (and
@@ -270,6 +305,8 @@ impl SparseSet {
     pub(crate) fn copy_from(&mut self, source: &SparseSet, copy: SnapshotCopy) {
         debug_assert_eq!(self.item(), source.item());
         self.clear();
+        // The copied stamps are the source's as `ticks` reads them.
+        *self.every_changed.get_mut() = 0;
         let size = self.item().size();
         for (slot, &e) in source.entities.iter().enumerate() {
             let slot = SparseSlot(slot as u32);

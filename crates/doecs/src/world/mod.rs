@@ -56,6 +56,7 @@ pub use required::RequireError;
 pub(crate) mod sanitize;
 mod snapshot;
 pub(crate) mod sparse;
+mod sparse_moves;
 mod structure;
 mod tracking;
 mod typed;
