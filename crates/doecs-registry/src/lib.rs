@@ -6,7 +6,8 @@
 //! write and read. The registration can say more about the type:
 //! [`Registering::plain`] for `bytemuck::Pod` types (blobs and snapshots
 //! copy their bytes), [`Registering::cloned`] for `Clone` types (snapshots
-//! clone them). A type that serde cannot handle can still be shown by tools
+//! clone them), [`Registering::immutable`] and [`Registering::sparse`] for
+//! how worlds store it. A type that serde cannot handle can still be shown by tools
 //! through [`ComponentRegistry::register_debug`].
 //!
 //! A registration belongs to no world: [`ComponentRegistry::install`]
@@ -22,7 +23,7 @@ mod save;
 pub use plugin::{Registry, RegistryPlugin};
 pub use save::{
     load_world, load_world_from_bytes, save_world, LoadError, LoadOptions, SaveError, SaveFormat,
-    SaveOptions, WorldSaveExt, SAVE_MAGIC, SAVE_VERSION,
+    SaveOptions, Storage, WorldSaveExt, SAVE_MAGIC, SAVE_VERSION,
 };
 
 use doecs::{Component, ComponentDescriptor, ComponentId, Entity, EntityError, World, WorldCore};
@@ -124,6 +125,9 @@ pub struct Registration {
     /// Set by [`Registering::immutable`]: marks the type immutable in a
     /// world ([`WorldCore::register_immutable`]).
     install_immutable: Option<fn(&mut World)>,
+    /// Set by [`Registering::sparse`]: the type is stored sparse in a
+    /// world ([`WorldCore::register_sparse`]).
+    sparse: bool,
 }
 
 impl std::fmt::Debug for Registration {
@@ -136,6 +140,7 @@ impl std::fmt::Debug for Registration {
             .field("snapshot", &self.install_snapshot.is_some())
             .field("validated", &self.validate.is_some())
             .field("immutable", &self.install_immutable.is_some())
+            .field("sparse", &self.sparse)
             .finish()
     }
 }
@@ -170,6 +175,12 @@ impl Registration {
     /// into ([`Registering::immutable`]).
     pub fn is_immutable(&self) -> bool {
         self.install_immutable.is_some()
+    }
+
+    /// Whether the type is stored sparse in the worlds the registry
+    /// installs into ([`Registering::sparse`]).
+    pub fn is_sparse(&self) -> bool {
+        self.sparse
     }
 
     /// The component's id in `world`, if the world knows the type.
@@ -235,9 +246,16 @@ impl Registration {
         })
     }
 
-    /// The world's descriptor for this type, under this registration's name.
+    /// The world's descriptor for this type, under this registration's
+    /// name (a [sparse](ComponentDescriptor::sparse) one for a
+    /// [sparse](Registering::sparse) registration).
     pub fn descriptor(&self) -> ComponentDescriptor {
-        (self.descriptor)(&self.name)
+        let descriptor = (self.descriptor)(&self.name);
+        if self.sparse {
+            descriptor.sparse()
+        } else {
+            descriptor
+        }
     }
 
     /// The Rust type's layout (size 0 for a marker).
@@ -376,6 +394,38 @@ impl<T: Component + Serialize + DeserializeOwned> Registering<'_, T> {
         self.entry.install_immutable = Some(|world| {
             world.register_immutable::<T>();
         });
+        self
+    }
+
+    /// The type is stored sparse in every world the registry installs into
+    /// (loaded worlds included): its values live in a sparse set keyed by
+    /// entity, not in archetypes, so adding and removing it moves no row
+    /// (see [`WorldCore::register_sparse`]). Queries read it through
+    /// [`doecs::Sparse`] terms. A world's storage for a type is fixed at
+    /// its first use, so install the registry before spawning the type:
+    /// [`ComponentRegistry::install`] into a world that already holds it in
+    /// archetypes fails with [`doecs::RegisterError::StorageFixed`]. Saves
+    /// keep its values in a sparse section, and a load refuses a file that
+    /// stores it the other way ([`LoadError::Storage`]).
+    ///
+    /// ```
+    /// use doecs::{Sparse, World};
+    /// use doecs_registry::ComponentRegistry;
+    /// #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    /// struct Stunned(u32);
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register::<Stunned>("stunned").sparse();
+    /// assert!(registry.by_name("stunned").unwrap().is_sparse());
+    /// let mut world = World::new();
+    /// registry.install(&mut world).unwrap();
+    /// let archetypes = doecs::raw::archetypes(&world).len();
+    /// let e = world.spawn((Stunned(2),));
+    /// assert_eq!(doecs::raw::archetypes(&world).len(), archetypes);
+    /// assert_eq!(world.query::<Sparse<&Stunned>>().iter().count(), 1);
+    /// assert_eq!(world.get::<Stunned>(e), Ok(&Stunned(2)));
+    /// ```
+    pub fn sparse(self) -> Self {
+        self.entry.sparse = true;
         self
     }
 
@@ -524,6 +574,7 @@ impl ComponentRegistry {
             validate: None,
             validate_bytes: None,
             install_immutable: None,
+            sparse: false,
         });
         self.by_name.insert(name.to_owned(), index);
         self.by_type.insert(TypeId::of::<T>(), index);
@@ -567,9 +618,15 @@ impl ComponentRegistry {
         }
     }
 
-    /// Registers every type in `world` under its name, tells the world
-    /// how to snapshot the plain and cloned ones, and marks the immutable
-    /// ones ([`Registering::immutable`]). Idempotent.
+    /// Registers every type in `world` under its name (the sparse ones
+    /// sparse, [`Registering::sparse`]), tells the world how to snapshot
+    /// the plain and cloned ones, and marks the immutable ones
+    /// ([`Registering::immutable`]). Idempotent.
+    ///
+    /// # Errors
+    /// [`RegistryError::Register`] for a name the world gives another
+    /// type, or a sparse registration of a type the world already stores
+    /// in archetypes ([`doecs::RegisterError::StorageFixed`]).
     pub fn install(&self, world: &mut World) -> Result<(), RegistryError> {
         for entry in &self.entries {
             world.register_component(entry.descriptor())?;

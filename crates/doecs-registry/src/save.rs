@@ -2,38 +2,55 @@
 //! in a compact binary format for games.
 //!
 //! A save holds the entity table's ids ([`EntityTableImage`]: generations,
-//! the free FIFO in order, retired slots) and then one **table** per
-//! non-empty archetype: its entities and one column per component, named
-//! by the component's registered name. Loading builds a world whose entity
-//! table holds exactly the saved ids, then places each table's rows with
-//! one copy per column ([`raw::place_columns`](doecs::raw::place_columns)), so every entity keeps
-//! its id, references to entities inside components (an [`Entity`] is
-//! written as its 64 bits) stay valid, and the next spawn after a load gets
-//! the id the saved world would have given it.
+//! the free FIFO in order, retired slots), one **table** per non-empty
+//! archetype: its entities and one column per component, named by the
+//! component's registered name, and one **sparse section** per sparse
+//! component that some entity has ([`Registering::sparse`](crate::Registering::sparse)):
+//! its entities and one value per entity, in the same column form as a
+//! table's. Loading builds a world whose entity table holds exactly the
+//! saved ids, then places each table's rows with one copy per column
+//! ([`raw::place_columns`](doecs::raw::place_columns)), then inserts each
+//! sparse value into its entity's sparse set, so every entity keeps its
+//! id, references to entities inside components (an [`Entity`] is written
+//! as its 64 bits) stay valid, and the next spawn after a load gets the id
+//! the saved world would have given it. An entity whose components are all
+//! sparse is in the table of the archetype without components.
 //!
 //! **Binary** files start with [`SAVE_MAGIC`] and a little-endian `u32`
-//! version, followed by one postcard document. Columns of plain
+//! version, followed by postcard documents: the world's (ids, tables,
+//! managers), then the relations' sections (version 2 on), then the sparse
+//! sections (version 3 on). Columns of plain
 //! ([`Registering::plain`](crate::Registering::plain), `bytemuck::Pod`)
 //! components are the column's memory as is, written and read with one
 //! copy; other columns are the postcard encodings of their values, one
-//! after the other. Entity ids are little-endian `u64`s. (Plain columns are
-//! written as raw memory only on little-endian hosts; a big-endian host
-//! writes them through postcard and refuses raw columns it reads.)
+//! after the other. Entity ids are little-endian `u64`s. A sparse section
+//! is its entity ids followed by one column (name, raw flag, bytes) of as
+//! many values. (Plain columns are written as raw memory only on
+//! little-endian hosts; a big-endian host writes them through postcard and
+//! refuses raw columns it reads.)
 //!
-//! **JSON** files are one object: `{"format": "doecs-world", "version": 2,
+//! **JSON** files are one object: `{"format": "doecs-world", "version": 3,
 //! "ids": {...}, "tables": [{"entities": [...], "components": {"name":
 //! [values]}}], "managers": {...}, "relations": {"ChildOf": [[source,
-//! target, value], ...]}}`, every value in its serde JSON form. A binary
-//! file of version 2 follows its postcard document with a second one, the
-//! relations' sections.
+//! target, value], ...]}, "sparse": {"name": {"entities": [...],
+//! "values": [...]}}}`, every value in its serde JSON form. `relations` and
+//! `sparse` may be left out (older files have neither).
 //!
 //! Everything read is checked before it is trusted: a truncated or corrupt
 //! file, an id listed twice, an entity in no table or in two, a column of
 //! the wrong length, or a value that does not parse is a typed
-//! [`LoadError`], never a panic. An unknown component name is an error, or
-//! its column is dropped with [`LoadOptions::skip_unknown`]. Saving refuses
-//! a component the registry cannot write ([`SaveError::Unregistered`])
-//! unless [`SaveOptions::skip_unregistered`] says to leave it out.
+//! [`LoadError`], never a panic. So is a sparse section that names an
+//! entity the saved ids do not hold alive ([`LoadError::SparseEntity`]),
+//! names one twice ([`LoadError::SparseRepeated`]), or holds a different
+//! number of values ([`LoadError::ColumnLength`]), and a component saved
+//! with one storage that the registry gives the other (a sparse section of
+//! a component registered for tables, or a table column of one registered
+//! sparse: [`LoadError::Storage`]). An unknown component name is an error,
+//! or its column or sparse section is dropped with
+//! [`LoadOptions::skip_unknown`]. A refused load drops the world it was
+//! building, values included. Saving refuses a component the registry
+//! cannot write, dense or sparse ([`SaveError::Unregistered`]), unless
+//! [`SaveOptions::skip_unregistered`] says to leave it out.
 //! Managers registered with
 //! [`ComponentRegistry::register_manager`] are saved in their own form and
 //! rebuilt after the entities are placed (see [`SaveManager`](doecs::SaveManager));
@@ -41,26 +58,30 @@
 //! Relationship pairs are saved per relation, in an order that rebuilds
 //! every entity's targets and sources in their saved order (see
 //! [`crate::relations`]); a relation without a registration is refused
-//! likewise. Version 1 files (from before relations) still load. Resources
-//! are not part of a save.
+//! likewise. Version 1 files (from before relations) and version 2 files
+//! (from before sparse sections) still load. Resources are not part of a
+//! save.
 
 use crate::{ComponentRegistry, Registration, RegistryError};
 use doecs::raw::{EntityTableImage, ImageError};
 use doecs::{ComponentId, Entity, EntityError, World, WorldConfig};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{Read, Write};
 
+mod fns;
 mod load;
+mod sparse;
+pub(crate) use fns::SaveFns;
+use fns::{Decoded, DecodedColumn};
 pub use load::{load_world, load_world_from_bytes};
 
 /// The first bytes of a binary save.
 pub const SAVE_MAGIC: [u8; 8] = *b"DOECSWLD";
 /// The format version this build writes and reads.
-pub const SAVE_VERSION: u32 = 2;
+pub const SAVE_VERSION: u32 = 3;
 /// The oldest format version this build reads (version 1 saves hold no
-/// relationship pairs).
+/// relationship pairs, version 2 saves no sparse sections).
 const OLDEST_VERSION: u32 = 1;
 /// The `format` field of a JSON save.
 const JSON_FORMAT: &str = "doecs-world";
@@ -132,7 +153,7 @@ pub enum LoadError {
     #[error("not a doecs world save (it starts neither with DOECSWLD nor with a JSON object)")]
     NotASave,
     /// A version this build does not read.
-    #[error("save format version {0} is not supported (this build reads version {SAVE_VERSION})")]
+    #[error("save format version {0} is not supported (this build reads versions {OLDEST_VERSION} to {SAVE_VERSION})")]
     Version(u32),
     /// The file's structure is broken (truncated, corrupt).
     #[error("corrupt save: {0}")]
@@ -200,164 +221,66 @@ pub enum LoadError {
     /// A live entity is in no table.
     #[error("entity {0} is live in the saved ids but in no table")]
     Unplaced(Entity),
+    /// A component is saved with one storage and registered with the other.
+    #[error("component \"{name}\" is saved with {saved} storage, but the registry gives it {registered} storage (register it as the saving program did)")]
+    Storage {
+        /// The component.
+        name: String,
+        /// How the file stores it.
+        saved: Storage,
+        /// How the registry stores it ([`Registering::sparse`](crate::Registering::sparse)).
+        registered: Storage,
+    },
+    /// A sparse section names an entity that is not alive in the saved ids.
+    #[error("sparse component \"{name}\": entity {entity} is not live in the saved ids")]
+    SparseEntity {
+        /// The component.
+        name: String,
+        /// The entity.
+        entity: Entity,
+    },
+    /// A sparse section names an entity twice.
+    #[error("sparse component \"{name}\" lists entity {entity} twice")]
+    SparseRepeated {
+        /// The component.
+        name: String,
+        /// The entity.
+        entity: Entity,
+    },
 }
 
-// --- The per-type functions a registration carries. ---
-
-/// A column of decoded values whose memory the world takes over.
-pub(crate) trait DecodedColumn {
-    /// The first value.
-    fn as_ptr(&self) -> *const u8;
-    /// How many values.
-    fn len(&self) -> usize;
-    /// Forgets the values (the world moved them out); the memory is freed
-    /// on drop.
-    ///
-    /// # Safety
-    /// Only after the values were moved out.
-    unsafe fn forget_values(&mut self);
-    /// Calls `check` on every value, stopping at the first error (with the
-    /// value's index).
-    fn check_each(
-        &self,
-        check: &dyn Fn(&dyn std::any::Any) -> Result<(), String>,
-    ) -> Result<(), (usize, String)>;
+/// Where a component's values live: in archetype tables (the default) or
+/// in a sparse set of their own ([`Registering::sparse`](crate::Registering::sparse)).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Storage {
+    /// In archetype tables, one column per archetype.
+    Table,
+    /// In a sparse set keyed by entity.
+    Sparse,
 }
 
-impl<T: 'static> DecodedColumn for Vec<T> {
-    fn as_ptr(&self) -> *const u8 {
-        self.as_slice().as_ptr().cast()
-    }
-    fn len(&self) -> usize {
-        Vec::len(self)
-    }
-    unsafe fn forget_values(&mut self) {
-        // SAFETY: the caller moved every value out; length 0 leaves only the
-        // allocation for `Vec`'s drop.
-        unsafe { self.set_len(0) }
-    }
-    fn check_each(
-        &self,
-        check: &dyn Fn(&dyn std::any::Any) -> Result<(), String>,
-    ) -> Result<(), (usize, String)> {
-        for (i, v) in self.iter().enumerate() {
-            check(v).map_err(|m| (i, m))?;
+impl Storage {
+    /// The storage of a component that is (`true`) or is not sparse.
+    pub fn of_sparse(sparse: bool) -> Storage {
+        if sparse {
+            Storage::Sparse
+        } else {
+            Storage::Table
         }
-        Ok(())
+    }
+
+    /// `"table"` or `"sparse"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Storage::Table => "table",
+            Storage::Sparse => "sparse",
+        }
     }
 }
 
-type Decoded = Box<dyn DecodedColumn>;
-
-/// Reads `count` plain values from raw little-endian memory (`None`: the
-/// bytes are not `count` values long).
-type FromRaw = fn(&[u8], usize) -> Option<Decoded>;
-
-/// How one registered type is written to and read from saves.
-#[derive(Clone, Copy)]
-pub(crate) struct SaveFns {
-    /// Appends the JSON of `count` values starting at the pointer.
-    to_json: unsafe fn(*const u8, usize, &mut Vec<Value>) -> Result<(), String>,
-    /// Appends the postcard encodings of `count` values.
-    to_postcard: unsafe fn(*const u8, usize, &mut Vec<u8>) -> Result<(), String>,
-    /// Parses JSON values.
-    from_json: fn(&[Value]) -> Result<Decoded, String>,
-    /// Parses `count` postcard values, which must fill the bytes exactly.
-    from_postcard: fn(&[u8], usize) -> Result<Decoded, String>,
-    /// For plain types: reads `count` values from raw little-endian memory.
-    from_raw: Option<FromRaw>,
-    /// Bytes per value.
-    size: usize,
-}
-
-impl SaveFns {
-    /// The serde path for `T`.
-    pub(crate) fn serde<T: Serialize + DeserializeOwned + 'static>() -> SaveFns {
-        /// # Safety
-        /// `ptr` points to `count` live `T`s nobody writes meanwhile.
-        unsafe fn to_json<T: Serialize>(
-            ptr: *const u8,
-            count: usize,
-            out: &mut Vec<Value>,
-        ) -> Result<(), String> {
-            // SAFETY: the caller's contract.
-            let values = unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), count) };
-            for v in values {
-                out.push(serde_json::to_value(v).map_err(|e| e.to_string())?);
-            }
-            Ok(())
-        }
-        /// # Safety
-        /// As `to_json`.
-        unsafe fn to_postcard<T: Serialize>(
-            ptr: *const u8,
-            count: usize,
-            out: &mut Vec<u8>,
-        ) -> Result<(), String> {
-            // SAFETY: the caller's contract.
-            let values = unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), count) };
-            for v in values {
-                let taken = std::mem::take(out);
-                *out = postcard::to_extend(v, taken).map_err(|e| e.to_string())?;
-            }
-            Ok(())
-        }
-        fn from_json<T: DeserializeOwned + 'static>(values: &[Value]) -> Result<Decoded, String> {
-            let mut out: Vec<T> = Vec::with_capacity(values.len());
-            for v in values {
-                out.push(T::deserialize(v).map_err(|e| e.to_string())?);
-            }
-            Ok(Box::new(out))
-        }
-        fn from_postcard<T: DeserializeOwned + 'static>(
-            mut bytes: &[u8],
-            count: usize,
-        ) -> Result<Decoded, String> {
-            // A corrupt count must not reserve more than the bytes can hold.
-            let mut out: Vec<T> = Vec::with_capacity(count.min(bytes.len()));
-            for i in 0..count {
-                let (v, rest) = postcard::take_from_bytes::<T>(bytes)
-                    .map_err(|e| format!("value {i} of {count}: {e}"))?;
-                out.push(v);
-                bytes = rest;
-            }
-            if !bytes.is_empty() {
-                return Err(format!("{} bytes left after {count} values", bytes.len()));
-            }
-            Ok(Box::new(out))
-        }
-        SaveFns {
-            to_json: to_json::<T>,
-            to_postcard: to_postcard::<T>,
-            from_json: from_json::<T>,
-            from_postcard: from_postcard::<T>,
-            from_raw: None,
-            size: std::mem::size_of::<T>(),
-        }
-    }
-
-    /// The serde path for `T`, plus raw columns.
-    pub(crate) fn plain<T: bytemuck::Pod + Serialize + DeserializeOwned + 'static>() -> SaveFns {
-        fn from_raw<T: bytemuck::Pod>(bytes: &[u8], count: usize) -> Option<Decoded> {
-            let size = std::mem::size_of::<T>();
-            if bytes.len() != count.checked_mul(size)? {
-                return None;
-            }
-            let mut out: Vec<T> = vec![T::zeroed(); count];
-            if size != 0 {
-                bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(bytes);
-            }
-            Some(Box::new(out))
-        }
-        SaveFns {
-            from_raw: Some(from_raw::<T>),
-            ..SaveFns::serde::<T>()
-        }
-    }
-
-    /// Whether this host writes the type's columns as raw memory.
-    fn writes_raw(&self) -> bool {
-        self.from_raw.is_some() && cfg!(target_endian = "little")
+impl std::fmt::Display for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -403,6 +326,9 @@ struct JsonSave {
     managers: serde_json::Map<String, Value>,
     #[serde(default)]
     relations: serde_json::Map<String, Value>,
+    /// Sparse sections by component name (version 3 on).
+    #[serde(default)]
+    sparse: std::collections::BTreeMap<String, sparse::JsonSparse>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -450,11 +376,35 @@ struct BinaryColumn<'a> {
 
 // --- Saving. ---
 
-/// One archetype's columns, ready to write.
+/// Columns ready to write: an archetype's, or a sparse component's (one
+/// column then).
 struct TableOut<'w> {
     entities: &'w [Entity],
-    /// (name, functions, start of the column).
+    /// (name, functions, first value); each column holds one value per
+    /// entity, packed at the type's size.
     columns: Vec<(&'w str, SaveFns, *const u8)>,
+}
+
+/// The registered name and save functions of component `id`, `None` when
+/// the options say to leave it out, or why it cannot be saved.
+fn save_fns<'w>(
+    world: &'w World,
+    registry: &'w ComponentRegistry,
+    id: ComponentId,
+    options: SaveOptions,
+) -> Result<Option<(&'w str, SaveFns)>, SaveError> {
+    let reg = registry.for_component(world, id);
+    match reg.and_then(|r| r.save.map(|f| (r.name(), f))) {
+        Some(found) => Ok(Some(found)),
+        None if options.skip_unregistered => Ok(None),
+        None => {
+            let name = world
+                .components()
+                .get_info(id)
+                .map_or_else(|| format!("{id:?}"), |i| i.name().to_owned());
+            Err(SaveError::Unregistered(name))
+        }
+    }
 }
 
 /// The world's non-empty archetypes with each component's save functions.
@@ -470,24 +420,9 @@ fn tables<'w>(
     {
         let mut columns = Vec::new();
         for (i, &id) in arch.components().iter().enumerate() {
-            let reg = registry.for_component(world, id);
-            match reg.and_then(|r| r.save.map(|f| (r, f))) {
-                Some((reg, fns)) => {
-                    let column = doecs::raw::ColumnIndex(i as u32);
-                    columns.push((
-                        reg.name(),
-                        fns,
-                        arch.column_ptr(column).as_ptr().cast_const(),
-                    ));
-                }
-                None if options.skip_unregistered => {}
-                None => {
-                    let name = world
-                        .components()
-                        .get_info(id)
-                        .map_or_else(|| format!("{id:?}"), |i| i.name().to_owned());
-                    return Err(SaveError::Unregistered(name));
-                }
+            if let Some((name, fns)) = save_fns(world, registry, id, options)? {
+                let column = doecs::raw::ColumnIndex(i as u32);
+                columns.push((name, fns, arch.column_ptr(column).as_ptr().cast_const()));
             }
         }
         out.push(TableOut {
@@ -496,6 +431,65 @@ fn tables<'w>(
         });
     }
     Ok(out)
+}
+
+fn encode_error(name: &str, message: String) -> SaveError {
+    SaveError::Encode {
+        name: name.to_owned(),
+        message,
+    }
+}
+
+/// The JSON values of one column of `t`.
+fn json_column(
+    t: &TableOut<'_>,
+    name: &str,
+    fns: SaveFns,
+    ptr: *const u8,
+) -> Result<Vec<Value>, SaveError> {
+    let mut values = Vec::with_capacity(t.entities.len());
+    // SAFETY: `ptr` is a column (of an archetype, or a sparse set's
+    // values) holding one live value per entity of `t`, and `&World`
+    // keeps writers away.
+    unsafe { (fns.to_json)(ptr, t.entities.len(), &mut values) }
+        .map_err(|m| encode_error(name, m))?;
+    Ok(values)
+}
+
+/// The postcard encodings of one column of `t`; empty for a column
+/// written raw.
+fn postcard_column(
+    t: &TableOut<'_>,
+    name: &str,
+    fns: SaveFns,
+    ptr: *const u8,
+) -> Result<Vec<u8>, SaveError> {
+    let mut buf = Vec::new();
+    if !fns.writes_raw() {
+        // SAFETY: as in `json_column`.
+        unsafe { (fns.to_postcard)(ptr, t.entities.len(), &mut buf) }
+            .map_err(|m| encode_error(name, m))?;
+    }
+    Ok(buf)
+}
+
+/// One column of `t` as written: its raw memory, or `buf` (from
+/// [`postcard_column`]).
+fn binary_column<'a>(
+    t: &TableOut<'a>,
+    (name, fns, ptr): (&'a str, SaveFns, *const u8),
+    buf: &'a [u8],
+) -> BinaryColumn<'a> {
+    let raw = fns.writes_raw();
+    let bytes = if raw {
+        // SAFETY: a plain (`Pod`) column of one live value per entity: its
+        // memory is `len * size` initialised bytes with no padding, borrowed
+        // from `&World` for as long as `t` is.
+        unsafe { std::slice::from_raw_parts(ptr, t.entities.len() * fns.size) }
+    } else {
+        buf
+    };
+    BinaryColumn { name, raw, bytes }
 }
 
 /// Writes `world` to `writer` in `format`. See the module docs.
@@ -516,6 +510,7 @@ pub fn save_world(
     }
     let ids = SavedIds::of(world.entities().image()?);
     let tables = tables(world, registry, options)?;
+    let sparse = sparse::sparse_tables(world, registry, options)?;
     let mut managers = Vec::new();
     for (type_id, type_name, _) in world.managers().types() {
         match registry.manager_of(type_id) {
@@ -524,10 +519,6 @@ pub fn save_world(
             None => return Err(SaveError::UnregisteredManager(type_name)),
         }
     }
-    let encode = |name: &str, message: String| SaveError::Encode {
-        name: name.to_owned(),
-        message,
-    };
     let mut writer = std::io::BufWriter::with_capacity(1 << 16, writer);
     match format {
         SaveFormat::Json => {
@@ -535,11 +526,7 @@ pub fn save_world(
             for t in &tables {
                 let mut components = serde_json::Map::new();
                 for &(name, fns, ptr) in &t.columns {
-                    let mut values = Vec::with_capacity(t.entities.len());
-                    // SAFETY: `ptr` is the column of this archetype's
-                    // `entities.len()` live rows, and `&World` keeps writers away.
-                    unsafe { (fns.to_json)(ptr, t.entities.len(), &mut values) }
-                        .map_err(|m| encode(name, m))?;
+                    let values = json_column(t, name, fns, ptr)?;
                     components.insert(name.to_owned(), Value::Array(values));
                 }
                 json_tables.push(JsonTable {
@@ -550,14 +537,15 @@ pub fn save_world(
             let mut json_managers = serde_json::Map::new();
             for m in &managers {
                 if let Some(saved) = (m.to_json)(world) {
-                    json_managers.insert(m.name.clone(), saved.map_err(|e| encode(&m.name, e))?);
+                    json_managers
+                        .insert(m.name.clone(), saved.map_err(|e| encode_error(&m.name, e))?);
                 }
             }
             let mut json_relations = serde_json::Map::new();
             for r in &relations {
                 json_relations.insert(
                     r.name.clone(),
-                    (r.to_json)(world).map_err(|e| encode(&r.name, e))?,
+                    (r.to_json)(world).map_err(|e| encode_error(&r.name, e))?,
                 );
             }
             let file = JsonSave {
@@ -567,6 +555,7 @@ pub fn save_world(
                 tables: json_tables,
                 managers: json_managers,
                 relations: json_relations,
+                sparse: sparse::json_sections(&sparse)?,
             };
             serde_json::to_writer(&mut writer, &file)
                 .map_err(|e| SaveError::Io(std::io::Error::other(e)))?;
@@ -577,34 +566,15 @@ pub fn save_world(
             for t in &tables {
                 let mut bufs = vec![entity_bytes(t.entities)];
                 for &(name, fns, ptr) in &t.columns {
-                    let mut buf = Vec::new();
-                    if !fns.writes_raw() {
-                        // SAFETY: as for JSON above.
-                        unsafe { (fns.to_postcard)(ptr, t.entities.len(), &mut buf) }
-                            .map_err(|m| encode(name, m))?;
-                    }
-                    bufs.push(buf);
+                    bufs.push(postcard_column(t, name, fns, ptr)?);
                 }
                 owned.push(bufs);
             }
             let mut bin_tables = Vec::with_capacity(tables.len());
             for (t, bufs) in tables.iter().zip(&owned) {
-                let columns = t
-                    .columns
-                    .iter()
+                let columns = (t.columns.iter())
                     .zip(&bufs[1..])
-                    .map(|(&(name, fns, ptr), buf)| {
-                        let raw = fns.writes_raw();
-                        let bytes = if raw {
-                            // SAFETY: a plain (`Pod`) column of `len` live rows:
-                            // its memory is `len * size` initialised bytes with
-                            // no padding, borrowed from `&World`.
-                            unsafe { std::slice::from_raw_parts(ptr, t.entities.len() * fns.size) }
-                        } else {
-                            &buf[..]
-                        };
-                        BinaryColumn { name, raw, bytes }
-                    })
+                    .map(|(&column, buf)| binary_column(t, column, buf))
                     .collect();
                 bin_tables.push(BinaryTable {
                     entities: &bufs[0],
@@ -616,7 +586,10 @@ pub fn save_world(
             let mut saved_managers = Vec::new();
             for m in &managers {
                 if let Some(saved) = (m.to_postcard)(world) {
-                    saved_managers.push((m.name.as_str(), saved.map_err(|e| encode(&m.name, e))?));
+                    saved_managers.push((
+                        m.name.as_str(),
+                        saved.map_err(|e| encode_error(&m.name, e))?,
+                    ));
                 }
             }
             let file = BinarySave {
@@ -631,22 +604,26 @@ pub fn save_world(
             for r in &relations {
                 saved_relations.push((
                     r.name.as_str(),
-                    (r.to_postcard)(world).map_err(|e| encode(&r.name, e))?,
+                    (r.to_postcard)(world).map_err(|e| encode_error(&r.name, e))?,
                 ));
             }
             let sections: Vec<BinarySection<'_>> = saved_relations
                 .iter()
                 .map(|(name, bytes)| BinarySection { name, bytes })
                 .collect();
+            let sparse_owned = sparse::binary_buffers(&sparse)?;
+            let sparse_sections = sparse::binary_sections(&sparse, &sparse_owned);
             let io = |e: postcard::Error| match e {
                 postcard::Error::SerializeBufferFull => {
                     SaveError::Io(std::io::Error::other("write failed"))
                 }
                 e => SaveError::Io(std::io::Error::other(e)),
             };
-            // Version 2: the version 1 document, then the relations.
+            // Version 3: the version 1 document, the relations (version 2),
+            // then the sparse sections.
             postcard::to_io(&file, &mut writer).map_err(io)?;
             postcard::to_io(&sections, &mut writer).map_err(io)?;
+            postcard::to_io(&sparse_sections, &mut writer).map_err(io)?;
         }
     }
     writer.flush()?;

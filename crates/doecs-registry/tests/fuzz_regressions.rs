@@ -1,7 +1,8 @@
-//! The fuzz corpus and every input the loader fuzzer ever found a problem
-//! with (`fuzz/corpus/load_world`, `fuzz/regressions/load_world` in this crate) load to a
-//! valid world or a typed error. Also writes the seed corpus when asked
-//! (`DOECS_WRITE_FUZZ_SEEDS=1`).
+//! The fuzz corpus, every input the loader fuzzer ever found a problem
+//! with (`fuzz/corpus/load_world`, `fuzz/regressions/load_world` in this
+//! crate) and the saves of older format versions kept as fixtures
+//! (`tests/fixtures`) load to a valid world or a typed error. Also writes
+//! the starting corpus when asked (`DOECS_WRITE_FUZZ_SEEDS=1`).
 
 mod common {
     pub mod fuzz_registry;
@@ -16,9 +17,10 @@ fn fuzz_dir(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join(sub)
 }
 
-/// A small world touching every registered kind.
+/// A small world touching every registered kind, sparse ones included.
 fn seed_world() -> World {
     let mut world = World::new();
+    registry().install(&mut world).unwrap();
     let a = world.spawn((Pos([1.0, 2.0, 3.0]), Hp(7)));
     let b = world.spawn((Hp(1), Frozen, Target(a)));
     world.spawn((
@@ -30,6 +32,15 @@ fn seed_world() -> World {
     ));
     let c = world.spawn(());
     world.despawn(c).unwrap();
+    // Sparse values: beside dense ones, and alone.
+    world.insert_one(a, Stunned(3)).unwrap();
+    world.spawn((
+        Label {
+            text: "only sparse".into(),
+            level: 2,
+        },
+        Marked,
+    ));
     // Relationship pairs: a hierarchy and a prefab link.
     world.set_parent(b, a).unwrap();
     let prefab = world.spawn((doecs::Prefab, Hp(9)));
@@ -62,8 +73,13 @@ fn seeds_and_regressions_never_panic() {
         }
     }
     let mut files = 0;
-    for dir in ["corpus/load_world", "regressions/load_world"] {
-        let Ok(entries) = std::fs::read_dir(fuzz_dir(dir)) else {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for dir in [
+        fuzz_dir("corpus/load_world"),
+        fuzz_dir("regressions/load_world"),
+        fixtures,
+    ] {
+        let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
         };
         for entry in entries {
@@ -81,7 +97,10 @@ fn seeds_and_regressions_never_panic() {
             files += 1;
         }
     }
-    assert!(files >= 2, "the seed corpus is there ({files} files)");
+    assert!(
+        files >= 4,
+        "the corpus and fixtures are there ({files} files)"
+    );
 }
 
 #[test]
@@ -94,4 +113,12 @@ fn the_seed_world_round_trips() {
         .unwrap();
     let loaded = World::load(&bytes[..], &registry).unwrap();
     assert_eq!(loaded.len(), world.len());
+    assert_eq!(
+        doecs::raw::sparse_columns(&loaded)
+            .iter()
+            .map(|c| c.entities.len())
+            .sum::<usize>(),
+        3,
+        "the sparse values came back"
+    );
 }

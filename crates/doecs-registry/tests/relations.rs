@@ -2,7 +2,8 @@
 //! relation with data round-trip in both formats with every list in its
 //! order; unregistered relations are refused or skipped; unknown names and
 //! every kind of bad pair are typed errors; truncations never load; and
-//! version 1 files (from before relations) still load.
+//! version 1 files (from before relations) and version 2 files (from
+//! before sparse sections) still load.
 
 use doecs::{ChildOf, Entity, IsA, Prefab, Relation, World};
 use doecs_registry::{
@@ -212,20 +213,24 @@ fn every_truncation_of_a_binary_save_with_pairs_is_an_error() {
 }
 
 #[test]
-fn version_1_files_without_pairs_still_load() {
+fn version_1_and_2_files_still_load() {
     let mut w = World::new();
     let e = w.spawn((Hp(3),));
-    let v2 = save(&w, SaveFormat::Binary);
-    // Version 1: the same document without the trailing relation
-    // sections (an empty list is one zero byte).
-    assert_eq!(v2.last(), Some(&0));
-    let mut v1 = v2[..v2.len() - 1].to_vec();
-    v1[SAVE_MAGIC.len()..SAVE_MAGIC.len() + 4].copy_from_slice(&1u32.to_le_bytes());
-    let loaded = World::load(&v1[..], &registry()).unwrap();
-    assert_eq!(loaded.get::<Hp>(e), Ok(&Hp(3)));
+    let v3 = save(&w, SaveFormat::Binary);
+    // Version 3 ends with the relation sections and the sparse sections,
+    // both empty here (an empty list is one zero byte). Version 2 is the
+    // same without the sparse sections, version 1 without either.
+    assert_eq!(&v3[v3.len() - 2..], &[0, 0]);
+    for (version, cut) in [(2u32, 1), (1, 2)] {
+        let mut old = v3[..v3.len() - cut].to_vec();
+        old[SAVE_MAGIC.len()..SAVE_MAGIC.len() + 4].copy_from_slice(&version.to_le_bytes());
+        let loaded = World::load(&old[..], &registry()).unwrap();
+        assert_eq!(loaded.get::<Hp>(e), Ok(&Hp(3)), "version {version}");
+    }
     let mut json: Value = serde_json::from_slice(&save(&w, SaveFormat::Json)).unwrap();
     json["version"] = json!(1);
     json.as_object_mut().unwrap().remove("relations");
+    json.as_object_mut().unwrap().remove("sparse");
     assert!(load_json(&json).is_ok());
     let _ = ChildOf;
 }

@@ -1,7 +1,8 @@
 //! Save and load: round trips in both formats compare every component and
 //! every id; unknown and unregistered components; bad files of every kind
-//! are typed errors; a property test against random worlds; truncations and
-//! byte flips never panic.
+//! are typed errors; a property test against random worlds (sparse
+//! components included); truncations and byte flips never panic. Sparse
+//! sections in detail: `sparse_saves.rs`.
 
 use doecs::{Entity, World};
 use doecs_registry::{
@@ -17,19 +18,22 @@ mod common {
 // The component types and registry the loader fuzz target uses too: plain,
 // marker, serde-only (a `Vec` and a `String`), entity-holding and
 // 64-byte-aligned (with padding) components, and the transform manager.
-use common::fuzz_registry::{registry, Aligned, Frozen, Hp, Inventory, Pos, Target};
+use common::fuzz_registry::{
+    registry, Aligned, Frozen, Hp, Inventory, Label, Marked, Pos, Stunned, Target,
+};
 
 /// Not registered anywhere.
 #[derive(Debug, PartialEq)]
 struct Secret(#[allow(dead_code)] u8);
 
-/// A world with several archetypes, freed ids waiting in the FIFO, and
-/// references between entities.
+/// A world with several archetypes, sparse components, freed ids waiting
+/// in the FIFO, and references between entities.
 fn sample_world() -> (World, Vec<Entity>) {
     let mut world = World::with_config(doecs::WorldConfig {
         min_free_indices: 2,
         ..Default::default()
     });
+    registry().install(&mut world).unwrap();
     let mut es = Vec::new();
     for i in 0..40u32 {
         let e = match i % 5 {
@@ -61,6 +65,21 @@ fn sample_world() -> (World, Vec<Entity>) {
             .unwrap();
     }
     world.insert_one(live[11], Target(es[0])).unwrap();
+    for (k, &e) in live.iter().enumerate().step_by(3) {
+        world.insert_one(e, Stunned(k as u32)).unwrap();
+        if k.is_multiple_of(2) {
+            world
+                .insert_one(
+                    e,
+                    Label {
+                        text: format!("l{k}"),
+                        level: k as u8,
+                    },
+                )
+                .unwrap();
+        }
+    }
+    world.insert_one(live[1], Marked).unwrap();
     (world, es)
 }
 
@@ -83,6 +102,9 @@ fn assert_same_world(a: &World, b: &World) {
         assert_eq!(a.get::<Inventory>(e).ok(), b.get::<Inventory>(e).ok());
         assert_eq!(a.get::<Target>(e).ok(), b.get::<Target>(e).ok());
         assert_eq!(a.get::<Aligned>(e).ok(), b.get::<Aligned>(e).ok());
+        assert_eq!(a.get::<Stunned>(e).ok(), b.get::<Stunned>(e).ok());
+        assert_eq!(a.get::<Label>(e).ok(), b.get::<Label>(e).ok());
+        assert_eq!(a.get::<Marked>(e).ok(), b.get::<Marked>(e).ok());
         let na: Vec<&str> = a
             .entity(e)
             .unwrap()
@@ -105,6 +127,18 @@ fn assert_same_world(a: &World, b: &World) {
     let qa: Vec<Entity> = a.query::<(Entity, &Pos)>().iter().map(|(e, _)| e).collect();
     let qb: Vec<Entity> = b.query::<(Entity, &Pos)>().iter().map(|(e, _)| e).collect();
     assert_eq!(qa, qb, "same row order");
+    // Same sparse sets, in the same slot order.
+    let sets = |w: &World| -> Vec<(String, Vec<Entity>)> {
+        doecs::raw::sparse_columns(w)
+            .iter()
+            .filter(|c| !c.entities.is_empty())
+            .map(|c| {
+                let name = w.components().info(c.component).name().to_owned();
+                (name, c.entities.to_vec())
+            })
+            .collect()
+    };
+    assert_eq!(sets(a), sets(b), "same sparse sets");
 }
 
 fn round_trip(world: &World, format: SaveFormat) -> World {
@@ -353,15 +387,17 @@ fn every_truncation_of_a_json_save_is_an_error() {
     }
 }
 
-/// A random world: spawns of random component sets, despawns, inserts.
+/// A random world: spawns of random component sets (dense and sparse),
+/// despawns, inserts and removes.
 fn random_world(ops: &[(u8, u32)]) -> World {
     let mut world = World::with_config(doecs::WorldConfig {
         min_free_indices: 3,
         ..Default::default()
     });
+    registry().install(&mut world).unwrap();
     let mut live: Vec<Entity> = Vec::new();
     for &(op, x) in ops {
-        match op % 6 {
+        match op % 8 {
             0 | 1 => {
                 let mut b = doecs::EntityBuilder::new();
                 if x & 1 != 0 {
@@ -384,6 +420,12 @@ fn random_world(ops: &[(u8, u32)]) -> World {
                         b.add(Target(t));
                     }
                 }
+                if x & 32 != 0 {
+                    b.add(Stunned(x));
+                }
+                if x & 64 != 0 {
+                    b.add(Marked);
+                }
                 live.push(world.spawn(&mut b));
             }
             2 if !live.is_empty() => {
@@ -405,6 +447,30 @@ fn random_world(ops: &[(u8, u32)]) -> World {
             4 if !live.is_empty() => {
                 let e = live[x as usize % live.len()];
                 let _ = world.remove_one::<Hp>(e);
+            }
+            5 if !live.is_empty() => {
+                let e = live[x as usize % live.len()];
+                match x % 3 {
+                    0 => world.insert_one(e, Stunned(x)).unwrap(),
+                    1 => world
+                        .insert_one(
+                            e,
+                            Label {
+                                text: format!("x{x}"),
+                                level: x as u8,
+                            },
+                        )
+                        .unwrap(),
+                    _ => world.insert_one(e, Marked).unwrap(),
+                }
+            }
+            6 if !live.is_empty() => {
+                let e = live[x as usize % live.len()];
+                let _ = match x % 3 {
+                    0 => world.remove_one::<Stunned>(e).map(drop),
+                    1 => world.remove_one::<Label>(e).map(drop),
+                    _ => world.remove_one::<Marked>(e).map(drop),
+                };
             }
             _ => {}
         }

@@ -1,18 +1,31 @@
 //! Loading a save (see the parent module for both formats): every byte
 //! read is checked before it is trusted, and a refused file leaves nothing
 //! behind. Binary plain columns are placed with one copy each; other
-//! columns are decoded into vectors the world takes over.
+//! columns are decoded into vectors the world takes over. Sparse sections
+//! are inserted once the tables are placed (see [`super::sparse`]).
 
 use super::*;
 
-/// One column about to be placed.
-struct ColumnIn<'f> {
-    id: ComponentId,
-    values: Values<'f>,
+/// One column about to be placed (or, for a sparse section, inserted).
+pub(super) struct ColumnIn<'f> {
+    pub(super) id: ComponentId,
+    /// Bytes per value.
+    pub(super) size: usize,
+    pub(super) values: Values<'f>,
+}
+
+impl<'f> ColumnIn<'f> {
+    pub(super) fn new(id: ComponentId, fns: SaveFns, values: Values<'f>) -> Self {
+        ColumnIn {
+            id,
+            size: fns.size,
+            values,
+        }
+    }
 }
 
 /// Where a column's values come from.
-enum Values<'f> {
+pub(super) enum Values<'f> {
     /// Decoded values the world takes over.
     Decoded(Decoded),
     /// A plain (`bytemuck::Pod`) column's bytes in the file, in the host's
@@ -22,7 +35,7 @@ enum Values<'f> {
 }
 
 impl Values<'_> {
-    fn as_ptr(&self) -> *const u8 {
+    pub(super) fn as_ptr(&self) -> *const u8 {
         match self {
             Values::Decoded(d) => d.as_ptr(),
             Values::Raw(bytes) => bytes.as_ptr(),
@@ -75,6 +88,11 @@ fn load_binary(
         _ => postcard::take_from_bytes::<Vec<BinarySection<'_>>>(rest)
             .map_err(|e| LoadError::Corrupt(e.to_string()))?,
     };
+    let (sparse_sections, rest) = match version {
+        1 | 2 => (Vec::new(), rest),
+        _ => postcard::take_from_bytes::<Vec<sparse::BinarySparse<'_>>>(rest)
+            .map_err(|e| LoadError::Corrupt(e.to_string()))?,
+    };
     if !rest.is_empty() {
         return Err(LoadError::Corrupt(format!(
             "{} bytes after the end",
@@ -83,59 +101,20 @@ fn load_binary(
     }
     let mut world = new_world(file.ids, registry, options)?;
     for table in &file.tables {
-        if table.entities.len() % 8 != 0 {
-            return Err(LoadError::Corrupt("entity ids are not whole u64s".into()));
-        }
-        let entities: Vec<Entity> = table
-            .entities
-            .chunks_exact(8)
-            .map(|b| Entity::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes"))))
-            .collect();
-        let count = entities.len();
+        let entities = entities_from_bytes(table.entities)?;
         let mut columns = Vec::with_capacity(table.columns.len());
         for c in &table.columns {
-            let Some((id, fns, reg)) = lookup(&world, registry, c.name, options)? else {
+            let Some((id, fns, reg)) = lookup(&world, registry, c.name, options, Storage::Table)?
+            else {
                 continue;
             };
-            let values = if c.raw {
-                let from_raw = fns.from_raw.ok_or_else(|| {
-                    LoadError::Corrupt(format!(
-                        "component \"{}\" is not plain, yet stored raw",
-                        c.name
-                    ))
-                })?;
-                if cfg!(target_endian = "big") {
-                    return Err(LoadError::RawOnBigEndian(c.name.to_owned()));
-                }
-                let wrong_length = || LoadError::ColumnLength {
-                    name: c.name.to_owned(),
-                    expected: count,
-                    actual: c.bytes.len() / fns.size.max(1),
-                };
-                if reg.is_validated() {
-                    // The check needs typed values.
-                    let values = from_raw(c.bytes, count).ok_or_else(wrong_length)?;
-                    checked(reg, &*values)?;
-                    Values::Decoded(values)
-                } else if Some(c.bytes.len()) == count.checked_mul(fns.size) {
-                    Values::Raw(c.bytes)
-                } else {
-                    return Err(wrong_length());
-                }
-            } else {
-                let values =
-                    (fns.from_postcard)(c.bytes, count).map_err(|message| LoadError::Value {
-                        name: c.name.to_owned(),
-                        message,
-                    })?;
-                checked(reg, &*values)?;
-                Values::Decoded(values)
-            };
-            columns.push(ColumnIn { id, values });
+            let values = decode_binary(c, entities.len(), fns, reg)?;
+            columns.push(ColumnIn::new(id, fns, values));
         }
         place(&mut world, &entities, columns)?;
     }
     doecs::raw::finish_placing(&world).map_err(LoadError::Unplaced)?;
+    sparse::load_binary_sections(&mut world, registry, options, &sparse_sections)?;
     // Pairs first: managers that follow the hierarchy (transforms) take
     // their links from `ChildOf` when they join the world.
     for r in &relations {
@@ -149,6 +128,83 @@ fn load_binary(
         })?;
     }
     Ok(world)
+}
+
+/// Little-endian `u64` entity ids.
+pub(super) fn entities_from_bytes(bytes: &[u8]) -> Result<Vec<Entity>, LoadError> {
+    if !bytes.len().is_multiple_of(8) {
+        return Err(LoadError::Corrupt("entity ids are not whole u64s".into()));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|b| Entity::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes"))))
+        .collect())
+}
+
+/// The values of binary column `c`, which must hold `count` of them,
+/// checked by the registration.
+pub(super) fn decode_binary<'f>(
+    c: &BinaryColumn<'f>,
+    count: usize,
+    fns: SaveFns,
+    reg: &Registration,
+) -> Result<Values<'f>, LoadError> {
+    if !c.raw {
+        let values = (fns.from_postcard)(c.bytes, count).map_err(|message| LoadError::Value {
+            name: c.name.to_owned(),
+            message,
+        })?;
+        checked(reg, &*values)?;
+        return Ok(Values::Decoded(values));
+    }
+    let from_raw = fns.from_raw.ok_or_else(|| {
+        LoadError::Corrupt(format!(
+            "component \"{}\" is not plain, yet stored raw",
+            c.name
+        ))
+    })?;
+    if cfg!(target_endian = "big") {
+        return Err(LoadError::RawOnBigEndian(c.name.to_owned()));
+    }
+    let wrong_length = || LoadError::ColumnLength {
+        name: c.name.to_owned(),
+        expected: count,
+        actual: c.bytes.len() / fns.size.max(1),
+    };
+    if reg.is_validated() {
+        // The check needs typed values.
+        let values = from_raw(c.bytes, count).ok_or_else(wrong_length)?;
+        checked(reg, &*values)?;
+        Ok(Values::Decoded(values))
+    } else if Some(c.bytes.len()) == count.checked_mul(fns.size) {
+        Ok(Values::Raw(c.bytes))
+    } else {
+        Err(wrong_length())
+    }
+}
+
+/// The JSON values of component `name`, which must be `count`, checked by
+/// the registration.
+pub(super) fn decode_json(
+    name: &str,
+    values: &[Value],
+    count: usize,
+    fns: SaveFns,
+    reg: &Registration,
+) -> Result<Values<'static>, LoadError> {
+    if values.len() != count {
+        return Err(LoadError::ColumnLength {
+            name: name.to_owned(),
+            expected: count,
+            actual: values.len(),
+        });
+    }
+    let values = (fns.from_json)(values).map_err(|message| LoadError::Value {
+        name: name.to_owned(),
+        message,
+    })?;
+    checked(reg, &*values)?;
+    Ok(Values::Decoded(values))
 }
 
 fn load_json(
@@ -168,33 +224,21 @@ fn load_json(
     for table in &file.tables {
         let mut columns = Vec::with_capacity(table.components.len());
         for (name, values) in &table.components {
-            let Some((id, fns, reg)) = lookup(&world, registry, name, options)? else {
+            let Some((id, fns, reg)) = lookup(&world, registry, name, options, Storage::Table)?
+            else {
                 continue;
             };
             let values = values.as_array().ok_or_else(|| LoadError::Value {
                 name: name.clone(),
                 message: "expected an array of values".into(),
             })?;
-            if values.len() != table.entities.len() {
-                return Err(LoadError::ColumnLength {
-                    name: name.clone(),
-                    expected: table.entities.len(),
-                    actual: values.len(),
-                });
-            }
-            let values = (fns.from_json)(values).map_err(|message| LoadError::Value {
-                name: name.clone(),
-                message,
-            })?;
-            checked(reg, &*values)?;
-            columns.push(ColumnIn {
-                id,
-                values: Values::Decoded(values),
-            });
+            let values = decode_json(name, values, table.entities.len(), fns, reg)?;
+            columns.push(ColumnIn::new(id, fns, values));
         }
         place(&mut world, &table.entities, columns)?;
     }
     doecs::raw::finish_placing(&world).map_err(LoadError::Unplaced)?;
+    sparse::load_json_sections(&mut world, registry, options, &file.sparse)?;
     for (name, value) in &file.relations {
         add_relation(&mut world, registry, name, options, |reg, world| {
             (reg.from_json)(world, value)
@@ -255,13 +299,15 @@ fn new_world(
     Ok(world)
 }
 
-/// The world id and save functions of component `name`, or `None` when it
-/// is unknown and the options say to skip it.
-fn lookup<'r>(
+/// The world id and save functions of component `name`, saved with
+/// storage `saved`, or `None` when it is unknown and the options say to
+/// skip it.
+pub(super) fn lookup<'r>(
     world: &World,
     registry: &'r ComponentRegistry,
     name: &str,
     options: LoadOptions,
+    saved: Storage,
 ) -> Result<Option<(ComponentId, SaveFns, &'r Registration)>, LoadError> {
     let Some(reg) = registry.by_name(name) else {
         return if options.skip_unknown {
@@ -274,6 +320,14 @@ fn lookup<'r>(
         .save
         .ok_or_else(|| RegistryError::NotSerde(name.to_owned()))?;
     let id = reg.component_id(world).expect("installed in new_world");
+    let registered = Storage::of_sparse(world.components().info(id).is_sparse());
+    if registered != saved {
+        return Err(LoadError::Storage {
+            name: name.to_owned(),
+            saved,
+            registered,
+        });
+    }
     Ok(Some((id, fns, reg)))
 }
 
@@ -315,8 +369,8 @@ fn place(
     unsafe { doecs::raw::place_columns(world, entities, &ids, &ptrs) }?;
     for c in &mut columns {
         if let Values::Decoded(d) = &mut c.values {
-            // SAFETY: just moved into the world.
-            unsafe { d.forget_values() };
+            // SAFETY: every value just moved into the world.
+            unsafe { d.forget_moved(entities.len()) };
         }
     }
     Ok(())

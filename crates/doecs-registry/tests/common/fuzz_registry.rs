@@ -1,6 +1,7 @@
 //! The registry the loader fuzz target and its regression test use: plain,
-//! marker, serde-only, entity-holding and 64-byte-aligned components, and
-//! the transform manager.
+//! marker, serde-only, entity-holding and 64-byte-aligned components,
+//! sparse ones (plain, marker and serde-only with a `String`), and the
+//! transform manager.
 
 use doecs::{DestroyNotice, Entity};
 use doecs_registry::ComponentRegistry;
@@ -40,6 +41,27 @@ pub struct Aligned {
     pub b: u64,
 }
 
+/// Stored sparse, plain.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bytemuck::Pod, bytemuck::Zeroable,
+)]
+#[repr(C)]
+pub struct Stunned(pub u32);
+
+/// Stored sparse, serde-only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Label {
+    pub text: String,
+    pub level: u8,
+}
+
+/// Stored sparse, a plain marker.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bytemuck::Pod, bytemuck::Zeroable,
+)]
+#[repr(C)]
+pub struct Marked;
+
 pub fn registry() -> ComponentRegistry {
     let mut r = ComponentRegistry::new();
     r.register::<Pos>("pos").plain();
@@ -48,6 +70,9 @@ pub fn registry() -> ComponentRegistry {
     r.register::<Inventory>("inventory").cloned();
     r.register::<Target>("target");
     r.register::<Aligned>("aligned");
+    r.register::<Stunned>("stunned").plain().sparse();
+    r.register::<Label>("label").cloned().sparse();
+    r.register::<Marked>("marked").plain().sparse();
     r.register_manager::<doecs_transform::TransformManager>("transform", DestroyNotice::Callback)
         .expect("fresh");
     r
