@@ -18,7 +18,10 @@
 //! Plain components usually come from a [`ComponentRegistry`]
 //! ([`Spawner::register_registry`], [`Spawner::from_registry`]): each plain
 //! entry is found in the world by its Rust type, and its validator checks
-//! every instance while loading (see [`crate::plain`]). The built-in
+//! every instance while loading (see [`crate::plain`]). A plain component
+//! the registry stores sparse (`Registering::sparse`) is registered sparse
+//! in a world that does not know it yet, and the column spawns route its
+//! values to its sparse set instead of an archetype. The built-in
 //! manager-backed components come from [`crate::BUILTIN_COMPONENTS`].
 
 use crate::error::{LoadError, Problem, RegistrationError, SpawnError};
