@@ -346,7 +346,7 @@ function entityLink(ref) {
 
 function componentBox(c) {
   const box = el("div", { class: "component", dataset: { component: c.name, kind: c.kind } });
-  const head = el("div", { class: "name" }, el("span", { text: c.name }), el("span", { class: "kind", text: `${c.kind}${c.type ? " · " + c.type : ""} · ${c.size} B` }));
+  const head = el("div", { class: "name" }, el("span", { text: c.name }), el("span", { class: "kind", text: `${c.kind}${c.storage === "sparse" ? " · sparse" : ""}${c.type ? " · " + c.type : ""} · ${c.size} B` }));
   const value = el("pre", { class: "value", text: showValue(c.value) });
   box.append(head, value);
   if (state.write && c.kind === "json") {

@@ -6,6 +6,12 @@
 //! for it (a runtime component's name, or a Rust type's path). A request
 //! may use either.
 //!
+//! Every component has a `"storage"`: `"table"` for one stored in
+//! archetypes, `"sparse"` for one stored in a sparse set of its own
+//! (`World::register_sparse`, `Registering::sparse`). An entity's
+//! components are its archetype's, then its sparse ones
+//! ([`of_entity`]); their values are shown the same way.
+//!
 //! A value is shown, in this order of preference, as
 //! - `"kind": "json"`: the registration's serde form;
 //! - `"kind": "debug"`: its `Debug` text (a display-only registration);
@@ -15,8 +21,9 @@
 //!   else: the inspector cannot read a Rust value it has no registration for.
 
 use doecs::{ComponentId, Entity, WorldCore};
-use doecs_registry::ComponentRegistry;
+use doecs_registry::{ComponentRegistry, Storage};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 /// The name the inspector shows for component `id`.
 pub fn display_name(world: &WorldCore, registry: &ComponentRegistry, id: ComponentId) -> String {
@@ -27,6 +34,32 @@ pub fn display_name(world: &WorldCore, registry: &ComponentRegistry, id: Compone
         .components()
         .get_info(id)
         .map_or_else(|| format!("#{}", id.index()), |i| i.name().to_owned())
+}
+
+/// Where component `id` is stored: `"table"` or `"sparse"`.
+pub fn storage(world: &WorldCore, id: ComponentId) -> &'static str {
+    let sparse = world
+        .components()
+        .get_info(id)
+        .is_some_and(|i| i.is_sparse());
+    Storage::of_sparse(sparse).as_str()
+}
+
+/// Whether component `id` is stored sparse.
+pub fn is_sparse(world: &WorldCore, id: ComponentId) -> bool {
+    world
+        .components()
+        .get_info(id)
+        .is_some_and(|i| i.is_sparse())
+}
+
+/// `entity`'s components: its archetype's, then its sparse ones (none for
+/// an entity that is not alive).
+pub fn of_entity(world: &WorldCore, entity: Entity) -> Vec<ComponentId> {
+    world
+        .entity(entity)
+        .map(|e| e.components().map(|info| info.id()).collect())
+        .unwrap_or_default()
 }
 
 /// The component a request names: by registration name, then by the
@@ -93,7 +126,8 @@ pub fn value(
     }
 }
 
-/// One component of an entity: its id, name, type, size and value.
+/// One component of an entity: its id, name, type, size, storage and
+/// value.
 pub fn component_entry(
     world: &WorldCore,
     registry: &ComponentRegistry,
@@ -106,22 +140,32 @@ pub fn component_entry(
     entry["name"] = json!(display_name(world, registry, id));
     entry["type"] = json!(info.and_then(|i| i.type_name()));
     entry["size"] = json!(info.map(|i| i.layout().size()));
+    entry["storage"] = json!(storage(world, id));
     entry
 }
 
 /// The JSON of `GET /api/components`: every component the world knows, with
-/// its layout, whether it is registered (and how), and where it is stored.
+/// its layout, whether it is registered (and how), and where it is stored:
+/// its `storage`, how many `entities` have it, and in how many
+/// `archetypes` (none for a sparse component, whose count is its set's).
 pub fn list(world: &WorldCore, registry: &ComponentRegistry) -> Value {
+    let sparse: HashMap<ComponentId, usize> = doecs::raw::sparse_columns(world)
+        .iter()
+        .map(|c| (c.component, c.entities.len()))
+        .collect();
     let comps: Vec<Value> = world
         .components()
         .iter()
         .map(|info| {
             let id = info.id();
             let reg = registry.for_component(world, id);
-            let (entities, archetypes) = doecs::raw::archetypes(world)
-                .iter()
-                .filter(|a| a.has(id))
-                .fold((0usize, 0usize), |(e, n), a| (e + a.len(), n + 1));
+            let (entities, archetypes) = match sparse.get(&id) {
+                Some(&len) => (len, 0),
+                None => doecs::raw::archetypes(world)
+                    .iter()
+                    .filter(|a| a.has(id))
+                    .fold((0usize, 0usize), |(e, n), a| (e + a.len(), n + 1)),
+            };
             json!({
                 "id": id.index(),
                 "name": display_name(world, registry, id),
@@ -132,6 +176,7 @@ pub fn list(world: &WorldCore, registry: &ComponentRegistry) -> Value {
                 "plain_bytes": info.is_plain_bytes(),
                 "registered": reg.is_some(),
                 "serde": reg.is_some_and(|r| r.is_serde()),
+                "storage": storage(world, id),
                 "entities": entities,
                 "archetypes": archetypes,
             })

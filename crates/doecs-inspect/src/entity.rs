@@ -1,7 +1,8 @@
 //! One entity (`GET /api/entity/{id}`) and the hierarchy (`GET /api/roots`).
 //!
-//! An entity's detail lists its archetype components with their values
-//! (see [`crate::components`]), and what the world's managers hold for it:
+//! An entity's detail lists its components with their values, its
+//! archetype's then its sparse ones, each with its `"storage"` (see
+//! [`crate::components`]), and what the world's managers hold for it:
 //! its transform (local and world, as translation, rotation and scale) and
 //! its DataComponent record (by path, or by key hash when the store keeps
 //! no names). Relationships are a list of `{"relation", "target"}` pairs,
@@ -18,7 +19,7 @@
 //! Children are listed in id order (the manager keeps them most recently
 //! linked first), at most [`MAX_CHILDREN`] of them, with the total beside.
 
-use crate::components::{component_entry, display_name};
+use crate::components::{component_entry, display_name, of_entity};
 use crate::error::ApiError;
 use doecs::{Entity, WorldCore};
 use doecs_data::DataStore;
@@ -55,18 +56,13 @@ pub fn children_of(world: &WorldCore, entity: Entity) -> Vec<Entity> {
 }
 
 /// A short reference to an entity, for lists and trees: its id, its name
-/// (`null` without one), its components' names and how many children it
-/// has.
+/// (`null` without one), its components' names (sparse ones last) and how
+/// many children it has.
 pub fn entity_ref(world: &WorldCore, registry: &ComponentRegistry, entity: Entity) -> Value {
-    let components: Vec<String> = match doecs::raw::location(world, entity) {
-        Ok(loc) => doecs::raw::archetypes(world)
-            .get(loc.archetype)
-            .components()
-            .iter()
-            .map(|&c| display_name(world, registry, c))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let components: Vec<String> = of_entity(world, entity)
+        .into_iter()
+        .map(|c| display_name(world, registry, c))
+        .collect();
     let children = world.children(entity).count();
     json!({
         "id": entity.to_string(),
@@ -133,11 +129,9 @@ pub fn detail(
     entity: Entity,
 ) -> Result<Value, ApiError> {
     let loc = doecs::raw::location(world, entity).map_err(|_| not_alive(entity))?;
-    let arch = doecs::raw::archetypes(world).get(loc.archetype);
-    let components: Vec<Value> = arch
-        .components()
-        .iter()
-        .map(|&c| component_entry(world, registry, entity, c))
+    let components: Vec<Value> = of_entity(world, entity)
+        .into_iter()
+        .map(|c| component_entry(world, registry, entity, c))
         .collect();
     let parent = world.parent(entity);
     let children = children_of(world, entity);

@@ -6,14 +6,17 @@
 //! world names, and an unknown name is a 400 rather than an empty result.
 //! The query walks whole archetypes (the component set decides for all
 //! their rows at once), counts every match for `total`, and builds JSON
-//! only for the page `offset..offset + limit`. Results come in archetype
-//! order, then row order: paging is stable while the world does not
-//! change. `values=true` adds each result's component values.
+//! only for the page `offset..offset + limit`. Sparse components (stored
+//! outside archetypes) are terms too: an archetype that the other terms
+//! keep is then walked row by row, each entity looked up in the sparse
+//! sets. Results come in archetype order, then row order: paging is stable
+//! while the world does not change. `values=true` adds each result's
+//! component values, sparse ones included.
 
-use crate::components::{component_entry, display_name, resolve_all};
+use crate::components::{component_entry, display_name, is_sparse, of_entity, resolve_all};
 use crate::entity::entity_ref;
 use crate::error::ApiError;
-use doecs::WorldCore;
+use doecs::{ComponentId, Entity, WorldCore};
 use doecs_registry::ComponentRegistry;
 use serde_json::{json, Value};
 
@@ -52,38 +55,60 @@ pub fn run(
     }
     let with = resolve_all(world, registry, &spec.with)?;
     let without = resolve_all(world, registry, &spec.without)?;
+    // Table terms decide per archetype, sparse ones per entity.
+    let split = |ids: &[ComponentId]| -> (Vec<ComponentId>, Vec<ComponentId>) {
+        ids.iter().partition(|&&c| !is_sparse(world, c))
+    };
+    let (with_table, with_sparse) = split(&with);
+    let (without_table, without_sparse) = split(&without);
+    let page_end = spec.offset.saturating_add(spec.limit);
+    let result = |e: Entity| -> Value {
+        let mut r = entity_ref(world, registry, e);
+        if spec.values {
+            r["values"] = of_entity(world, e)
+                .into_iter()
+                .map(|c| component_entry(world, registry, e, c))
+                .collect();
+        }
+        r
+    };
     let mut total = 0usize;
     let mut results = Vec::new();
     for arch in doecs::raw::archetypes(world).iter() {
         if arch.is_empty()
-            || !with.iter().all(|&c| arch.has(c))
-            || without.iter().any(|&c| arch.has(c))
+            || !with_table.iter().all(|&c| arch.has(c))
+            || without_table.iter().any(|&c| arch.has(c))
         {
             continue;
         }
-        let start = total;
-        total += arch.len();
-        // The part of the page inside this archetype's rows.
-        let from = spec.offset.max(start);
-        let to = (spec.offset.saturating_add(spec.limit)).min(total);
-        for &e in arch
-            .entities()
-            .get(from - start..to.saturating_sub(start))
-            .unwrap_or(&[])
-        {
-            let mut r = entity_ref(world, registry, e);
-            if spec.values {
-                r["values"] = Value::Array(
-                    arch.components()
-                        .iter()
-                        .map(|&c| component_entry(world, registry, e, c))
-                        .collect(),
-                );
+        if with_sparse.is_empty() && without_sparse.is_empty() {
+            let start = total;
+            total += arch.len();
+            // The part of the page inside this archetype's rows.
+            let from = spec.offset.max(start);
+            let to = page_end.min(total);
+            for &e in arch
+                .entities()
+                .get(from - start..to.saturating_sub(start))
+                .unwrap_or(&[])
+            {
+                results.push(result(e));
             }
-            results.push(r);
+            continue;
+        }
+        for &e in arch.entities() {
+            if !with_sparse.iter().all(|&c| world.has_id(e, c))
+                || without_sparse.iter().any(|&c| world.has_id(e, c))
+            {
+                continue;
+            }
+            if (spec.offset..page_end).contains(&total) {
+                results.push(result(e));
+            }
+            total += 1;
         }
     }
-    let names = |ids: &[doecs::ComponentId]| -> Vec<String> {
+    let names = |ids: &[ComponentId]| -> Vec<String> {
         ids.iter()
             .map(|&c| display_name(world, registry, c))
             .collect()

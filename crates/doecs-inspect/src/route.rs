@@ -6,8 +6,8 @@
 //! | method | path | what |
 //! |---|---|---|
 //! | GET | `/api` | this table, as JSON |
-//! | GET | `/api/world` | entities, archetypes, chunks, bytes used and reserved; frame, paused, write access |
-//! | GET | `/api/components` | every component: name, type, size, registration |
+//! | GET | `/api/world` | entities, archetypes, chunks, bytes used and reserved, sparse values; frame, paused, write access |
+//! | GET | `/api/components` | every component: name, type, size, registration, storage (table or sparse), entities |
 //! | GET | `/api/archetypes[?empty=true]` | component sets, entity counts, chunks, fill, bytes |
 //! | GET | `/api/entity/{id}` | name and path, components with values, parent, children, relationships, managers |
 //! | GET | `/api/lookup?path=frigate/turret` | the entity at a path of names along `ChildOf` (404 if none or ambiguous) |

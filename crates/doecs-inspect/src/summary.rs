@@ -8,6 +8,11 @@
 //! room kept for rows that despawns emptied included). Chunk fill is the
 //! rows over the room of the chunks they span: a full archetype is 1.0,
 //! and only its last chunk can be partly empty.
+//!
+//! Sparse components live in sparse sets, not in archetypes: the archetype
+//! table leaves them out, and the summary counts them apart
+//! (`sparse_components`, `sparse_values`, `sparse_bytes_used`: value bytes
+//! plus one entity id per value).
 
 use crate::components::display_name;
 use doecs::raw::Archetype;
@@ -79,6 +84,14 @@ pub fn world(world: &WorldCore) -> Value {
         non_empty += usize::from(!a.is_empty());
     }
     let transforms = world.manager::<TransformManager>().map(|m| m.len());
+    let sparse = doecs::raw::sparse_columns(world);
+    let sparse_values: usize = sparse.iter().map(|c| c.entities.len()).sum();
+    let sparse_bytes: usize = (sparse.iter())
+        .map(|c| {
+            let size = world.components().info(c.component).layout().size();
+            c.entities.len() * (size + std::mem::size_of::<Entity>())
+        })
+        .sum();
     json!({
         "entities": world.len(),
         "archetypes": archetypes.len(),
@@ -88,6 +101,9 @@ pub fn world(world: &WorldCore) -> Value {
         "bytes_used": used,
         "bytes_reserved": world.chunk_memory_bytes(),
         "components": world.components().len(),
+        "sparse_components": sparse.len(),
+        "sparse_values": sparse_values,
+        "sparse_bytes_used": sparse_bytes,
         "transforms": transforms,
     })
 }
