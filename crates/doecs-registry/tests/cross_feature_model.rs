@@ -13,7 +13,8 @@
 //! (snapshotted) whose change runs a `resource_changed` system; one-shot
 //! systems run on the world; and entities disabled and enabled again
 //! (every system and one-shot query skips them, snapshots and saves keep
-//! them so). After every step the world
+//! them so); `Sick` is a sparse component, toggled by a hook and a
+//! system every frame and read by sparse terms. After every step the world
 //! must match the model: the live ids, each entity's own components and
 //! the resource,
 //! (inherited) values, its parent, prefab and pairs, what each event reader
@@ -25,8 +26,8 @@
 
 use doecs::{
     resource_changed, ChildOf, CommandBuffer, ComponentHooks, Entity, EventReader, EventWriter,
-    Local, OnAdd, OnRemove, Query, Relation, Res, Schedule, Snapshot, SystemConfig, Trigger, With,
-    Without, World,
+    Has, Local, OnAdd, OnRemove, Query, Relation, Res, Schedule, Snapshot, Sparse, SystemConfig,
+    Trigger, With, Without, World,
 };
 use doecs_registry::{ComponentRegistry, WorldSaveExt};
 use proptest::prelude::*;
@@ -88,7 +89,8 @@ fn registry() -> ComponentRegistry {
     let mut r = ComponentRegistry::new();
     r.register::<Hp>("hp").plain();
     r.register::<Frozen>("frozen").plain();
-    r.register::<Sick>("sick").plain();
+    // Sparse: toggled by a hook and a system every frame.
+    r.register::<Sick>("sick").plain().sparse();
     r.register::<Poison>("poison").plain();
     r.register::<Spark>("spark").plain();
     r.register_relation::<Likes>("likes").unwrap();
@@ -122,8 +124,8 @@ fn set_up(world: &mut World, registry: &ComponentRegistry, logs: &Shared, tag: u
     world.snapshot_resource::<Medicine>();
 }
 
-/// The entities `heal` may unfreeze.
-type FrozenNotSick = (With<Frozen>, Without<Sick>);
+/// What `heal` reads of the frozen: whether they are sick (sparse).
+type FrozenHp = (Entity, &'static Hp, Sparse<Has<Sick>>);
 
 /// The update and last schedules of a frame.
 fn schedules(threads: usize, logs: &Shared) -> (Schedule, Schedule) {
@@ -154,10 +156,10 @@ fn schedules(threads: usize, logs: &Shared) -> (Schedule, Schedule) {
         .unwrap();
     update
         .add_system(
-            (|sick: Query<Entity, With<Sick>>,
+            (|sick: Query<(Entity, Sparse<&Sick>)>,
               mut commands: doecs::Commands,
               mut frame: Local<u32>| {
-                for e in sick.iter() {
+                for (e, _) in sick.iter() {
                     commands.remove_one::<Sick>(e);
                     commands.insert_one(e, Frozen);
                 }
@@ -169,12 +171,12 @@ fn schedules(threads: usize, logs: &Shared) -> (Schedule, Schedule) {
         .unwrap();
     update
         .add_system(
-            (|frozen: Query<(Entity, &Hp), FrozenNotSick>,
+            (|frozen: Query<FrozenHp, With<Frozen>>,
               medicine: Option<Res<Medicine>>,
               mut commands: doecs::Commands| {
                 let at_least = medicine.expect("the condition saw it").0;
-                for (e, hp) in frozen.iter() {
-                    if hp.0 >= at_least {
+                for (e, hp, sick) in frozen.iter() {
+                    if !sick && hp.0 >= at_least {
                         commands.remove_one::<Frozen>(e);
                     }
                 }
@@ -756,7 +758,9 @@ impl Run {
             Op::OneShot => {
                 // The sick lose half their own hp, once.
                 self.world
-                    .run_system_once(|mut q: Query<&mut Hp, With<Sick>>| q.for_each(|hp| hp.0 /= 2))
+                    .run_system_once(|mut q: Query<(&mut Hp, Sparse<&Sick>)>| {
+                        q.for_each(|(hp, _)| hp.0 /= 2)
+                    })
                     .unwrap();
                 let hidden = self.model.hidden();
                 for (e, ent) in self.model.ents.iter_mut() {

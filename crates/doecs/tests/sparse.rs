@@ -220,6 +220,19 @@ fn column_terms_of_sparse_types_are_refused() {
         Err(QueryError::SparseTerm(_))
     ));
     assert!(QueryState::<(&Pos, Sparse<&mut Stunned>)>::try_new(&w).is_ok());
+    // Archetype filters cannot see sparse components either.
+    assert!(matches!(
+        QueryState::<&Pos, doecs::With<Stunned>>::try_new(&w),
+        Err(QueryError::SparseTerm(_))
+    ));
+    assert!(matches!(
+        QueryState::<&Pos, doecs::Without<Stunned>>::try_new(&w),
+        Err(QueryError::SparseTerm(_))
+    ));
+    assert!(matches!(
+        QueryState::<&Pos, doecs::Changed<Stunned>>::try_new(&w),
+        Err(QueryError::SparseTerm(_))
+    ));
     // Aliasing is checked as for column terms.
     assert!(QueryState::<(Sparse<&Stunned>, Sparse<&mut Stunned>)>::try_new(&w).is_err());
 }

@@ -133,9 +133,10 @@ pub enum QueryError {
     Immutable(&'static str),
     /// The query names a component (named) that the world stores sparse
     /// through a term that reads archetype columns (`&T`, `&mut T`,
-    /// `Option<&T>`, `Ref<T>`, ...): it would never see a value.
+    /// `Option<&T>`, `Ref<T>`, ...) or an archetype filter (`With<T>`,
+    /// `Without<T>`, `Changed<T>`, ...): it would never see a value.
     #[error(
-        "query reads component `{0}` as a column, but this world stores it sparse; use `Sparse<&T>`, `Sparse<&mut T>`, `Sparse<Option<&T>>` or `Sparse<Ref<T>>`"
+        "query names component `{0}` as an archetype column, but this world stores it sparse; use `Sparse<&T>`, `Sparse<&mut T>`, `Sparse<Option<&T>>`, `Sparse<Ref<T>>` or `Sparse<Has<T>>`"
     )]
     SparseTerm(&'static str),
 }

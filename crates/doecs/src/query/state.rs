@@ -248,8 +248,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if let Some(key) = access.immutable_write(world.components()) {
             return Err(QueryError::Immutable(key.name));
         }
-        if let Some(key) = access.sparse_as_column(world.components()) {
-            return Err(QueryError::SparseTerm(key.name));
+        if let Some(name) = Self::sparse_as_column(world.components()) {
+            return Err(QueryError::SparseTerm(name));
         }
         let mut q = QueryState {
             cache: QueryCache::new(world.id()),
@@ -257,6 +257,41 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         };
         q.update(world);
         Ok(q)
+    }
+
+    /// A component `components` stores sparse that the query names
+    /// through a column term or an archetype filter (`With`, `Without`,
+    /// `Changed`, ...), which would never see it (see
+    /// [`QueryError::SparseTerm`]).
+    fn sparse_as_column(components: &crate::component::Components) -> Option<&'static str> {
+        if components.sparse_count() == 0 {
+            return None;
+        }
+        if let Some(key) = Self::access().sparse_as_column(components) {
+            return Some(key.name);
+        }
+        let mut filtered = super::access::FilteredAccess::default();
+        F::filter_access(&mut filtered);
+        let mut read = super::access::Access::default();
+        F::filter_reads(&mut read);
+        let named = filtered
+            .with
+            .iter()
+            .chain(&filtered.without)
+            .copied()
+            .chain(read.reads().iter().map(|k| k.type_id));
+        for type_id in named {
+            if components.is_sparse_type(type_id) {
+                let id = components.by_type_id(type_id)?;
+                return Some(
+                    components
+                        .info(id)
+                        .type_name()
+                        .unwrap_or("a sparse component"),
+                );
+            }
+        }
+        None
     }
 
     /// A cache used in place as the state of this shape.
@@ -432,8 +467,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if cache.sparse_seen != sparse {
             // More components became sparse since the last look: this
             // query must reach them through sparse terms.
-            if let Some(key) = Self::access().sparse_as_column(world.components()) {
-                panic!("doecs: {}", QueryError::SparseTerm(key.name));
+            if let Some(name) = Self::sparse_as_column(world.components()) {
+                panic!("doecs: {}", QueryError::SparseTerm(name));
             }
             cache.sparse_seen = sparse;
         }

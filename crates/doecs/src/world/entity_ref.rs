@@ -90,15 +90,8 @@ impl<'w> EntityRef<'w> {
     /// Its components, in the archetype's (id) order, then its sparse
     /// ones.
     pub fn components(&self) -> impl Iterator<Item = &'w ComponentInfo> + 'w {
-        let world = self.world;
-        let sparse = world.sparse.components_of(self.entity);
-        world.components_in(self.location.archetype).chain(
-            sparse
-                .as_slice()
-                .to_vec()
-                .into_iter()
-                .map(move |id| world.components.info(id)),
-        )
+        self.world
+            .entity_components(self.entity, self.location.archetype)
     }
 }
 
@@ -175,14 +168,15 @@ impl EntityWorldMut<'_> {
         self.world.remove_one::<T>(self.entity)
     }
 
-    /// Its components, in the archetype's (id) order.
+    /// Its components, in the archetype's (id) order, then its sparse
+    /// ones.
     pub fn components(&self) -> impl Iterator<Item = &ComponentInfo> + '_ {
         let location = self
             .world
             .location(self.entity)
             .expect("an EntityWorldMut's entity stays alive until `despawn`");
         let world: &WorldCore = self.world;
-        world.components_in(location.archetype)
+        world.entity_components(self.entity, location.archetype)
     }
 
     /// Despawns the entity, dropping its components.

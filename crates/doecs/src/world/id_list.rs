@@ -23,11 +23,14 @@ impl IdList {
         }
     }
 
+    #[inline]
     pub(crate) fn from_slice(ids: &[ComponentId]) -> Self {
         let mut list = IdList::new();
-        for &id in ids {
-            list.push(id);
+        match list.inline.get_mut(..ids.len()) {
+            Some(inline) => inline.copy_from_slice(ids),
+            None => list.heap = ids.to_vec(),
         }
+        list.len = ids.len();
         list
     }
 

@@ -186,6 +186,19 @@ impl WorldCore {
         Ok(id)
     }
 
+    /// The components of `entity`, which lives in `archetype`: the
+    /// archetype's, in id order, then its sparse ones.
+    pub(crate) fn entity_components(
+        &self,
+        entity: Entity,
+        archetype: crate::storage::ArchetypeId,
+    ) -> impl Iterator<Item = &crate::component::ComponentInfo> + '_ {
+        let sparse = self.sparse.components_of(entity);
+        self.components_in(archetype).chain(
+            (0..sparse.as_slice().len()).map(move |i| self.components.info(sparse.as_slice()[i])),
+        )
+    }
+
     /// Pointer to `entity`'s sparse `T`, if `T` is sparse here and the
     /// entity has one.
     #[cold]

@@ -218,6 +218,16 @@ impl WorldCore {
             .then(|| IdList::from_slice(info.ids()))
     }
 
+    /// The component of `bundle` if it is one sparse component.
+    #[inline]
+    fn one_sparse(&self, bundle: BundleId) -> Option<ComponentId> {
+        let info = self.bundles.info(bundle);
+        match (info.split(), info.ids()) {
+            (Some(_), &[id]) => Some(id),
+            _ => None,
+        }
+    }
+
     /// The parts of a split `bundle` (one mixing dense and sparse fields).
     fn parts(&self, bundle: BundleId) -> Parts {
         let split = self.bundles.info(bundle).split().expect("a split bundle");
@@ -281,6 +291,11 @@ impl WorldCore {
         bundle: BundleId,
         write: impl FieldWriter,
     ) -> Location {
+        if let Some(id) = self.one_sparse(bundle) {
+            // SAFETY: forwarded contract.
+            unsafe { self.insert_sparse_fields(entity, &[id], write) };
+            return location;
+        }
         if let Some(ids) = self.all_sparse(bundle) {
             // SAFETY: forwarded contract.
             unsafe { self.insert_sparse_fields(entity, ids.as_slice(), write) };
@@ -321,6 +336,14 @@ impl WorldCore {
         bundle: BundleId,
         take: impl FnOnce(&[*mut u8], usize),
     ) -> Result<Location, EntityError> {
+        if let Some(id) = self.one_sparse(bundle) {
+            if !self.has_sparse(id, entity) {
+                return Err(EntityError::missing(&self.components, entity, id));
+            }
+            // SAFETY: the entity has it (checked); forwarded contract.
+            unsafe { self.take_sparse_fields(entity, &[id], take) };
+            return Ok(location);
+        }
         if let Some(missing) = self.split_missing(entity, location, bundle) {
             return Err(EntityError::missing(&self.components, entity, missing));
         }
@@ -458,6 +481,26 @@ impl WorldCore {
             ids,
             HookKind::Replace.bit() | HookKind::Add.bit() | HookKind::Insert.bit(),
         );
+        if let ([id], false) = (ids, hooked) {
+            // One component, nothing watching: straight into its set.
+            let set = self.sparse.get_mut(*id).expect("a sparse component");
+            let mut graveyard = Graveyard::default();
+            let slot = match set.slot_of(entity) {
+                Some(slot) => {
+                    // SAFETY: as below.
+                    unsafe {
+                        graveyard.bury(set.value_ptr(slot).as_ptr(), set.item(), set.drop_fn());
+                        set.stamp_changed(slot, tick);
+                    }
+                    slot
+                }
+                // SAFETY: as below.
+                None => unsafe { set.push_uninit(entity, tick) },
+            };
+            // SAFETY: the slot is live.
+            write(&[unsafe { set.value_ptr(slot) }.as_ptr()], 0);
+            return;
+        }
         let mut added = IdList::new();
         if hooked {
             let mut replaced = IdList::new();
@@ -514,6 +557,17 @@ impl WorldCore {
         take: impl FnOnce(&[*mut u8], usize),
     ) {
         self.before_sparse_removal(entity, ids);
+        if let [id] = ids {
+            let set = self.sparse.get_mut(*id).expect("a sparse component");
+            let slot = set.slot_of(entity).expect("checked by the caller");
+            // SAFETY: the slot is live; its value is moved out by `take`,
+            // then the slot is forgotten.
+            unsafe {
+                take(&[set.value_ptr(slot).as_ptr()], 0);
+                set.swap_remove_forget(slot);
+            }
+            return;
+        }
         let mut slots = Slots::new();
         for &id in ids {
             let set = self.sparse.get(id).expect("a sparse component");
@@ -532,12 +586,15 @@ impl WorldCore {
 
     /// `on_replace` then `on_remove` for sparse `components` of `entity`,
     /// which are about to leave it, and their removal logs.
+    #[inline]
     fn before_sparse_removal(&mut self, entity: Entity, components: &[ComponentId]) {
         if self.any_hook(components, HookKind::Replace.bit() | HookKind::Remove.bit()) {
             self.fire_hooks(HookKind::Replace, entity, components);
             self.fire_hooks(HookKind::Remove, entity, components);
         }
-        self.log_removals(entity, components);
+        if self.removals_active() {
+            self.log_removals(entity, components);
+        }
     }
 
     /// Whether any of `ids` has a hook or observer of the kinds in `kinds`
