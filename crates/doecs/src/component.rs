@@ -552,6 +552,14 @@ impl Components {
         self.sparse_count
     }
 
+    /// How many storage marks (immutable or sparse) components carry: it
+    /// only grows, so a query that checked its terms at one count need not
+    /// check again until it changes.
+    #[inline]
+    pub(crate) fn marks(&self) -> u32 {
+        self.immutable_count + self.sparse_count
+    }
+
     /// Whether the Rust type `type_id` is a component registered sparse.
     #[inline]
     pub(crate) fn is_sparse_type(&self, type_id: TypeId) -> bool {

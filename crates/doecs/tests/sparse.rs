@@ -439,3 +439,29 @@ fn sparse_only_queries_walk_the_set_and_respect_filters_and_hidden_tags() {
     expected.sort();
     assert_eq!(iterated, expected);
 }
+
+#[test]
+fn views_reach_sparse_components() {
+    let mut w = world();
+    let a = w.spawn((Pos(0.0), Stunned(1)));
+    let b = w.spawn((Pos(1.0),));
+    {
+        let view = w.view::<Stunned>();
+        assert_eq!(view.get(a), Ok(&Stunned(1)));
+        assert!(view.get(b).is_err());
+        assert!(view.contains(a) && !view.contains(b));
+    }
+    let mut state = QueryState::<(Entity, Sparse<Ref<Stunned>>)>::new(&w);
+    assert_eq!(state.iter(&w).filter(|(_, r)| r.is_changed()).count(), 1);
+    {
+        let mut view = w.view_mut::<Stunned>();
+        view.get_mut(a).unwrap().0 = 5;
+        assert!(view.get_mut(b).is_err());
+    }
+    assert_eq!(w.get::<Stunned>(a), Ok(&Stunned(5)));
+    assert_eq!(
+        state.iter(&w).filter(|(_, r)| r.is_changed()).count(),
+        1,
+        "stamped"
+    );
+}

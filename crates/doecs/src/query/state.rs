@@ -54,12 +54,10 @@ pub(crate) struct QueryCache<S, P> {
     tracking_requested: bool,
     /// The world's hidden-tag set version the matches were made under.
     hidden_version: u64,
-    /// How many components the world had registered immutable when the
-    /// query last checked that it writes none of them.
-    immutable_seen: u32,
-    /// How many components the world had registered sparse when the query
-    /// last checked that it reaches none of them through a column term.
-    sparse_seen: u32,
+    /// How many storage marks (immutable, sparse) the world's components
+    /// had when the query last checked that it writes no immutable
+    /// component and reaches no sparse one through a column term.
+    marks_seen: u32,
 }
 
 impl<S, P> QueryCache<S, P> {
@@ -77,8 +75,7 @@ impl<S, P> QueryCache<S, P> {
             last_run: Tick::ZERO,
             tracking_requested: false,
             hidden_version: 0,
-            immutable_seen: 0,
-            sparse_seen: 0,
+            marks_seen: 0,
         }
     }
 }
@@ -431,8 +428,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             && (!Self::NEEDS_TRACKING || cache.tracking_requested)
             && cache.seen == world.archetypes().len()
             && cache.hidden_version == world.hidden.version()
-            && cache.immutable_seen == world.components().immutable_count()
-            && cache.sparse_seen == world.components().sparse_count();
+            && cache.marks_seen == world.components().marks();
         if !current {
             self.learn_archetypes(world);
         }
@@ -454,23 +450,18 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             cache.plan.stamp = None;
             cache.hidden_version = world.hidden.version();
         }
-        let immutable = world.components().immutable_count();
-        if cache.immutable_seen != immutable {
-            // More components became immutable since the last look: this
-            // query must not write any of them.
+        let marks = world.components().marks();
+        if cache.marks_seen != marks {
+            // More components became immutable or sparse since the last
+            // look: this query must not write an immutable one, and must
+            // reach sparse ones through sparse terms.
             if let Some(key) = Self::access().immutable_write(world.components()) {
                 panic!("doecs: {}", QueryError::Immutable(key.name));
             }
-            cache.immutable_seen = immutable;
-        }
-        let sparse = world.components().sparse_count();
-        if cache.sparse_seen != sparse {
-            // More components became sparse since the last look: this
-            // query must reach them through sparse terms.
             if let Some(name) = Self::sparse_as_column(world.components()) {
                 panic!("doecs: {}", QueryError::SparseTerm(name));
             }
-            cache.sparse_seen = sparse;
+            cache.marks_seen = marks;
         }
         if Self::NEEDS_TRACKING && !cache.tracking_requested {
             world.request_tracking(&Self::tracked());

@@ -14,6 +14,7 @@ use crate::component::Component;
 use crate::entities::Entities;
 use crate::entity::Entity;
 use crate::error::EntityError;
+use crate::storage::sparse_set::{SparseSet, SparseSlot};
 use crate::world::WorldCore;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -33,6 +34,8 @@ pub struct View<'w, T> {
     entities: &'w Entities,
     /// Per archetype index: row 0 of `T`'s column, if the archetype has `T`.
     columns: Vec<Option<NonNull<T>>>,
+    /// `T`'s set, where the world stores `T` sparse.
+    sparse: Option<&'w SparseSet>,
     _world: PhantomData<&'w T>,
 }
 
@@ -79,8 +82,30 @@ impl<'w, T: Component> View<'w, T> {
         View {
             entities: &world.entities,
             columns,
+            sparse: id.and_then(|id| world.sparse.get(id)),
             _world: PhantomData,
         }
+    }
+
+    /// `entity`'s `T` in `T`'s sparse set, or why it has none.
+    #[cold]
+    #[inline(never)]
+    fn sparse_ptr(&self, entity: Entity) -> Result<NonNull<T>, EntityError> {
+        self.sparse_slot(entity).map(|(ptr, _)| ptr)
+    }
+
+    /// `entity`'s `T` in `T`'s sparse set, and the slot, or why not.
+    #[cold]
+    #[inline(never)]
+    fn sparse_slot(&self, entity: Entity) -> Result<(NonNull<T>, SparseSlot), EntityError> {
+        let missing = EntityError::MissingComponent {
+            entity,
+            component: std::any::type_name::<T>(),
+        };
+        let set = self.sparse.ok_or(missing)?;
+        let slot = set.slot_of(entity).ok_or(missing)?;
+        // SAFETY: `slot_of` found a live slot.
+        Ok((unsafe { set.value_ptr(slot) }.cast(), slot))
     }
 
     /// Row 0 of the entity's column and its row.
@@ -93,6 +118,7 @@ impl<'w, T: Component> View<'w, T> {
         match self.columns.get(archetype) {
             // SAFETY: the column holds the archetype's live rows, `row` among them.
             Some(Some(base)) => Ok(unsafe { base.add(row) }),
+            _ if self.sparse.is_some() => self.sparse_ptr(entity),
             _ => Err(EntityError::MissingComponent {
                 entity,
                 component: std::any::type_name::<T>(),
@@ -146,6 +172,11 @@ impl<'w, T: Component> ViewMut<'w, T> {
             // SAFETY: the row is live, and the view borrows the world
             // uniquely, so its `T` (and ticks) are ours.
             unsafe { ticks.stamp_changed(row, 1, self.tick) };
+        } else if let (Some(set), Ok((_, slot))) = (self.view.sparse, self.view.sparse_slot(entity))
+        {
+            // SAFETY: the slot is live, and the view borrows the world
+            // uniquely, so its stamps are ours.
+            unsafe { set.stamp_changed(slot, self.tick) };
         }
         // SAFETY: the slot holds a live `T`; the view borrows the world
         // uniquely, and `&mut self` makes this the only reference from it.

@@ -158,6 +158,18 @@ impl Archetypes {
         &self.archetypes[id.index()]
     }
 
+    /// The archetype at index `index`, unchecked: for hot lookups whose
+    /// index comes from the entity table.
+    ///
+    /// # Safety
+    /// `index` must be below [`Archetypes::len`].
+    #[inline(always)]
+    pub(crate) unsafe fn get_unchecked(&self, index: usize) -> &Archetype {
+        debug_assert!(index < self.archetypes.len());
+        // SAFETY: in bounds (caller).
+        unsafe { self.archetypes.get_unchecked(index) }
+    }
+
     /// The current layout stamp: equal to an earlier one only if no
     /// archetype was changed or created in between.
     #[inline]

@@ -101,6 +101,7 @@ impl World {
             .bundle_for_removal::<B>(entities.first().copied())?;
         let mut seen = EntitySet::default();
         let mut checked = None;
+        let split = self.core.bundles.info(id).split().is_some();
         for &e in entities {
             // A reserved id has no components yet: it lacks the bundle.
             let location = match self.core.location(e) {
@@ -116,7 +117,7 @@ impl World {
             if !seen.insert(e) {
                 return Err(EntityError::AliasedEntity(e));
             }
-            if self.core.bundles.info(id).split().is_some() {
+            if split {
                 if self.core.split_missing(e, location, id).is_some() {
                     return Err(EntityError::MissingComponent {
                         entity: e,

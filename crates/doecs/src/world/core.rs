@@ -239,19 +239,34 @@ impl WorldCore {
         &self,
         entity: Entity,
     ) -> Result<*mut T, EntityError> {
-        let location = self.location(entity)?;
-        let arch = self.archetypes.get(location.archetype);
-        let own = self.components.id_of::<T>().and_then(|id| {
-            // SAFETY: the entity index holds live rows only (world
-            // invariant), so `location.row` is below the archetype's length.
-            unsafe { arch.component_slot_ptr_unchecked(id, location.row) }
-        });
-        match own {
+        // The short path: one entity-table load, one type lookup (a
+        // direct-mapped cache compare), one column lookup.
+        if let (Some((archetype, row)), Some(id)) =
+            (self.entities.locate(entity), self.components.id_of::<T>())
+        {
+            // SAFETY: a located entity's archetype index is an archetype's
+            // and its row is live (world invariant).
+            let own = unsafe {
+                self.archetypes
+                    .get_unchecked(archetype)
+                    .component_slot_ptr_unchecked(id, crate::storage::Row(row as u32))
+            };
+            if let Some(slot) = own {
+                return Ok(slot.cast::<T>().as_ptr());
+            }
+        }
+        self.component_ptr_elsewhere::<T>(entity)
+    }
+
+    /// [`WorldCore::component_ptr`] for what is not in the entity's row:
+    /// its sparse `T`, the `T` it inherits, or why it has none.
+    #[cold]
+    #[inline(never)]
+    fn component_ptr_elsewhere<T: Component>(&self, entity: Entity) -> Result<*mut T, EntityError> {
+        self.location(entity)?;
+        match self.sparse_ptr::<T>(entity) {
             Some(slot) => Ok(slot.cast::<T>().as_ptr()),
-            None => match self.sparse_ptr::<T>(entity) {
-                Some(slot) => Ok(slot.cast::<T>().as_ptr()),
-                None => self.inherited_ptr::<T>(entity),
-            },
+            None => self.inherited_ptr::<T>(entity),
         }
     }
 
