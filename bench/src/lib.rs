@@ -148,7 +148,7 @@ pub const NOTES: &[(&str, &str)] = &[
     ),
     (
         "frag_iter",
-        "`doecs` builds its query per call (`world.query_mut`), `doecs_held_query` reuses a held `QueryState`. The baseline is a hand-written loop over 26 separate `Vec`s, one per archetype, as an archetype store holds them: shipyard keeps all 520 values in one array (a sparse set), so it runs one loop where an archetype store runs 26. `doecs_layout_hand_loop` is a hand-written loop over doecs's own 26 `Data` columns, addresses gathered once, no change stamps: the floor of doecs's layout.",
+        "`doecs` builds its query per call (`world.query_mut`), `doecs_held_query` reuses a held `QueryState`. The baseline is a hand-written loop over 26 separate `Vec`s, one per archetype, as an archetype store holds them: shipyard keeps all 520 values in one array (a sparse set), so it runs one loop where an archetype store runs 26. `doecs_layout_hand_loop` is a hand-written loop over doecs's own 26 `Data` columns, addresses gathered once, no change stamps: the floor of doecs's layout. `doecs_sparse` registers `Data` sparse (`world.register_sparse`), as shipyard stores every component: `query_mut::<Sparse<&mut Data>>()` walks the one set (`doecs_sparse_held_query` with a held `QueryState`).",
     ),
     (
         "heavy_compute",
@@ -160,7 +160,7 @@ pub const NOTES: &[(&str, &str)] = &[
     ),
     (
         "add_remove",
-        "Every library adds `B` to each of 10,000 entities one at a time, then removes it one at a time. `doecs_batch` makes the same changes with one `insert_batch` and one `remove_batch` (entities that share an archetype move together, one copy per column).",
+        "Every library adds `B` to each of 10,000 entities one at a time, then removes it one at a time. `doecs_batch` makes the same changes with one `insert_batch` and one `remove_batch` (entities that share an archetype move together, one copy per column). `doecs_sparse` makes them one at a time with `B` registered sparse (`world.register_sparse`): no row moves, an append and a swap-remove in `B`'s set.",
     ),
     (
         "get_random",
