@@ -145,6 +145,22 @@ macro_rules! sparse_common {
     };
 }
 
+/// The chunk form of a read-only term: its rows' items, one by one.
+macro_rules! term_rows_slice {
+    () => {
+        #[inline]
+        unsafe fn slice<'w>(
+            env: &mut Self::Env<'w>,
+            fetch: NonNull<Entity>,
+            start: usize,
+            len: usize,
+        ) -> TermRows<'w, Self> {
+            // SAFETY: forwarded contract.
+            unsafe { TermRows::new(*env, fetch, start, len) }
+        }
+    };
+}
+
 /// The driver of a term that filters: its set's entities (none where `T`
 /// has no set).
 macro_rules! sparse_driver {
@@ -195,16 +211,7 @@ unsafe impl<T: Component> QueryData for Sparse<&T> {
         // SAFETY: forwarded contract.
         unsafe { env.find(fetch, row) }.is_some()
     }
-    #[inline]
-    unsafe fn slice<'w>(
-        env: &mut Self::Env<'w>,
-        fetch: NonNull<Entity>,
-        start: usize,
-        len: usize,
-    ) -> TermRows<'w, Self> {
-        // SAFETY: forwarded contract.
-        unsafe { TermRows::new(*env, fetch, start, len) }
-    }
+    term_rows_slice!();
     #[inline(always)]
     unsafe fn for_each_driven_row<'w>(
         env: &mut Self::Env<'w>,
@@ -320,16 +327,7 @@ unsafe impl<T: Component> QueryData for Sparse<Option<&T>> {
         // SAFETY: forwarded contract (see `Sparse<&T>`).
         unsafe { <Sparse<&T>>::try_item(env, fetch, row) }
     }
-    #[inline]
-    unsafe fn slice<'w>(
-        env: &mut Self::Env<'w>,
-        fetch: NonNull<Entity>,
-        start: usize,
-        len: usize,
-    ) -> TermRows<'w, Self> {
-        // SAFETY: forwarded contract.
-        unsafe { TermRows::new(*env, fetch, start, len) }
-    }
+    term_rows_slice!();
 }
 // SAFETY: only reads.
 unsafe impl<T: Component> ReadOnlyQueryData for Sparse<Option<&T>> {}
@@ -377,16 +375,7 @@ unsafe impl<T: Component> QueryData for Sparse<Ref<'_, T>> {
         // SAFETY: forwarded contract.
         unsafe { env.find(fetch, row) }.is_some()
     }
-    #[inline]
-    unsafe fn slice<'w>(
-        env: &mut Self::Env<'w>,
-        fetch: NonNull<Entity>,
-        start: usize,
-        len: usize,
-    ) -> TermRows<'w, Self> {
-        // SAFETY: forwarded contract.
-        unsafe { TermRows::new(*env, fetch, start, len) }
-    }
+    term_rows_slice!();
 }
 // SAFETY: only reads.
 unsafe impl<T: Component> ReadOnlyQueryData for Sparse<Ref<'_, T>> {}
@@ -413,16 +402,7 @@ unsafe impl<T: Component> QueryData for Sparse<Has<T>> {
         // SAFETY: forwarded contract.
         unsafe { env.find(fetch, row) }.is_some()
     }
-    #[inline]
-    unsafe fn slice<'w>(
-        env: &mut Self::Env<'w>,
-        fetch: NonNull<Entity>,
-        start: usize,
-        len: usize,
-    ) -> TermRows<'w, Self> {
-        // SAFETY: forwarded contract.
-        unsafe { TermRows::new(*env, fetch, start, len) }
-    }
+    term_rows_slice!();
 }
 // SAFETY: only reads.
 unsafe impl<T: Component> ReadOnlyQueryData for Sparse<Has<T>> {}

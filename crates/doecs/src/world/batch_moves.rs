@@ -23,7 +23,7 @@
 
 use super::core::WorldCore;
 use super::hooks::HookKind;
-use super::structure::with_bases;
+use super::scratch::with_bases;
 use super::World;
 use crate::bundle::{Bundle, BundleId};
 use crate::entity::Entity;

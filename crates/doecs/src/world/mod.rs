@@ -54,6 +54,7 @@ mod removals;
 mod required;
 pub use required::RequireError;
 pub(crate) mod sanitize;
+mod scratch;
 mod snapshot;
 pub(crate) mod sparse;
 mod sparse_moves;

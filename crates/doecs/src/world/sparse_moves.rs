@@ -14,7 +14,8 @@
 use super::core::WorldCore;
 use super::hooks::HookKind;
 use super::id_list::IdList;
-use super::structure::{FieldWriter, Graveyard};
+use super::scratch::{Bases, Graveyard};
+use super::structure::FieldWriter;
 use crate::bundle::BundleId;
 use crate::component::ComponentId;
 use crate::entity::Entity;
@@ -22,46 +23,6 @@ use crate::error::EntityError;
 use crate::location::Location;
 use std::alloc::Layout;
 use std::ptr::NonNull;
-
-/// Most fields whose slots are gathered on the stack.
-const STACK_FIELDS: usize = 16;
-
-/// One slot pointer per field, on the stack for up to [`STACK_FIELDS`].
-struct Slots {
-    inline: [*mut u8; STACK_FIELDS],
-    heap: Vec<*mut u8>,
-    len: usize,
-}
-
-impl Slots {
-    fn new() -> Self {
-        Slots {
-            inline: [std::ptr::null_mut(); STACK_FIELDS],
-            heap: Vec::new(),
-            len: 0,
-        }
-    }
-
-    fn push(&mut self, slot: *mut u8) {
-        if self.len < STACK_FIELDS {
-            self.inline[self.len] = slot;
-        } else {
-            if self.heap.is_empty() {
-                self.heap.extend_from_slice(&self.inline);
-            }
-            self.heap.push(slot);
-        }
-        self.len += 1;
-    }
-
-    fn as_slice(&self) -> &[*mut u8] {
-        if self.len <= STACK_FIELDS {
-            &self.inline[..self.len]
-        } else {
-            &self.heap
-        }
-    }
-}
 
 /// One bundle's fields, written once into a buffer of their own, from
 /// which each moves to its storage. Fields still held when the stage drops
@@ -514,7 +475,7 @@ impl WorldCore {
             self.fire_hooks(HookKind::Replace, entity, replaced.as_slice());
         }
         let mut graveyard = Graveyard::default();
-        let mut slots = Slots::new();
+        let mut slots = Bases::new();
         for &id in ids {
             let set = self.sparse.get_mut(id).expect("a sparse component");
             let slot = match set.slot_of(entity) {
@@ -568,7 +529,7 @@ impl WorldCore {
             }
             return;
         }
-        let mut slots = Slots::new();
+        let mut slots = Bases::new();
         for &id in ids {
             let set = self.sparse.get(id).expect("a sparse component");
             let slot = set.slot_of(entity).expect("checked by the caller");

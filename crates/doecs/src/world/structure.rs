@@ -23,6 +23,7 @@
 use super::core::WorldCore;
 use super::hooks::HookKind;
 use super::id_list::IdList;
+use super::scratch::{with_bases, Bases, Graveyard};
 use crate::bundle::{Bundle, BundleId};
 use crate::component::ComponentId;
 use crate::entities::Entities;
@@ -31,9 +32,8 @@ use crate::error::EntityError;
 use crate::location::Location;
 use crate::relation::Cleanup;
 use crate::storage::archetypes::{EdgeIndex, FieldTarget};
-use crate::storage::{Archetype, ArchetypeId, Archetypes, ColumnIndex, Row};
+use crate::storage::{Archetype, ArchetypeId, Archetypes, Row};
 use crate::tick::Tick;
-use std::alloc::Layout;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// Runs each piece of a batch even if an earlier one panics, keeping the
@@ -53,69 +53,6 @@ impl FirstPanic {
     fn resume(self) {
         if let Some(payload) = self.0 {
             resume_unwind(payload);
-        }
-    }
-}
-
-/// Most fields whose column pointers are gathered on the stack; runtime
-/// bundles with more use the heap.
-const STACK_FIELDS: usize = 16;
-
-/// Calls `f` with each column's start in `arch`, in the order given.
-#[inline]
-pub(super) fn with_bases<R>(
-    arch: &Archetype,
-    columns: impl ExactSizeIterator<Item = ColumnIndex>,
-    f: impl FnOnce(&[*mut u8]) -> R,
-) -> R {
-    let n = columns.len();
-    if n <= STACK_FIELDS {
-        let mut bases = [std::ptr::null_mut::<u8>(); STACK_FIELDS];
-        for (base, col) in bases.iter_mut().zip(columns) {
-            *base = arch.column_ptr(col).as_ptr();
-        }
-        f(&bases[..n])
-    } else {
-        let bases: Vec<*mut u8> = columns.map(|col| arch.column_ptr(col).as_ptr()).collect();
-        f(&bases)
-    }
-}
-
-/// Column starts of one archetype, in bundle field order: on the stack for
-/// up to [`STACK_FIELDS`] fields.
-struct Bases {
-    inline: [*mut u8; STACK_FIELDS],
-    heap: Vec<*mut u8>,
-    len: usize,
-}
-
-impl Bases {
-    fn new() -> Self {
-        Bases {
-            inline: [std::ptr::null_mut(); STACK_FIELDS],
-            heap: Vec::new(),
-            len: 0,
-        }
-    }
-
-    fn fill(&mut self, arch: &Archetype, columns: &[FieldTarget]) {
-        self.len = columns.len();
-        let base = |f: &FieldTarget| arch.column_ptr(f.column).as_ptr();
-        if self.len <= STACK_FIELDS {
-            for (slot, f) in self.inline.iter_mut().zip(columns) {
-                *slot = base(f);
-            }
-        } else {
-            self.heap.clear();
-            self.heap.extend(columns.iter().map(base));
-        }
-    }
-
-    fn as_slice(&self) -> &[*mut u8] {
-        if self.len <= STACK_FIELDS {
-            &self.inline[..self.len]
-        } else {
-            &self.heap
         }
     }
 }
@@ -901,73 +838,4 @@ fn drop_row(
             }
         })
     };
-}
-
-/// Values moved out of storage, dropped when the graveyard drops (after the
-/// world is consistent). A panicking drop still lets the rest drop, and the
-/// buffers are freed either way.
-#[derive(Default)]
-pub(crate) struct Graveyard {
-    graves: Vec<Grave>,
-}
-
-/// One buried value: a heap copy and how to drop and free it.
-struct Grave {
-    drop_fn: unsafe fn(*mut u8),
-    ptr: *mut u8,
-    layout: Layout,
-}
-
-impl Graveyard {
-    /// Moves the value at `ptr` into the graveyard. Values without a drop
-    /// function are simply forgotten.
-    ///
-    /// # Safety
-    /// `ptr` must point to an initialised value of `layout` that `drop_fn` may
-    /// drop; the caller must treat the original as moved out.
-    pub(crate) unsafe fn bury(
-        &mut self,
-        ptr: *mut u8,
-        layout: Layout,
-        drop_fn: Option<unsafe fn(*mut u8)>,
-    ) {
-        let Some(drop_fn) = drop_fn else { return };
-        let copy = if layout.size() == 0 {
-            std::ptr::without_provenance_mut::<u8>(layout.align())
-        } else {
-            // SAFETY: `layout` has non-zero size.
-            let p = unsafe { std::alloc::alloc(layout) };
-            if p.is_null() {
-                std::alloc::handle_alloc_error(layout);
-            }
-            // SAFETY: `p` is fresh and `layout.size()` bytes long; `ptr` is a valid value.
-            unsafe { std::ptr::copy_nonoverlapping(ptr, p, layout.size()) };
-            p
-        };
-        self.graves.push(Grave {
-            drop_fn,
-            ptr: copy,
-            layout,
-        });
-    }
-}
-
-impl Drop for Graveyard {
-    fn drop(&mut self) {
-        struct FreeAll<'a>(&'a [Grave]);
-        impl Drop for FreeAll<'_> {
-            fn drop(&mut self) {
-                for grave in self.0 {
-                    if grave.layout.size() != 0 {
-                        // SAFETY: allocated in `bury` with this layout.
-                        unsafe { std::alloc::dealloc(grave.ptr, grave.layout) };
-                    }
-                }
-            }
-        }
-        let _free = FreeAll(&self.graves);
-        let values = self.graves.iter().map(|g| (g.drop_fn, g.ptr));
-        // SAFETY: each buried copy is an initialised value, dropped once here.
-        unsafe { crate::storage::archetype::drop_each(values) };
-    }
 }

@@ -8,7 +8,7 @@
 //! bundle of one component.
 
 use super::core::WorldCore;
-use super::structure::Graveyard;
+use super::scratch::Graveyard;
 use super::World;
 use crate::component::{ComponentId, ComponentInfo};
 use crate::entity::Entity;
