@@ -465,3 +465,17 @@ fn views_reach_sparse_components() {
         "stamped"
     );
 }
+
+#[test]
+fn dropping_the_world_fires_sparse_hooks() {
+    let removed = Arc::new(AtomicU32::new(0));
+    let seen = removed.clone();
+    let mut w = world();
+    w.set_hooks::<Stunned>(ComponentHooks::new().on_remove(move |_| {
+        seen.fetch_add(1, Ordering::Relaxed);
+    }));
+    w.spawn((Pos(0.0), Stunned(1)));
+    w.spawn((Stunned(2),));
+    drop(w);
+    assert_eq!(removed.load(Ordering::Relaxed), 2);
+}

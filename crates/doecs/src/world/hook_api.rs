@@ -144,7 +144,11 @@ impl Drop for World {
     /// as [`MAX_HOOK_ROUNDS`] allows); the storage then drops the rest.
     fn drop(&mut self) {
         let core: &WorldCore = &self.core;
-        let any_hooks = core.archetypes.iter().any(|a| a.hook_mask() != 0);
+        let any_hooks = core.archetypes.iter().any(|a| a.hook_mask() != 0)
+            || core
+                .sparse
+                .iter()
+                .any(|set| set.len() > 0 && core.components.info(set.component()).hook_mask() != 0);
         if !any_hooks {
             return;
         }
