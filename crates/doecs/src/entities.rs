@@ -377,6 +377,20 @@ impl Entities {
         *slot = Slot::located(entity.generation(), location);
     }
 
+    /// Moves an entity that has a row, with this generation, to another
+    /// row: [`Entities::set_location`] without the bookkeeping of a first
+    /// placement, for the row moves of structural changes.
+    ///
+    /// # Panics
+    /// If the index was never allocated (in debug builds also if the entity
+    /// has no row or another generation).
+    #[inline(always)]
+    pub(crate) fn relocate(&mut self, entity: Entity, location: Location) {
+        let slot = &mut self.slots[entity.index() as usize];
+        debug_assert!(slot.code >= LOCATED && slot.generation == entity.generation());
+        *slot = Slot::located(entity.generation(), location);
+    }
+
     #[cold]
     fn grow_index(&mut self, index: usize) {
         let len = (index + 1).max(self.slots.len() * 2).max(64);

@@ -430,6 +430,31 @@ impl ColumnTicks {
         }
     }
 
+    /// Stamps one live row: as added (and changed) at `tick` when `added`,
+    /// else as changed. The one-row form of [`ColumnTicks::stamp_added`],
+    /// for inserts of one entity (no range to walk).
+    ///
+    /// # Safety
+    /// As [`ColumnTicks::stamp_added`].
+    #[inline(always)]
+    pub(crate) unsafe fn stamp_row(&self, row: usize, added: bool, tick: Tick, shift: u32) {
+        let chunk = &self.chunks[row >> shift];
+        if added {
+            chunk.stamp_added(tick);
+        } else {
+            chunk.stamp_changed(tick);
+        }
+        if let Some(r) = &self.rows {
+            // SAFETY: the row is within capacity and ours (caller).
+            unsafe {
+                if added {
+                    r.added_ptr().as_ptr().add(row).write(tick.get());
+                }
+                r.changed_ptr().as_ptr().add(row).write(tick.get());
+            }
+        }
+    }
+
     /// Writes `stamps` as row `row`'s own, and raises its chunk's ticks to
     /// them: a row moving in (from another archetype, or into a hole).
     ///

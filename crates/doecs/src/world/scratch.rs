@@ -20,11 +20,18 @@ pub(crate) fn with_bases<R>(
 ) -> R {
     let n = columns.len();
     if n <= STACK_FIELDS {
-        let mut bases = [std::ptr::null_mut::<u8>(); STACK_FIELDS];
+        // Not zeroed first: a row move pays for the fields it has only.
+        let mut bases = [std::mem::MaybeUninit::<*mut u8>::uninit(); STACK_FIELDS];
+        let mut written = 0;
         for (base, col) in bases.iter_mut().zip(columns) {
-            *base = arch.column_ptr(col).as_ptr();
+            base.write(arch.column_ptr(col).as_ptr());
+            written += 1;
         }
-        f(&bases[..n])
+        // SAFETY: the first `written` entries were initialised just above
+        // (`MaybeUninit<T>` has `T`'s layout).
+        let bases =
+            unsafe { std::slice::from_raw_parts(bases.as_ptr().cast::<*mut u8>(), written) };
+        f(bases)
     } else {
         let bases: Vec<*mut u8> = columns.map(|col| arch.column_ptr(col).as_ptr()).collect();
         f(&bases)

@@ -612,10 +612,10 @@ impl WorldCore {
         // the caller.
         let moved = unsafe { source.swap_remove_forget(from.row) };
         if let Some(moved) = moved {
-            self.entities.set_location(moved, from);
+            self.entities.relocate(moved, from);
         }
         let new = Location { archetype: to, row };
-        self.entities.set_location(entity, new);
+        self.entities.relocate(entity, new);
         new
     }
 
@@ -800,17 +800,11 @@ impl WorldCore {
 
 /// Stamps a bundle's fields at `row` of `arch` after a write: a field that
 /// replaced a value as changed, a new one as added.
+#[inline]
 fn stamp_fields(arch: &Archetype, fields: &[FieldTarget], row: Row, tick: Tick) {
     for f in fields {
         // SAFETY: `row` is live and the caller holds `&mut` to the world.
-        unsafe {
-            if f.replaces {
-                arch.column_ticks(f.column)
-                    .stamp_changed(row.index(), 1, tick);
-            } else {
-                arch.stamp_added(f.column, row.index(), 1, tick);
-            }
-        }
+        unsafe { arch.stamp_row(f.column, row, !f.replaces, tick) };
     }
 }
 

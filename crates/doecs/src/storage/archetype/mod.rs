@@ -386,6 +386,20 @@ impl Archetype {
         unsafe { self.ticks[column.index()].stamp_added(start, len, tick, self.shape.shift()) }
     }
 
+    /// Stamps live row `row` of column `column` at `tick`, the world's
+    /// current tick: as added (and changed) when `added`, else as changed.
+    ///
+    /// # Safety
+    /// As [`Archetype::stamp_added`].
+    #[inline(always)]
+    pub(crate) unsafe fn stamp_row(&self, column: ColumnIndex, row: Row, added: bool, tick: Tick) {
+        debug_assert!(row.index() < self.len);
+        // SAFETY: forwarded.
+        unsafe {
+            self.ticks[column.index()].stamp_row(row.index(), added, tick, self.shape.shift())
+        }
+    }
+
     /// Stamps rows `start..start + len` of every column as added (and
     /// changed) at `tick`: rows just pushed with all-new values.
     ///
@@ -594,7 +608,7 @@ impl Archetype {
         let row = row.index();
         debug_assert!(row <= last, "live row");
         let moved = if row != last {
-            for column in self.columns.iter().chain(std::iter::once(&self.entities)) {
+            for column in self.columns.iter() {
                 // SAFETY: both slots are live rows of this column and distinct;
                 // the destination's value was moved out by the caller.
                 unsafe {
@@ -606,9 +620,14 @@ impl Archetype {
                 };
             }
             self.move_stamps(last, row);
-            // SAFETY: `row` (live) now holds the moved row's (initialised)
-            // entity.
-            Some(unsafe { self.entities.slot(row).cast::<Entity>().as_ptr().read() })
+            // SAFETY: both rows are live and distinct; the entity column holds
+            // `Entity` values, plain data.
+            unsafe {
+                let entities = self.entities.ptr().cast::<Entity>().as_ptr();
+                let moved = entities.add(last).read();
+                entities.add(row).write(moved);
+                Some(moved)
+            }
         } else {
             None
         };
