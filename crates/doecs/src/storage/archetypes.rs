@@ -33,6 +33,20 @@ pub struct InsertEdge {
     pub target: ArchetypeId,
     /// One entry per bundle field, in field order.
     pub fields: Box<[FieldTarget]>,
+    /// Whether any field replaces a value (`fields[i].replaces` for some
+    /// `i`), decided once when the edge is made.
+    pub replaces_any: bool,
+}
+
+impl InsertEdge {
+    fn new(target: ArchetypeId, fields: Box<[FieldTarget]>) -> Self {
+        let replaces_any = fields.iter().any(|f| f.replaces);
+        InsertEdge {
+            target,
+            fields,
+            replaces_any,
+        }
+    }
 }
 
 /// The cached result of removing one bundle from one archetype.
@@ -302,7 +316,7 @@ impl Archetypes {
                 replaces: source.has(c),
             })
             .collect();
-        let edge = InsertEdge { target, fields };
+        let edge = InsertEdge::new(target, fields);
         // The way back: removing the bundle from the target leads here, when
         // the insert added every field.
         if target != from && edge.fields.iter().all(|f| !f.replaces) {
@@ -397,17 +411,16 @@ impl Archetypes {
         };
         // The way back: inserting the bundle into the target leads here.
         if let Ok(target) = edge.target {
-            let back = InsertEdge {
-                target: from,
-                fields: edge
-                    .fields
+            let back = InsertEdge::new(
+                from,
+                edge.fields
                     .iter()
                     .map(|&column| FieldTarget {
                         column,
                         replaces: false,
                     })
                     .collect(),
-            };
+            );
             if let Err(back_at) = self
                 .get(target)
                 .insert_edges

@@ -326,6 +326,21 @@ impl ColumnTicks {
         &self.chunks[chunk]
     }
 
+    /// The ticks of the chunk holding `row`, without a bounds check.
+    ///
+    /// # Safety
+    /// `row` must be below the archetype's capacity: `resize` keeps one
+    /// entry per chunk of the capacity, so the chunk has one.
+    #[inline(always)]
+    unsafe fn chunk_of(&self, row: usize, shift: u32) -> &ChunkTicks {
+        debug_assert!(
+            row >> shift < self.chunks.len(),
+            "row {row} beyond the chunks"
+        );
+        // SAFETY: in bounds by the caller's contract (see above).
+        unsafe { self.chunks.get_unchecked(row >> shift) }
+    }
+
     /// Whether the column keeps row stamps.
     #[inline]
     pub(crate) fn has_rows(&self) -> bool {
@@ -402,7 +417,8 @@ impl ColumnTicks {
                     r.changed_ptr().add(row).read(),
                 )
             },
-            None => self.chunks[row >> shift].raw(),
+            // SAFETY: a live row is below the capacity.
+            None => unsafe { self.chunk_of(row, shift) }.raw(),
         }
     }
 
@@ -438,7 +454,8 @@ impl ColumnTicks {
     /// As [`ColumnTicks::stamp_added`].
     #[inline(always)]
     pub(crate) unsafe fn stamp_row(&self, row: usize, added: bool, tick: Tick, shift: u32) {
-        let chunk = &self.chunks[row >> shift];
+        // SAFETY: the row is below the capacity (caller).
+        let chunk = unsafe { self.chunk_of(row, shift) };
         if added {
             chunk.stamp_added(tick);
         } else {
@@ -462,7 +479,8 @@ impl ColumnTicks {
     /// As [`ColumnTicks::stamp_added`].
     #[inline]
     pub(crate) unsafe fn move_in(&self, row: usize, stamps: (u64, u64), shift: u32) {
-        self.chunks[row >> shift].absorb(stamps.0, stamps.1);
+        // SAFETY: the row is below the capacity (caller).
+        unsafe { self.chunk_of(row, shift) }.absorb(stamps.0, stamps.1);
         if let Some(r) = &self.rows {
             // SAFETY: as in `stamp_added`.
             unsafe {

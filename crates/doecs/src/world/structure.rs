@@ -362,16 +362,19 @@ impl WorldCore {
     ) -> Location {
         let tick = self.write_tick();
         let info = self.bundles.info(bundle);
-        let edge = self
-            .archetypes
-            .insert_edge(location.archetype, bundle, info, &self.components);
-        let edge_index = edge;
-        if self.has_hooks(location.archetype, HookKind::Replace) {
+        let edge_index =
+            self.archetypes
+                .insert_edge(location.archetype, bundle, info, &self.components);
+        let edge = self.archetypes.insert_edge_at(edge_index);
+        // Whether any field replaces a value is decided once per edge: a
+        // pure addition (the common case) has no replace hooks to run and no
+        // old values to park.
+        let (target, replaces) = (edge.target, edge.replaces_any);
+        if replaces && self.has_hooks(location.archetype, HookKind::Replace) {
             let (replaced, _) =
-                self.split_fields(&self.archetypes.insert_edge_at(edge).fields, bundle);
+                self.split_fields(&self.archetypes.insert_edge_at(edge_index).fields, bundle);
             self.fire_hooks(HookKind::Replace, entity, replaced.as_slice());
         }
-        let target = self.archetypes.insert_edge_at(edge).target;
         let new = if target == location.archetype {
             location
         } else {
@@ -379,28 +382,29 @@ impl WorldCore {
             // adds are bundle fields, written below.
             unsafe { self.move_row(entity, location, target) }
         };
-        let edge = self.archetypes.insert_edge_at(edge);
+        let edge = self.archetypes.insert_edge_at(edge_index);
         let arch = self.archetypes.get(target);
-        let info = self.bundles.info(bundle);
         // Park the values being replaced: they now sit in the new row.
         let mut graveyard = Graveyard::default();
-        for (f, &id) in edge.fields.iter().zip(info.ids()) {
-            if f.replaces {
-                let c = self.components.info(id);
-                let slot = arch.slot_ptr(new.row, f.column);
-                // SAFETY: the slot holds an initialised value of `id`, which
-                // the write below overwrites without dropping.
-                unsafe { graveyard.bury(slot.as_ptr(), c.layout(), c.drop_fn()) };
+        if replaces {
+            let info = self.bundles.info(bundle);
+            for (f, &id) in edge.fields.iter().zip(info.ids()) {
+                if f.replaces {
+                    let c = self.components.info(id);
+                    let slot = arch.slot_ptr(new.row, f.column);
+                    // SAFETY: the slot holds an initialised value of `id`,
+                    // which the write below overwrites without dropping.
+                    unsafe { graveyard.bury(slot.as_ptr(), c.layout(), c.drop_fn()) };
+                }
             }
         }
         with_bases(arch, edge.fields.iter().map(|f| f.column), |bases| {
             write(bases, new.row.index())
         });
         stamp_fields(arch, &edge.fields, new.row, tick);
+        let inserted_hooks = arch.hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit()) != 0;
         drop(graveyard);
-        if self.archetypes.get(target).hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit())
-            != 0
-        {
+        if inserted_hooks {
             let (_, added) =
                 self.split_fields(&self.archetypes.insert_edge_at(edge_index).fields, bundle);
             self.fire_inserted_hooks(entity, &added, bundle);
