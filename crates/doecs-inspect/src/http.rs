@@ -1,16 +1,40 @@
-//! The HTTP side: `tiny_http` worker threads that check each request, serve
-//! the page's embedded files themselves, and hand API requests to the
-//! simulation through a channel.
+//! The HTTP side: hyper on a one-thread tokio runtime that checks each
+//! request, serves the page's embedded files itself, and hands API
+//! requests to the simulation through a channel.
 //!
-//! The workers never touch the world. For an API request a worker sends a
-//! `Pending` (the parsed request and a reply channel) to the simulation
+//! # Design
+//!
+//! The server is one thread of its own (`doecs-inspect`) running a
+//! current-thread tokio runtime: an accept loop and one task per
+//! connection, so a thousand idle connections cost a thousand small tasks,
+//! not threads, and no connection can hold up another. Nothing on that
+//! thread blocks: for an API request a connection's task sends a `Pending`
+//! (the parsed request and a oneshot reply channel) to the simulation
 //! thread, which answers it between frames (`Inspector::serve_pending`),
-//! and waits for the answer up to a timeout (then 503). The JSON is turned
-//! into text on the worker, off the frame.
+//! and awaits the answer up to the reply timeout (then 503). The world is
+//! never touched off the simulation thread; the JSON is turned into text
+//! on the server's thread, off the frame. Dropping the server signals the
+//! loop to stop and joins the thread; the runtime's connections go with
+//! it.
 //!
-//! Checks, before anything is parsed or queued:
-//! - the request target is at most [`MAX_TARGET_BYTES`], the body at most
+//! Every connection's bytes go through a wire (the `wire` module) that reads
+//! and checks each request head before hyper sees it, so every malformed
+//! request gets a 4xx JSON answer (`{"error", "status"}`), never hyper's
+//! empty one nor a silent close. The limits, each a constant below:
+//! - at most [`MAX_CONNECTIONS`] connections are open; one more is answered
+//!   503 (JSON) and closed at once;
+//! - a request head must arrive within [`HEADER_READ_TIMEOUT`] of its first
+//!   byte (408), its first line at most [`MAX_REQUEST_LINE_BYTES`] (414),
+//!   all of it at most [`MAX_HEAD_BYTES`] in at most [`MAX_HEADERS`]
+//!   headers (431), and only ASCII (400);
+//! - a body must arrive within [`BODY_READ_TIMEOUT`] (408) and be at most
 //!   [`MAX_BODY_BYTES`] (413; a longer body is not read);
+//! - a connection idle between requests for [`KEEP_ALIVE_TIMEOUT`] is
+//!   closed, and one whose client stops reading our answer for
+//!   [`WRITE_TIMEOUT`] is dropped.
+//!
+//! Checks of each request, before anything is parsed or queued:
+//! - the request target is at most [`MAX_TARGET_BYTES`] (414);
 //! - when the server is bound to loopback, the `Host` header must name a
 //!   loopback host (`127.0.0.1`, `localhost`, `[::1]`), so a page on
 //!   another site cannot reach it through DNS rebinding;
@@ -22,21 +46,60 @@ use crate::assets;
 use crate::error::{ApiError, InspectError};
 use crate::parse::{parse_target, MAX_TARGET_BYTES};
 use crate::route::{ApiRequest, Method};
+use crate::wire::{ConnState, Wire};
+use bytes::Bytes;
+use http::header::{self, HeaderValue};
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Body, Incoming};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::Value;
-use std::io::Read;
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::Arc;
+use std::pin::{pin, Pin};
+use std::sync::{mpsc, Arc};
+use std::task::Poll;
 use std::thread::JoinHandle;
 use std::time::Duration;
+use tokio::sync::{oneshot, Semaphore};
 
 /// The largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
-/// Worker threads accepting requests.
-const WORKERS: usize = 2;
-/// How often an idle worker checks whether the server is stopping.
-const POLL: Duration = Duration::from_millis(200);
+/// The longest request line (method, target, version): the longest target
+/// and room for the rest.
+pub const MAX_REQUEST_LINE_BYTES: usize = MAX_TARGET_BYTES + 64;
+/// The longest request head, request line and headers together.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+/// The most headers a request may have.
+pub const MAX_HEADERS: usize = 64;
+/// How long a request head may take to arrive, from its first byte.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a request body may take to arrive, once its head has.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection may stay open with no request on it.
+pub const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a client may leave our answer unread before it is dropped.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most connections open at once; one more is answered 503.
+pub const MAX_CONNECTIONS: usize = 256;
+/// The most connections over [`MAX_CONNECTIONS`] lingering after their
+/// 503 at once; more are closed as soon as the 503 is written.
+pub const MAX_REFUSING: usize = 64;
+/// How long closing a connection waits for the client to stop sending.
+pub const LINGER_TIME: Duration = Duration::from_secs(1);
+/// How much a closing connection reads (and drops) at most meanwhile.
+pub const LINGER_BYTES: usize = 4 * 1024 * 1024;
+/// Hyper's own buffer and header-timeout limits: above the wire's, which
+/// are met first; a backstop.
+const HYPER_MAX_BUF: usize = 2 * MAX_HEAD_BYTES;
+const HYPER_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the accept loop rests after the listener fails (out of file
+/// descriptors, say).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// Everything the page loads comes from this server.
+const CSP: &str = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
+const JSON: &str = "application/json; charset=utf-8";
 
 /// A status and a JSON body.
 pub(crate) type Reply = (u16, Value);
@@ -44,15 +107,14 @@ pub(crate) type Reply = (u16, Value);
 /// An API request waiting for the simulation, and where to send the answer.
 pub(crate) struct Pending {
     pub request: ApiRequest,
-    pub reply: mpsc::SyncSender<Reply>,
+    pub reply: oneshot::Sender<Reply>,
 }
 
-/// The running server: its address and its workers, stopped on drop.
+/// The running server: its address and its thread, stopped on drop.
 pub(crate) struct HttpServer {
-    server: Arc<tiny_http::Server>,
     addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    workers: Vec<JoinHandle<()>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -63,7 +125,7 @@ impl std::fmt::Debug for HttpServer {
     }
 }
 
-/// What every worker shares.
+/// What every connection shares.
 struct Shared {
     requests: mpsc::Sender<Pending>,
     addr: SocketAddr,
@@ -71,56 +133,43 @@ struct Shared {
 }
 
 impl HttpServer {
-    /// Binds `addr` and starts the workers, which send API requests to
-    /// `requests`.
+    /// Binds `addr` and starts the server's thread, which sends API
+    /// requests to `requests`.
     pub fn start(
         addr: SocketAddr,
         requests: mpsc::Sender<Pending>,
         reply_timeout: Duration,
     ) -> Result<Self, InspectError> {
-        let server = tiny_http::Server::http(addr).map_err(|e| InspectError::Bind {
+        let bind_error = |e: std::io::Error| InspectError::Bind {
             addr: addr.to_string(),
             message: e.to_string(),
-        })?;
-        let bound = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| InspectError::Bind {
-                addr: addr.to_string(),
-                message: "not an IP socket".into(),
-            })?;
-        let server = Arc::new(server);
-        let stop = Arc::new(AtomicBool::new(false));
+        };
+        let listener = std::net::TcpListener::bind(addr).map_err(bind_error)?;
+        let bound = listener.local_addr().map_err(bind_error)?;
+        listener.set_nonblocking(true).map_err(bind_error)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(InspectError::Thread)?;
+        let listener = {
+            let _entered = runtime.enter();
+            tokio::net::TcpListener::from_std(listener).map_err(bind_error)?
+        };
         let shared = Arc::new(Shared {
             requests,
             addr: bound,
             reply_timeout,
         });
-        let mut workers = Vec::with_capacity(WORKERS);
-        for i in 0..WORKERS {
-            let (srv, halt, sh) = (server.clone(), stop.clone(), shared.clone());
-            let worker = std::thread::Builder::new()
-                .name(format!("doecs-inspect-{i}"))
-                .spawn(move || work(&srv, &halt, &sh));
-            match worker {
-                Ok(w) => workers.push(w),
-                Err(e) => {
-                    let partial = HttpServer {
-                        server,
-                        addr: bound,
-                        stop,
-                        workers,
-                    };
-                    drop(partial);
-                    return Err(InspectError::Thread(e));
-                }
-            }
-        }
+        let (stop, stopped) = oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name("doecs-inspect".into())
+            .spawn(move || runtime.block_on(serve(listener, shared, stopped)))
+            .map_err(InspectError::Thread)?;
         Ok(HttpServer {
-            server,
             addr: bound,
-            stop,
-            workers,
+            stop: Some(stop),
+            thread: Some(thread),
         })
     }
 
@@ -132,71 +181,174 @@ impl HttpServer {
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        for _ in &self.workers {
-            self.server.unblock();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
         }
-        for w in self.workers.drain(..) {
-            let _ = w.join();
-        }
-    }
-}
-
-/// A worker: accept, answer, repeat until stopped.
-fn work(server: &tiny_http::Server, stop: &AtomicBool, shared: &Shared) {
-    while !stop.load(Ordering::Acquire) {
-        match server.recv_timeout(POLL) {
-            Ok(Some(request)) => answer(request, shared),
-            Ok(None) => {}
-            // The listener failed; nothing more will arrive.
-            Err(_) => return,
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }
 
-fn header(name: &str, value: &str) -> Option<tiny_http::Header> {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+/// `future`'s output, or `None` once `stop` fires (or its sender is gone).
+async fn unless_stopped<F: Future>(
+    stop: &mut oneshot::Receiver<()>,
+    future: F,
+) -> Option<F::Output> {
+    let mut future = pin!(future);
+    std::future::poll_fn(|cx| {
+        if Pin::new(&mut *stop).poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        future.as_mut().poll(cx).map(Some)
+    })
+    .await
 }
 
-/// Sends `body` with `status` and `content_type`, and the headers every
-/// answer carries.
-fn send(request: tiny_http::Request, status: u16, content_type: &str, body: Vec<u8>) {
-    let mut response = tiny_http::Response::from_data(body).with_status_code(status);
-    for h in [
-        header("Content-Type", content_type),
-        header("Cache-Control", "no-store"),
-        header("X-Content-Type-Options", "nosniff"),
-        // Everything the page loads comes from this server.
-        header(
-            "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        response.add_header(h);
+/// The accept loop, until stopped.
+async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
+    let refusal: Bytes = refusal().into();
+    let mut hyper = hyper::server::conn::http1::Builder::new();
+    hyper
+        .timer(TokioTimer::new())
+        .header_read_timeout(HYPER_HEADER_TIMEOUT)
+        // The wire decides when a client has gone; a client that has
+        // finished sending still gets its answer.
+        .half_close(true)
+        .max_buf_size(HYPER_MAX_BUF)
+        .max_headers(MAX_HEADERS);
+    loop {
+        let Some(accepted) = unless_stopped(&mut stop, listener.accept()).await else {
+            return;
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(_) => {
+                // Out of file descriptors, say: rest rather than spin.
+                if unless_stopped(&mut stop, tokio::time::sleep(ACCEPT_BACKOFF))
+                    .await
+                    .is_none()
+                {
+                    return;
+                }
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let Ok(permit) = open.clone().try_acquire_owned() else {
+            refuse(stream, &refusal, &refusing);
+            continue;
+        };
+        let conn = Arc::new(ConnState::default());
+        let io = TokioIo::new(Wire::new(stream, conn.clone()));
+        let shared = shared.clone();
+        let service = hyper::service::service_fn(move |request| {
+            // Taken now, while hyper has read no further (see ConnState).
+            let rejected = conn.take_rejection();
+            let in_flight = conn.begin();
+            let shared = shared.clone();
+            async move {
+                let response = match rejected {
+                    Some(e) => error(&e, true),
+                    None => answer(request, &shared).await,
+                };
+                drop(in_flight);
+                Ok::<_, Infallible>(response)
+            }
+        });
+        let connection = hyper.serve_connection(io, service);
+        tokio::spawn(async move {
+            // A connection's errors (a reset, a timeout) end only it.
+            let _ = connection.await;
+            drop(permit);
+        });
     }
-    // The client may have gone; nothing to do about it.
-    let _ = request.respond(response);
 }
 
-fn send_json(request: tiny_http::Request, (status, body): Reply) {
+/// The answer to a connection over [`MAX_CONNECTIONS`].
+fn refusal() -> Vec<u8> {
+    let e = ApiError::unavailable(format!(
+        "the inspector has {MAX_CONNECTIONS} connections open; try again later"
+    ));
+    let body = serde_json::to_vec(&e.to_json()).unwrap_or_default();
+    let mut out = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: {JSON}\r\ncache-control: no-store\r\n\
+         x-content-type-options: nosniff\r\nretry-after: 1\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Answers a connection over the cap with `refusal` and closes it,
+/// without reading a request. The answer fits an empty socket buffer, so
+/// it is written at once; closing then lingers (see the `wire` module) in
+/// a task of its own while fewer than [`MAX_REFUSING`] do, and is
+/// immediate otherwise.
+fn refuse(stream: tokio::net::TcpStream, refusal: &Bytes, refusing: &Arc<Semaphore>) {
+    match stream.try_write(refusal) {
+        Ok(n) if n == refusal.len() => {}
+        // The rest would have to wait: not worth a task.
+        _ => return,
+    }
+    let Ok(permit) = refusing.clone().try_acquire_owned() else {
+        return;
+    };
+    tokio::spawn(async move {
+        use tokio::io::AsyncWrite;
+        let mut wire = Wire::new(stream, Arc::default());
+        let _ = std::future::poll_fn(|cx| Pin::new(&mut wire).poll_shutdown(cx)).await;
+        drop(permit);
+    });
+}
+
+type HttpResponse = Response<Full<Bytes>>;
+
+/// `body` with `status` and `content_type`, and the headers every answer
+/// carries; with `Connection: close` when `close`.
+fn respond(status: u16, content_type: &'static str, body: Bytes, close: bool) -> HttpResponse {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    if close {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+fn json((status, body): Reply, close: bool) -> HttpResponse {
     let text = serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec());
-    send(request, status, "application/json; charset=utf-8", text);
+    respond(status, JSON, text.into(), close)
 }
 
-fn send_error(request: tiny_http::Request, e: &ApiError) {
-    send_json(request, (e.status, e.to_json()));
+/// The error's JSON answer; `close` when the rest of the connection cannot
+/// be trusted (a body left unread, a broken request).
+fn error(e: &ApiError, close: bool) -> HttpResponse {
+    json((e.status, e.to_json()), close)
 }
 
-/// The value of header `name`.
-fn header_value<'r>(request: &'r tiny_http::Request, name: &str) -> Option<&'r str> {
-    request
-        .headers()
-        .iter()
-        .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
-        .map(|h| h.value.as_str())
+/// The value of header `name`, if it is text.
+fn header_value(request: &Request<Incoming>, name: header::HeaderName) -> Option<&str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 /// Whether `host` (a `Host` header) names a loopback host.
@@ -220,88 +372,107 @@ pub(crate) fn same_origin(origin: &str, host: &str) -> bool {
         .is_some_and(|o| o.eq_ignore_ascii_case(host))
 }
 
+/// The request's target as sent (path and query).
+fn target_of(request: &Request<Incoming>) -> &str {
+    request.uri().path_and_query().map_or("/", |p| p.as_str())
+}
+
 /// The checks of the module docs; `Err` is the answer to send instead.
-fn check(request: &tiny_http::Request, shared: &Shared) -> Result<Method, ApiError> {
-    if request.url().len() > MAX_TARGET_BYTES {
+fn check(request: &Request<Incoming>, shared: &Shared) -> Result<Method, ApiError> {
+    if target_of(request).len() > MAX_TARGET_BYTES {
         return Err(ApiError::new(
             414,
             format!("the request target is longer than {MAX_TARGET_BYTES} bytes"),
         ));
     }
-    let host = header_value(request, "Host").unwrap_or("");
+    let host = header_value(request, header::HOST).unwrap_or("");
     if shared.addr.ip().is_loopback() && !is_loopback_host(host) {
         return Err(ApiError::forbidden(
             "the inspector answers only requests addressed to a loopback host (127.0.0.1, localhost)",
         ));
     }
-    let method = match request.method() {
-        tiny_http::Method::Get | tiny_http::Method::Head => Method::Get,
-        tiny_http::Method::Post => Method::Post,
-        tiny_http::Method::Put => Method::Put,
-        tiny_http::Method::Delete => Method::Delete,
+    let method = match *request.method() {
+        http::Method::GET | http::Method::HEAD => Method::Get,
+        http::Method::POST => Method::Post,
+        http::Method::PUT => Method::Put,
+        http::Method::DELETE => Method::Delete,
         _ => Method::Other,
     };
     if method != Method::Get {
-        if let Some(origin) = header_value(request, "Origin") {
-            if !same_origin(origin, host) {
+        if let Some(origin) = request.headers().get(header::ORIGIN) {
+            if !origin.to_str().is_ok_and(|o| same_origin(o, host)) {
                 return Err(ApiError::forbidden(
                     "cross-origin requests may only read; this one came from another origin",
                 ));
             }
         }
     }
-    if request.body_length().unwrap_or(0) > MAX_BODY_BYTES {
-        return Err(ApiError::too_large(format!(
-            "the body is longer than {MAX_BODY_BYTES} bytes"
-        )));
+    if request.body().size_hint().lower() > MAX_BODY_BYTES as u64 {
+        return Err(too_large());
     }
     Ok(method)
 }
 
-/// Reads the body, at most [`MAX_BODY_BYTES`] of it.
-fn read_body(request: &mut tiny_http::Request) -> Result<Vec<u8>, ApiError> {
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .take(MAX_BODY_BYTES as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| ApiError::bad_request(format!("cannot read the body: {e}")))?;
-    if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::too_large(format!(
-            "the body is longer than {MAX_BODY_BYTES} bytes"
-        )));
+fn too_large() -> ApiError {
+    ApiError::too_large(format!("the body is longer than {MAX_BODY_BYTES} bytes"))
+}
+
+/// Reads the body: at most [`MAX_BODY_BYTES`], within
+/// [`BODY_READ_TIMEOUT`].
+async fn read_body(body: Incoming) -> Result<Vec<u8>, ApiError> {
+    let collected = tokio::time::timeout(
+        BODY_READ_TIMEOUT,
+        Limited::new(body, MAX_BODY_BYTES).collect(),
+    )
+    .await;
+    match collected {
+        Ok(Ok(body)) => Ok(body.to_bytes().to_vec()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Ok(Err(e)) => Err(ApiError::bad_request(format!("cannot read the body: {e}"))),
+        Err(_) => Err(ApiError::new(
+            408,
+            format!(
+                "the body did not arrive within {} s",
+                BODY_READ_TIMEOUT.as_secs_f32()
+            ),
+        )),
     }
-    Ok(body)
 }
 
 /// Answers one request: a file of the page, or an API answer from the
 /// simulation, or an error.
-fn answer(mut request: tiny_http::Request, shared: &Shared) {
+async fn answer(request: Request<Incoming>, shared: &Shared) -> HttpResponse {
     let method = match check(&request, shared) {
         Ok(m) => m,
-        Err(e) => return send_error(request, &e),
+        // The body, if any, is left unread.
+        Err(e) => return error(&e, true),
     };
-    let target = match parse_target(request.url()) {
+    let target = match parse_target(target_of(&request)) {
         Ok(t) => t,
-        Err(e) => return send_error(request, &e.into()),
+        Err(e) => return error(&e.into(), false),
     };
     if target.path.first().map(String::as_str) != Some("api") {
         if method != Method::Get {
-            return send_error(
-                request,
+            return error(
                 &ApiError::method_not_allowed(method.as_str(), "a page file"),
+                false,
             );
         }
         return match assets::find(&target.path) {
-            Some(asset) => send(request, 200, asset.content_type, asset.bytes.to_vec()),
-            None => send_error(request, &ApiError::not_found("no such page file")),
+            Some(asset) => respond(
+                200,
+                asset.content_type,
+                Bytes::from_static(asset.bytes),
+                false,
+            ),
+            None => error(&ApiError::not_found("no such page file"), false),
         };
     }
-    let body = match read_body(&mut request) {
+    let body = match read_body(request.into_body()).await {
         Ok(b) => b,
-        Err(e) => return send_error(request, &e),
+        Err(e) => return error(&e, true),
     };
-    let (reply, answer) = mpsc::sync_channel(1);
+    let (reply, answered) = oneshot::channel();
     let pending = Pending {
         request: ApiRequest {
             method,
@@ -311,18 +482,16 @@ fn answer(mut request: tiny_http::Request, shared: &Shared) {
         reply,
     };
     if shared.requests.send(pending).is_err() {
-        return send_error(
-            request,
-            &ApiError::unavailable("the simulation has stopped"),
-        );
+        return error(&ApiError::unavailable("the simulation has stopped"), false);
     }
-    match answer.recv_timeout(shared.reply_timeout) {
-        Ok(reply) => send_json(request, reply),
-        Err(_) => send_error(
-            request,
+    match tokio::time::timeout(shared.reply_timeout, answered).await {
+        Ok(Ok(reply)) => json(reply, false),
+        Ok(Err(_)) => error(&ApiError::unavailable("the simulation has stopped"), false),
+        Err(_) => error(
             &ApiError::unavailable(
                 "the simulation did not answer in time (is the program between frames?)",
             ),
+            false,
         ),
     }
 }
@@ -358,5 +527,31 @@ mod tests {
         assert!(same_origin("http://127.0.0.1:80", "127.0.0.1:80"));
         assert!(!same_origin("http://evil.example", "127.0.0.1:80"));
         assert!(!same_origin("null", "127.0.0.1:80"));
+    }
+
+    #[test]
+    fn the_refusal_is_a_whole_json_answer() {
+        let text = String::from_utf8(refusal()).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 503 "), "{head}");
+        assert!(head.contains(&format!("content-length: {}", body.len())));
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["status"], 503);
+    }
+
+    #[test]
+    fn a_port_in_use_is_a_bind_error_and_drop_stops_the_thread() {
+        let (tx, _rx) = mpsc::channel();
+        let any = SocketAddr::from(([127, 0, 0, 1], 0));
+        let first = HttpServer::start(any, tx.clone(), Duration::from_secs(1)).unwrap();
+        let err = HttpServer::start(first.addr(), tx, Duration::from_secs(1)).unwrap_err();
+        assert!(matches!(err, InspectError::Bind { .. }), "{err}");
+        let start = std::time::Instant::now();
+        drop(first);
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! [`Inspector`]: the handle the program's main loop holds.
 //!
-//! The server's threads queue API requests; the loop answers them between
+//! The server's thread queues API requests; the loop answers them between
 //! frames, on its own thread, with the world in hand:
 //!
 //! ```no_run
@@ -248,10 +248,11 @@ impl Inspector {
                 (e.status, e.to_json())
             }
         };
-        // Time to build the answer; the worker turns it into text.
+        // Time to build the answer; the server's thread turns it into text.
         self.state.stats.serve_time += start.elapsed();
         self.state.stats.requests += 1;
-        // The worker may have timed out and gone.
+        // The connection may have timed out and gone (a oneshot send never
+        // blocks).
         let _ = pending.reply.send(reply);
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! The program starts an [`Inspector`] and calls
 //! [`Inspector::between_frames`] before each frame and
-//! [`Inspector::record_frame`] after it. The HTTP server (`tiny_http`, on
-//! two threads of its own) never touches the world: it queues each API
+//! [`Inspector::record_frame`] after it. The HTTP server (hyper, on a
+//! one-thread tokio runtime of its own) never touches the world: it queues each API
 //! request, and the program's own thread answers the queue between frames.
 //! So a request sees a whole frame, systems never race the server, and the
 //! cost lands where it can be measured ([`ServeStats`]).
@@ -35,6 +35,7 @@ pub mod plugin;
 pub mod query;
 pub mod route;
 pub mod summary;
+mod wire;
 
 pub use error::{ApiError, InspectError};
 pub use inspector::{

@@ -493,9 +493,13 @@ fn malformed_requests_get_4xx_json() {
             b"GET /api/world HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
         );
         assert_eq!(foreign.status, 403);
-        // Garbage is not HTTP; the server must survive it.
-        let _ = raw(addr, b"\x00\x01\x02 not http at all\r\n\r\n");
-        let _ = raw(addr, b"GET\r\n\r\n");
+        // Garbage is not HTTP: a 400 with a JSON body, and the server
+        // survives it.
+        for garbage in [&b"\x00\x01\x02 not http at all\r\n\r\n"[..], b"GET\r\n\r\n"] {
+            let a = raw(addr, garbage);
+            assert_eq!(a.status, 400, "{}", a.body);
+            assert_eq!(a.json()["status"], 400);
+        }
         // The page and its files.
         let page = get(addr, "/");
         assert_eq!(page.status, 200);
