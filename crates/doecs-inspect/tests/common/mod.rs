@@ -53,3 +53,32 @@ pub fn request(addr: SocketAddr, method: &str, target: &str, body: &str, extra: 
 pub fn get(addr: SocketAddr, target: &str) -> Answer {
     request(addr, "GET", target, "", "")
 }
+
+/// Runs "frames" of `world` on this thread (about 1 ms each), answering
+/// the inspector's requests between them, while `client` runs on another
+/// thread with the server's address; returns the world and the number of
+/// frames run. A panic in the client is raised again here.
+pub fn serve_frames<F>(
+    mut world: doecs::World,
+    config: doecs_inspect::InspectorConfig,
+    client: F,
+) -> (doecs::World, u64)
+where
+    F: FnOnce(SocketAddr) + Send + 'static,
+{
+    let mut inspector = doecs_inspect::Inspector::start(config).unwrap();
+    let addr = inspector.addr();
+    let client = std::thread::spawn(move || client(addr));
+    let mut frames = 0;
+    while !client.is_finished() {
+        inspector.between_frames(&mut world);
+        std::thread::sleep(Duration::from_millis(1));
+        inspector.record_frame(Duration::from_millis(1), &[]);
+        frames += 1;
+    }
+    inspector.serve_pending(&mut world);
+    if let Err(panic) = client.join() {
+        std::panic::resume_unwind(panic);
+    }
+    (world, frames)
+}
