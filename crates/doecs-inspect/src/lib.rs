@@ -27,6 +27,7 @@ pub mod controls;
 pub mod edit;
 pub mod entity;
 pub mod error;
+mod head;
 pub mod history;
 pub mod http;
 pub mod inspector;
