@@ -34,6 +34,8 @@ for round in $(seq "$rounds"); do
     "$bin" run --frames "$frames" -q > "$work/plain.txt"
     plain=$(mean_of "$work/plain.txt")
 
+    # Created first: the loop below may read it before doecs has started.
+    : > "$work/inspected.txt"
     "$bin" run --frames "$frames" -q --inspect 127.0.0.1:0 > "$work/inspected.txt" &
     doecs=$!
     addr=""
