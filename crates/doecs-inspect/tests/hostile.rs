@@ -12,17 +12,17 @@
 //! (a JSON answer, or a close for an empty request).
 //!
 //! Figures (debug build, on a shared 2-core machine; `cargo test -j1 -p
-//! doecs-inspect --test hostile -- --nocapture`, three runs, and
+//! doecs-inspect --test hostile -- --nocapture`, four runs, and
 //! `-- --ignored --nocapture figures` for the last two):
 //! - 200 sequential `GET /api/world` (a connection each) with 100 idle and
-//!   2 stalled connections open: p50 1.1 ms, p99 3.3 to 4.5 ms, max 10 to
-//!   19 ms; the simulation ran about 220 frames meanwhile (0.26 s);
+//!   2 stalled connections open: p50 1.1 ms, p99 3.3 to 4.7 ms, max 10 to
+//!   24 ms; the simulation ran about 220 frames meanwhile (0.26 s);
 //! - 1,000 idle connections: the process had 4 threads before and at the
-//!   peak (test harness, client, simulation, server); 256 were served and
+//!   peak (test harness, client, simulation, server); 256 were held open and
 //!   744 answered 503 over the cap;
 //! - a 256 MB header line: answered 431 after the first 16 KiB; the server
 //!   closed the connection after draining 4 MiB, once the client had sent
-//!   5 to 9 MiB; the process's resident memory grew by 72 to 140 kB.
+//!   5 to 9 MiB; the process's resident memory grew by 68 to 140 kB.
 //!
 //! (With the synchronous server this replaced, two stalled bodies froze
 //! it, 1,000 idle connections started 1,006 threads, and a 256 MB header
