@@ -7,7 +7,9 @@
 //! ([`Registration::insert_json`](doecs_registry::Registration)), which
 //! inserts it, replacing any old value; a plain-bytes runtime component with
 //! no registration takes an array of exactly its size in byte values. A
-//! value that does not fit the type is a 422 and changes nothing. Edits run
+//! value that does not fit the type, or that the registration's check
+//! ([`Registering::validate`](doecs_registry::Registering::validate))
+//! refuses (a zero mass, say), is a 422 and changes nothing. Edits run
 //! between frames, like every request, so a system never sees half of one.
 //!
 //! Because every edit is an insert, a component the world registered

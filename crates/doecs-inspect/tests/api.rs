@@ -44,7 +44,13 @@ struct Fixture {
 fn fixture() -> Fixture {
     let mut registry = ComponentRegistry::new();
     registry.register::<Position>("position");
-    registry.register::<Health>("health");
+    registry.register::<Health>("health").validate(|h| {
+        if h.0 >= 0 {
+            Ok(())
+        } else {
+            Err("health cannot be negative".into())
+        }
+    });
     registry.register_debug::<Secret>("secret").unwrap();
     let mut world = World::new();
     registry.install(&mut world).unwrap();
@@ -425,6 +431,25 @@ fn edits_with_write_access() {
 /// An edit of a component the world made immutable is an insert that
 /// replaces the value, so the component's hooks see the old value go and
 /// the new one arrive; writing it in place stays refused.
+#[test]
+fn an_edit_the_registry_check_refuses_changes_nothing() {
+    let f = fixture();
+    let root = f.root;
+    let world = serve(f.world, f.registry, true, move |addr| {
+        let put = request(
+            addr,
+            "PUT",
+            &format!("/api/entity/{root}/components/health"),
+            "-5",
+            "",
+        );
+        assert_eq!(put.status, 422, "{}", put.body);
+        let error = put.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains("health cannot be negative"), "{error}");
+    });
+    assert_eq!(world.get::<Health>(root), Ok(&Health(7)));
+}
+
 #[test]
 fn an_edit_of_an_immutable_component_replaces_it_and_fires_hooks() {
     use std::sync::Mutex;

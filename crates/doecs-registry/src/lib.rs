@@ -56,6 +56,15 @@ pub enum RegistryError {
     /// The registration cannot read or write values as JSON (a `Debug`-only one).
     #[error("component \"{0}\" has no serde registration")]
     NotSerde(String),
+    /// A value the registration's check ([`Registering::validate`])
+    /// refused.
+    #[error("component \"{name}\": invalid value: {reason}")]
+    Invalid {
+        /// The component.
+        name: String,
+        /// What the check said.
+        reason: String,
+    },
     /// A value did not match the component's type.
     #[error("component \"{name}\": {source}")]
     Json {
@@ -93,8 +102,15 @@ impl std::fmt::Debug for RequirementInstall {
 type ToJson = unsafe fn(*const u8) -> Result<Value, serde_json::Error>;
 /// Shows the value at a pointer with `Debug`.
 type ToDebug = unsafe fn(*const u8) -> String;
-/// Parses JSON and inserts the value on an entity.
-type InsertJson = fn(&mut World, Entity, &Value) -> Result<(), serde_json::Error>;
+/// Parses JSON, checks the value with the validator (when there is one),
+/// and inserts it on an entity.
+type InsertJson = fn(&mut World, Entity, &Value, Option<&Validator>) -> Result<(), JsonInsertError>;
+
+/// Why [`InsertJson`] refused a value.
+enum JsonInsertError {
+    Json(serde_json::Error),
+    Invalid(String),
+}
 /// Parses JSON into the value's plain bytes.
 type JsonToBytes = fn(&Value) -> Result<Vec<u8>, serde_json::Error>;
 /// A registration's check of one value (given as `&T`, behind `dyn Any`).
@@ -214,8 +230,30 @@ impl Registration {
         Ok(self.value_json(world, entity)?.to_string())
     }
 
-    /// Parses `value` and inserts it on `entity` (replacing any old value).
-    /// On error the world is unchanged.
+    /// Parses `value`, checks it with the registration's check
+    /// ([`Registering::validate`]) when there is one, and inserts it on
+    /// `entity` (replacing any old value). On error
+    /// ([`RegistryError::Json`], [`RegistryError::Invalid`], ...) the world
+    /// is unchanged.
+    ///
+    /// ```
+    /// use doecs::World;
+    /// use doecs_registry::ComponentRegistry;
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, Debug, Clone, Copy)]
+    /// struct Mass(f32);
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry
+    ///     .register::<Mass>("mass")
+    ///     .validate(|m| if m.0 > 0.0 { Ok(()) } else { Err("mass must be positive".into()) });
+    /// let mut world = World::new();
+    /// let e = world.spawn((Mass(1.0),));
+    /// let mass = registry.by_name("mass").unwrap();
+    /// let refused = mass.insert_json(&mut world, e, &serde_json::json!(0.0));
+    /// assert!(refused.unwrap_err().to_string().contains("mass must be positive"));
+    /// assert_eq!(world.get::<Mass>(e).unwrap().0, 1.0);
+    /// ```
     pub fn insert_json(
         &self,
         world: &mut World,
@@ -228,9 +266,15 @@ impl Registration {
         if !world.alive(entity) {
             return Err(EntityError::NoSuchEntity(entity).into());
         }
-        insert(world, entity, value).map_err(|source| RegistryError::Json {
-            name: self.name.clone(),
-            source,
+        insert(world, entity, value, self.validate.as_deref()).map_err(|e| match e {
+            JsonInsertError::Json(source) => RegistryError::Json {
+                name: self.name.clone(),
+                source,
+            },
+            JsonInsertError::Invalid(reason) => RegistryError::Invalid {
+                name: self.name.clone(),
+                reason,
+            },
         })
     }
 
@@ -513,8 +557,12 @@ impl ComponentRegistry {
             world: &mut World,
             entity: Entity,
             value: &Value,
-        ) -> Result<(), serde_json::Error> {
-            let v = T::deserialize(value)?;
+            validate: Option<&Validator>,
+        ) -> Result<(), JsonInsertError> {
+            let v = T::deserialize(value).map_err(JsonInsertError::Json)?;
+            if let Some(validate) = validate {
+                validate(&v).map_err(JsonInsertError::Invalid)?;
+            }
             // The caller checked that the entity is alive; inserting then
             // cannot fail.
             let _ = world.insert_one(entity, v);
