@@ -77,6 +77,12 @@ pub(crate) struct RowPlacer {
     /// The capacity the bases were computed for.
     capacity: Option<usize>,
     bases: Bases,
+    /// Whether the target keeps row stamps (checked with the bases).
+    row_ticks: bool,
+    /// The chunk whose ticks this placer stamped last, while no hook has
+    /// run since: its ticks still read `tick` (a batch runs no other code on
+    /// the world, and ticks only rise), so rows placed in it need no store.
+    stamped_chunk: Option<usize>,
 }
 
 impl RowPlacer {
@@ -93,6 +99,8 @@ impl RowPlacer {
             tick: core.write_tick(),
             capacity: None,
             bases: Bases::new(),
+            row_ticks: true,
+            stamped_chunk: None,
         }
     }
 
@@ -123,11 +131,20 @@ impl RowPlacer {
             let fields = &archetypes.insert_edge_at(self.edge).fields;
             self.bases.fill(arch, fields);
             self.capacity = Some(arch.capacity());
+            self.row_ticks = arch.keeps_row_ticks();
         }
         write(self.bases.as_slice(), row.index());
-        // SAFETY: the row was just pushed, and `&mut` to the core makes it ours.
-        unsafe { arch.stamp_rows_added(row.index(), 1, self.tick) };
         let hooked = arch.hook_mask() & (HookKind::Add.bit() | HookKind::Insert.bit()) != 0;
+        // A batch stamps each chunk's ticks once: later rows of the chunk
+        // find them at `tick` already. Rows with their own stamps, and any
+        // row after a hook ran, are stamped one by one.
+        let chunk = arch.shape().chunk_of(row.index());
+        if hooked || self.row_ticks || self.stamped_chunk != Some(chunk) {
+            // SAFETY: the row was just pushed, and `&mut` to the core makes
+            // it ours.
+            unsafe { arch.stamp_row_added(row, self.tick) };
+            self.stamped_chunk = (!hooked).then_some(chunk);
+        }
         let location = Location {
             archetype: self.target,
             row,

@@ -415,6 +415,27 @@ impl Archetype {
         }
     }
 
+    /// Stamps live row `row` of every column as added (and changed) at
+    /// `tick`: one new row, its chunk's ticks stored once per column.
+    ///
+    /// # Safety
+    /// As [`Archetype::stamp_added`].
+    #[inline]
+    pub(crate) unsafe fn stamp_row_added(&self, row: Row, tick: Tick) {
+        debug_assert!(row.index() < self.len);
+        let shift = self.shape.shift();
+        for ticks in self.ticks.iter() {
+            // SAFETY: forwarded.
+            unsafe { ticks.stamp_row(row.index(), true, tick, shift) };
+        }
+    }
+
+    /// Whether any column keeps per-row change stamps (a `Changed` or
+    /// `Added` reader of one of its components exists).
+    pub(crate) fn keeps_row_ticks(&self) -> bool {
+        self.ticks.iter().any(|t| t.has_rows())
+    }
+
     /// Gives row `row` of column `column` the stamps a value moving in
     /// brings, `(added, changed)` (from [`Archetype::row_ticks`] of its old
     /// row), raising its chunk's ticks to them.
