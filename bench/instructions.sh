@@ -81,7 +81,7 @@ since = os.path.getmtime(stamp)
 
 # Report order: the workloads as in the bench file, the libraries as in
 # doecs_bench::LIBRARIES with each one's variants after it.
-WORKLOADS = ["simple_iter", "get_random", "add_remove", "simple_insert", "frag_iter", "schedule"]
+WORKLOADS = ["simple_iter", "get_random", "add_remove", "churn", "simple_insert", "frag_iter", "schedule"]
 # (library, prefix of its variants' names)
 LIBRARIES = [
     ("doecs", "doecs_"),

@@ -1381,6 +1381,110 @@ library_benchmark_group!(
     benchmarks = observers_doecs, simple_insert_required
 );
 
+// ---------------------------------------------------------------------------
+// churn: despawn N entities of the four-component bundle, then spawn N
+// again (index reuse), as the criterion bench of that name.
+
+fn doecs_churn(world: &mut doecs::World, live: &mut Vec<doecs::Entity>) {
+    for &e in live.iter() {
+        world.despawn(e).unwrap();
+    }
+    *live = world.spawn_batch((0..N).map(|_| bundle()));
+}
+
+fn churn_doecs_setup() -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    let mut world = Box::new(doecs::World::new());
+    let mut live = world.spawn_batch((0..N).map(|_| bundle()));
+    doecs_churn(&mut world, &mut live);
+    (world, live)
+}
+
+#[library_benchmark]
+#[bench::doecs(setup = churn_doecs_setup)]
+fn churn_doecs(
+    (mut world, mut live): (Box<doecs::World>, Vec<doecs::Entity>),
+) -> (Box<doecs::World>, Vec<doecs::Entity>) {
+    doecs_churn(&mut world, &mut live);
+    (world, live)
+}
+
+fn hecs_churn(world: &mut hecs::World, live: &mut Vec<hecs::Entity>) {
+    for &e in live.iter() {
+        world.despawn(e).unwrap();
+    }
+    live.clear();
+    live.extend(world.spawn_batch((0..N).map(|_| bundle())));
+}
+
+fn churn_hecs_setup() -> (Box<hecs::World>, Vec<hecs::Entity>) {
+    let mut world = Box::new(hecs::World::new());
+    let mut live: Vec<_> = world.spawn_batch((0..N).map(|_| bundle())).collect();
+    hecs_churn(&mut world, &mut live);
+    (world, live)
+}
+
+#[library_benchmark]
+#[bench::hecs(setup = churn_hecs_setup)]
+fn churn_hecs(
+    (mut world, mut live): (Box<hecs::World>, Vec<hecs::Entity>),
+) -> (Box<hecs::World>, Vec<hecs::Entity>) {
+    hecs_churn(&mut world, &mut live);
+    (world, live)
+}
+
+fn bevy_churn(world: &mut bevy_ecs::world::World, live: &mut Vec<bevy_ecs::entity::Entity>) {
+    for &e in live.iter() {
+        assert!(world.despawn(e));
+    }
+    live.clear();
+    live.extend(world.spawn_batch((0..N).map(|_| bundle())));
+}
+
+type BevyChurn = (Box<bevy_ecs::world::World>, Vec<bevy_ecs::entity::Entity>);
+
+fn churn_bevy_setup() -> BevyChurn {
+    let mut world = Box::new(bevy_ecs::world::World::new());
+    let mut live: Vec<_> = world.spawn_batch((0..N).map(|_| bundle())).collect();
+    bevy_churn(&mut world, &mut live);
+    (world, live)
+}
+
+#[library_benchmark]
+#[bench::bevy_ecs(setup = churn_bevy_setup)]
+fn churn_bevy((mut world, mut live): BevyChurn) -> BevyChurn {
+    bevy_churn(&mut world, &mut live);
+    (world, live)
+}
+
+fn shipyard_churn(world: &mut shipyard::World, live: &mut Vec<shipyard::EntityId>) {
+    for &e in live.iter() {
+        assert!(world.delete_entity(e));
+    }
+    live.clear();
+    live.extend(world.bulk_add_entity((0..N).map(|_| bundle())));
+}
+
+fn churn_shipyard_setup() -> (Box<shipyard::World>, Vec<shipyard::EntityId>) {
+    let mut world = Box::new(shipyard::World::new());
+    let mut live: Vec<_> = world.bulk_add_entity((0..N).map(|_| bundle())).collect();
+    shipyard_churn(&mut world, &mut live);
+    (world, live)
+}
+
+#[library_benchmark]
+#[bench::shipyard(setup = churn_shipyard_setup)]
+fn churn_shipyard(
+    (mut world, mut live): (Box<shipyard::World>, Vec<shipyard::EntityId>),
+) -> (Box<shipyard::World>, Vec<shipyard::EntityId>) {
+    shipyard_churn(&mut world, &mut live);
+    (world, live)
+}
+
+library_benchmark_group!(
+    name = churn;
+    benchmarks = churn_doecs, churn_hecs, churn_bevy, churn_shipyard
+);
+
 main!(
     library_benchmark_groups = simple_iter,
     get_random,
@@ -1389,5 +1493,6 @@ main!(
     frag_iter,
     schedule,
     level_spawn,
-    observers
+    observers,
+    churn
 );

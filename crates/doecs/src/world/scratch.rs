@@ -142,6 +142,9 @@ impl Graveyard {
 
 impl Drop for Graveyard {
     fn drop(&mut self) {
+        if self.graves.is_empty() {
+            return;
+        }
         struct FreeAll<'a>(&'a [Grave]);
         impl Drop for FreeAll<'_> {
             fn drop(&mut self) {

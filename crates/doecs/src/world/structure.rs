@@ -768,15 +768,12 @@ impl WorldCore {
 
     /// Removes every pair from or to `entity`; returns the removed values,
     /// to be dropped by the caller once the world is consistent.
-    fn forget_relations(&mut self, entity: Entity) -> Vec<Box<dyn std::any::Any + Send>> {
+    fn forget_relations(&mut self, entity: Entity) -> Option<Vec<Box<dyn std::any::Any + Send>>> {
         if self.relations.is_empty() {
-            return Vec::new();
+            return None;
         }
-        self.relations
-            .tables_mut()
-            .iter_mut()
-            .filter_map(|t| t.forget(entity))
-            .collect()
+        let pairs = self.relations.tables_mut().iter_mut();
+        Some(pairs.filter_map(|t| t.forget(entity)).collect())
     }
 
     /// Removes entities that died in a shared id space: drops their rows (if
@@ -849,7 +846,7 @@ fn drop_row(
     unsafe {
         arch.swap_remove_drop(location.row, |moved| {
             if let Some(moved) = moved {
-                entities.set_location(moved, location);
+                entities.relocate(moved, location);
             }
         })
     };

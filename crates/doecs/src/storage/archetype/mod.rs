@@ -674,19 +674,27 @@ impl Archetype {
         debug_assert!(row <= last, "live row");
         let moved = if row != last {
             self.move_stamps(last, row);
-            for column in self.columns.iter().chain(std::iter::once(&self.entities)) {
-                // SAFETY: two distinct live slots of one column, each `size` bytes.
+            for column in self.columns.iter() {
+                // SAFETY: two distinct live slots of one column, each `size`
+                // bytes. A value with a drop function is swapped to the last
+                // row, to drop below; one without is simply overwritten.
                 unsafe {
-                    std::ptr::swap_nonoverlapping(
-                        column.slot(last).as_ptr(),
-                        column.slot(row).as_ptr(),
-                        column.size(),
-                    )
-                };
+                    let (from, to) = (column.slot(last).as_ptr(), column.slot(row).as_ptr());
+                    if column.drop_fn().is_some() {
+                        std::ptr::swap_nonoverlapping(from, to, column.size());
+                    } else {
+                        copy_value(from, to, column.size());
+                    }
+                }
             }
-            // SAFETY: `row` (live) now holds the moved row's (initialised)
-            // entity.
-            Some(unsafe { self.entities.slot(row).cast::<Entity>().as_ptr().read() })
+            // SAFETY: both rows are live and distinct; the entity column holds
+            // `Entity` values, plain data.
+            unsafe {
+                let entities = self.entities.ptr().cast::<Entity>().as_ptr();
+                let moved = entities.add(last).read();
+                entities.add(row).write(moved);
+                Some(moved)
+            }
         } else {
             None
         };
