@@ -6,6 +6,7 @@ mod demo_level;
 mod frame_times;
 mod input;
 mod names;
+mod play;
 mod registry;
 mod rollback;
 mod run;
@@ -65,6 +66,8 @@ enum Command {
     },
     /// Spawn a level into a world and run physics and transform updates.
     Run(RunArgs),
+    /// Play the demo fleet under rollback netcode: two processes over UDP, or a local sync test.
+    Play(play::PlayArgs),
     /// Write the bundled demo level as JSON.
     DemoLevel {
         /// Where to write it.
@@ -182,6 +185,7 @@ fn main() -> ExitCode {
             limit,
         }) => inspect(&input, names, find.as_deref(), limit),
         Some(Command::DemoLevel { output, ships }) => demo(&output, ships),
+        Some(Command::Play(args)) => play::play(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
