@@ -108,8 +108,16 @@ fn a_desync_names_the_frame_and_the_component() {
 
 #[test]
 fn two_peers_and_a_spectator_agree_through_a_lossy_link() {
-    // Fixed ports: the OS's choice is not visible through ggrs's socket.
-    let ports = [47_311u16, 47_312, 47_313];
+    // Free ports, found by binding port 0 (ggrs's socket does not say
+    // which port the OS gave it), then released for ggrs to bind.
+    let probes: Vec<_> = (0..3)
+        .map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let ports: Vec<u16> = probes
+        .iter()
+        .map(|p| p.local_addr().unwrap().port())
+        .collect();
+    drop(probes);
     let addr = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
     let mut peers = Vec::new();
     for me in 0..2usize {
