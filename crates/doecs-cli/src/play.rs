@@ -335,7 +335,7 @@ fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String
                 doecs_ggrs::RollbackError::Stalled(timeout, session.current_frame()).to_string(),
             );
         }
-        next = (next + pace).max(Instant::now() - pace);
+        next = (next + pace).max(Instant::now());
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
     }
     let played = start.elapsed();
