@@ -139,19 +139,40 @@ fn steer(
     });
 }
 
-/// The transforms into the checksum, in the manager's order.
+/// The transforms into the checksum, in the manager's order: ids and the
+/// local and world matrices' floats, gathered 32 instances at a time into
+/// stack buffers and hashed four lanes wide.
 fn hash_transforms(world: &World, h: &mut StateHasher) {
-    if let Some(tm) = world.manager::<TransformManager>() {
-        h.word(tm.len() as u64);
-        h.word(tm.dirty_len() as u64);
-        for inst in tm.iter() {
-            h.word(inst.entity().to_bits());
-            if let (Some(local), Some(world)) = (tm.local(inst), tm.world(inst)) {
-                h.floats(&local.to_cols_array());
-                h.floats(&world.to_cols_array());
-            }
+    const BATCH: usize = 32;
+    const FLOATS: usize = 24;
+    let Some(tm) = world.manager::<TransformManager>() else {
+        return;
+    };
+    h.word(tm.len() as u64);
+    h.word(tm.dirty_len() as u64);
+    let mut ids = [Entity::from_bits(0); BATCH];
+    let mut floats = [0f32; BATCH * FLOATS];
+    let mut n = 0;
+    let flush = |h: &mut StateHasher, ids: &[Entity], floats: &[f32]| {
+        h.entities(ids);
+        h.bytes_wide(bytemuck::cast_slice(floats));
+    };
+    for inst in tm.iter() {
+        ids[n] = inst.entity();
+        let out = &mut floats[n * FLOATS..(n + 1) * FLOATS];
+        if let (Some(local), Some(world)) = (tm.local(inst), tm.world(inst)) {
+            out[..12].copy_from_slice(&local.to_cols_array());
+            out[12..].copy_from_slice(&world.to_cols_array());
+        } else {
+            out.fill(f32::NAN);
+        }
+        n += 1;
+        if n == BATCH {
+            flush(h, &ids, &floats);
+            n = 0;
         }
     }
+    flush(h, &ids[..n], &floats[..n * FLOATS]);
 }
 
 /// Each transform's hash, for desync reports.
