@@ -125,6 +125,20 @@ impl ComponentRegistry {
         Ok(())
     }
 
+    /// The type of the relation registered as `name` (`"ChildOf"` and
+    /// `"IsA"` always are): how tools that take relation names from people
+    /// (the inspector's query language) find the relation's pairs.
+    ///
+    /// ```
+    /// let registry = doecs_registry::ComponentRegistry::new();
+    /// let child_of = std::any::TypeId::of::<doecs::ChildOf>();
+    /// assert_eq!(registry.relation_type("ChildOf"), Some(child_of));
+    /// assert_eq!(registry.relation_type("Likes"), None);
+    /// ```
+    pub fn relation_type(&self, name: &str) -> Option<TypeId> {
+        self.relation_by_name(name).map(|r| r.type_id)
+    }
+
     /// The registration of relation type `type_id`.
     pub(crate) fn relation_of(&self, type_id: TypeId) -> Option<&RelationRegistration> {
         self.relations.iter().find(|r| r.type_id == type_id)

@@ -302,6 +302,37 @@ impl Relations {
         pairs
     }
 
+    /// Calls `f` with each target of `source` in the relation whose type
+    /// is `relation`, in the order the pairs were added (nothing when that
+    /// relation was never used): [`WorldCore::targets`](crate::WorldCore::targets)
+    /// for tools that know the relation only by its `TypeId`, without the
+    /// allocation of [`Relations::pairs_from`].
+    ///
+    /// ```
+    /// use doecs::{ChildOf, World};
+    /// let mut world = World::new();
+    /// let (ship, mast) = (world.spawn(()), world.spawn(()));
+    /// world.set_parent(mast, ship).unwrap();
+    /// let mut targets = Vec::new();
+    /// let child_of = std::any::TypeId::of::<ChildOf>();
+    /// world.relations().for_each_target_of(child_of, mast, &mut |t| targets.push(t));
+    /// assert_eq!(targets, [ship]);
+    /// ```
+    pub fn for_each_target_of(&self, relation: TypeId, source: Entity, f: &mut dyn FnMut(Entity)) {
+        if let Some(slot) = self.index.get(relation) {
+            self.tables[slot as usize].for_each_target(source, f);
+        }
+    }
+
+    /// Calls `f` with each source of a pair of the relation whose type is
+    /// `relation` pointing at `target` (nothing when that relation was
+    /// never used): [`WorldCore::sources`](crate::WorldCore::sources) by `TypeId`.
+    pub fn for_each_source_of(&self, relation: TypeId, target: Entity, f: &mut dyn FnMut(Entity)) {
+        if let Some(slot) = self.index.get(relation) {
+            self.tables[slot as usize].for_each_source(target, f);
+        }
+    }
+
     /// Each relation that holds pairs: its `TypeId`, type name and number
     /// of pairs, in the order the relations were first used.
     pub fn kinds(&self) -> impl Iterator<Item = (TypeId, &'static str, usize)> + '_ {

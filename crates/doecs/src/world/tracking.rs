@@ -218,4 +218,38 @@ impl WorldCore {
             None => self.sparse_ticks(id, entity).ok_or(missing),
         }
     }
+
+    /// [`WorldCore::change_ticks`] for a component named by id, table or
+    /// sparse: `entity`'s `(added, changed)` stamps for it. For tools that
+    /// filter on changes without the component's type (the inspector's
+    /// query language decides `Changed(X)` on a sparse `X` with it).
+    ///
+    /// ```
+    /// use doecs::World;
+    /// let mut world = World::new();
+    /// let id = world.component_id::<u32>();
+    /// let e = world.spawn((1u32,));
+    /// assert_eq!(world.change_ticks_by_id(e, id), world.change_ticks::<u32>(e));
+    /// ```
+    ///
+    /// # Errors
+    /// [`EntityError`] for a dead entity, an unknown id, or an entity
+    /// without the component.
+    pub fn change_ticks_by_id(
+        &self,
+        entity: Entity,
+        id: ComponentId,
+    ) -> Result<(Tick, Tick), EntityError> {
+        let location = self.location(entity)?;
+        if self.components.get_info(id).is_none() {
+            return Err(EntityError::MissingComponentId { entity, id });
+        }
+        let arch = self.archetypes.get(location.archetype);
+        match arch.column_of(id) {
+            Some(column) => Ok(arch.row_ticks(location.row, column)),
+            None => self
+                .sparse_ticks(id, entity)
+                .ok_or_else(|| EntityError::missing(&self.components, entity, id)),
+        }
+    }
 }

@@ -1,0 +1,82 @@
+//! The untyped lookups tools use where they know a component or relation
+//! only at run time (the inspector's query language): change stamps by
+//! component id, table or sparse, and a relation's targets and sources by
+//! its `TypeId`. Each must agree with its typed counterpart.
+
+use doecs::{ChildOf, Relation, World};
+use std::any::TypeId;
+
+#[derive(Debug, PartialEq)]
+struct Health(u32);
+#[derive(Debug, PartialEq)]
+struct Stunned(u32);
+#[derive(Clone)]
+struct Likes;
+impl Relation for Likes {}
+#[derive(Clone)]
+struct Unused;
+impl Relation for Unused {}
+
+#[test]
+fn change_ticks_by_id_agree_with_the_typed_ones() {
+    let mut world = World::new();
+    world.register_sparse::<Stunned>().unwrap();
+    let health = world.component_id::<Health>();
+    let stunned = world.component_id::<Stunned>();
+    let a = world.spawn((Health(1),));
+    let b = world.spawn((Health(2), Stunned(3)));
+    doecs::raw::set_change_tick(&mut world, doecs::Tick::new(10));
+    world.get_mut::<Health>(b).unwrap().0 += 1;
+    world.get_mut::<Stunned>(b).unwrap().0 += 1;
+    for e in [a, b] {
+        assert_eq!(
+            world.change_ticks_by_id(e, health),
+            world.change_ticks::<Health>(e)
+        );
+    }
+    assert_eq!(
+        world.change_ticks_by_id(b, stunned),
+        world.change_ticks::<Stunned>(b)
+    );
+    let (added, changed) = world.change_ticks_by_id(b, stunned).unwrap();
+    assert!(added < changed, "the write came after the spawn");
+    assert_eq!(changed, doecs::Tick::new(10));
+    // Missing, dead and unknown are errors, never a guess.
+    assert!(world.change_ticks_by_id(a, stunned).is_err());
+    let unknown = world.component_id::<u8>();
+    assert!(world.change_ticks_by_id(a, unknown).is_err());
+    world.despawn(a).unwrap();
+    assert!(world.change_ticks_by_id(a, health).is_err());
+}
+
+#[test]
+fn relations_by_type_id_agree_with_the_typed_ones() {
+    let mut world = World::new();
+    let [alice, bob, carol] = [(), (), ()].map(|()| world.spawn(()));
+    world.add_pair(alice, bob, Likes).unwrap();
+    world.add_pair(alice, carol, Likes).unwrap();
+    world.add_pair(carol, bob, Likes).unwrap();
+    world.set_parent(carol, alice).unwrap();
+    let relations = world.relations();
+    let targets = |relation: TypeId, e| {
+        let mut out = Vec::new();
+        relations.for_each_target_of(relation, e, &mut |t| out.push(t));
+        out
+    };
+    let sources = |relation: TypeId, e| {
+        let mut out = Vec::new();
+        relations.for_each_source_of(relation, e, &mut |s| out.push(s));
+        out
+    };
+    let likes = TypeId::of::<Likes>();
+    for e in [alice, bob, carol] {
+        let typed: Vec<_> = world.targets::<Likes>(e).map(|(t, _)| t).collect();
+        assert_eq!(targets(likes, e), typed);
+        let typed: Vec<_> = world.sources::<Likes>(e).collect();
+        assert_eq!(sources(likes, e), typed);
+    }
+    assert_eq!(targets(TypeId::of::<ChildOf>(), carol), [alice]);
+    assert_eq!(sources(TypeId::of::<ChildOf>(), alice), [carol]);
+    assert!(targets(TypeId::of::<Unused>(), alice).is_empty());
+    assert!(sources(TypeId::of::<Unused>(), bob).is_empty());
+}
