@@ -207,7 +207,7 @@ pub fn observers(world: &WorldCore, registry: &ComponentRegistry) -> Value {
 
 /// A relation's type name without its module path (`doecs::relation::ChildOf`
 /// is `ChildOf`; generic arguments keep theirs).
-fn short_type_name(name: &str) -> String {
+pub(crate) fn short_type_name(name: &str) -> String {
     let head = name.split('<').next().unwrap_or(name);
     let short = head.rsplit("::").next().unwrap_or(head);
     format!("{short}{}", &name[head.len()..])

@@ -3,8 +3,10 @@
 //!
 //! Every request the server cannot serve gets an [`ApiError`]: an HTTP
 //! status (4xx for the client's mistakes, 5xx for the server's) and a
-//! message, sent as `{"error": message, "status": code}`. Nothing a client
-//! sends leads to a panic; parsers and handlers return these instead.
+//! message, sent as `{"error": message, "status": code}`, with `"column"`
+//! added when the error points into text the client wrote (a query
+//! expression, see [`crate::qlang`]). Nothing a client sends leads to a
+//! panic; parsers and handlers return these instead.
 
 use serde_json::json;
 
@@ -35,6 +37,9 @@ pub struct ApiError {
     pub status: u16,
     /// What went wrong, for people.
     pub message: String,
+    /// The 1-based column (in characters) of the client's text the error
+    /// points at, for errors in a query expression.
+    pub column: Option<usize>,
 }
 
 impl ApiError {
@@ -43,7 +48,14 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            column: None,
         }
+    }
+
+    /// The error pointing at `column` of the client's text.
+    pub fn with_column(mut self, column: usize) -> Self {
+        self.column = Some(column);
+        self
     }
 
     /// 400: the request is malformed.
@@ -82,8 +94,13 @@ impl ApiError {
         Self::new(503, message)
     }
 
-    /// The JSON body: `{"error": message, "status": code}`.
+    /// The JSON body: `{"error": message, "status": code}`, and
+    /// `"column"` when the error has one.
     pub fn to_json(&self) -> serde_json::Value {
-        json!({ "error": self.message, "status": self.status })
+        let mut body = json!({ "error": self.message, "status": self.status });
+        if let Some(column) = self.column {
+            body["column"] = json!(column);
+        }
+        body
     }
 }

@@ -33,6 +33,7 @@ pub mod http;
 pub mod inspector;
 pub mod parse;
 pub mod plugin;
+pub mod qlang;
 pub mod query;
 pub mod route;
 pub mod summary;

@@ -1,31 +1,31 @@
-//! `GET /api/query`: entities by component names, paged, like flecs's
-//! `/query?expr=`.
+//! The older form of `GET /api/query`: entities by component names, paged,
+//! like flecs's `/query?expr=`.
 //!
 //! `with=position,velocity` keeps entities that have every named component,
 //! `without=spin` drops those with any of these; both take registration or
 //! world names, and an unknown name is a 400 rather than an empty result.
-//! The query walks whole archetypes (the component set decides for all
-//! their rows at once), counts every match for `total`, and builds JSON
-//! only for the page `offset..offset + limit`. Sparse components (stored
-//! outside archetypes) are terms too: an archetype that the other terms
-//! keep is then walked row by row, each entity looked up in the sparse
-//! sets. Results come in archetype order, then row order: paging is stable
-//! while the world does not change. `values=true` adds each result's
-//! component values, sparse ones included.
+//! The names become the query `position, velocity, !spin` of the query
+//! language ([`crate::qlang`], which the route answers both forms with), so
+//! both forms share one evaluator: whole archetypes where the component
+//! sets decide, sparse components (stored outside archetypes) looked up
+//! row by row, results in archetype order, then row order (paging is
+//! stable while the world does not change), `total` counting every match,
+//! and `values=true` adding each result's component values, sparse ones
+//! included. As in typed queries, entities with a tag the world hides
+//! (`Prefab`, `Disabled`) are left out unless a name asks for the tag.
 
-use crate::components::{component_entry, display_name, is_sparse, of_entity, resolve_all};
-use crate::entity::entity_ref;
 use crate::error::ApiError;
-use doecs::{ComponentId, Entity, WorldCore};
+use crate::qlang::api::{answer_shared, from_lists, Request};
+use doecs::World;
 use doecs_registry::ComponentRegistry;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The most results one page holds.
 pub const MAX_LIMIT: usize = 1000;
 /// Results per page when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 50;
 /// The most component names in `with` plus `without`.
-pub const MAX_TERMS: usize = 32;
+pub const MAX_TERMS: usize = crate::qlang::MAX_TERMS;
 
 /// A parsed query.
 #[derive(Debug, Clone, Default)]
@@ -42,85 +42,20 @@ pub struct QuerySpec {
     pub values: bool,
 }
 
-/// Runs `spec` on `world`.
+/// Runs `spec` on `world`, as the query language's `with, ..., !without`.
 pub fn run(
-    world: &WorldCore,
+    world: &World,
     registry: &ComponentRegistry,
     spec: &QuerySpec,
 ) -> Result<Value, ApiError> {
-    if spec.with.len() + spec.without.len() > MAX_TERMS {
-        return Err(ApiError::bad_request(format!(
-            "a query takes at most {MAX_TERMS} component names"
-        )));
-    }
-    let with = resolve_all(world, registry, &spec.with)?;
-    let without = resolve_all(world, registry, &spec.without)?;
-    // Table terms decide per archetype, sparse ones per entity.
-    let split = |ids: &[ComponentId]| -> (Vec<ComponentId>, Vec<ComponentId>) {
-        ids.iter().partition(|&&c| !is_sparse(world, c))
+    let request = Request {
+        query: from_lists(&spec.with, &spec.without)?,
+        offset: spec.offset,
+        limit: spec.limit,
+        values: spec.values,
+        since: 0,
     };
-    let (with_table, with_sparse) = split(&with);
-    let (without_table, without_sparse) = split(&without);
-    let page_end = spec.offset.saturating_add(spec.limit);
-    let result = |e: Entity| -> Value {
-        let mut r = entity_ref(world, registry, e);
-        if spec.values {
-            r["values"] = of_entity(world, e)
-                .into_iter()
-                .map(|c| component_entry(world, registry, e, c))
-                .collect();
-        }
-        r
-    };
-    let mut total = 0usize;
-    let mut results = Vec::new();
-    for arch in doecs::raw::archetypes(world).iter() {
-        if arch.is_empty()
-            || !with_table.iter().all(|&c| arch.has(c))
-            || without_table.iter().any(|&c| arch.has(c))
-        {
-            continue;
-        }
-        if with_sparse.is_empty() && without_sparse.is_empty() {
-            let start = total;
-            total += arch.len();
-            // The part of the page inside this archetype's rows.
-            let from = spec.offset.max(start);
-            let to = page_end.min(total);
-            for &e in arch
-                .entities()
-                .get(from - start..to.saturating_sub(start))
-                .unwrap_or(&[])
-            {
-                results.push(result(e));
-            }
-            continue;
-        }
-        for &e in arch.entities() {
-            if !with_sparse.iter().all(|&c| world.has_id(e, c))
-                || without_sparse.iter().any(|&c| world.has_id(e, c))
-            {
-                continue;
-            }
-            if (spec.offset..page_end).contains(&total) {
-                results.push(result(e));
-            }
-            total += 1;
-        }
-    }
-    let names = |ids: &[ComponentId]| -> Vec<String> {
-        ids.iter()
-            .map(|&c| display_name(world, registry, c))
-            .collect()
-    };
-    Ok(json!({
-        "with": names(&with),
-        "without": names(&without),
-        "total": total,
-        "offset": spec.offset,
-        "limit": spec.limit,
-        "results": results,
-    }))
+    answer_shared(world, registry, &request)
 }
 
 #[cfg(test)]

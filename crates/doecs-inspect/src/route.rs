@@ -11,7 +11,8 @@
 //! | GET | `/api/archetypes[?empty=true]` | component sets, entity counts, chunks, fill, bytes |
 //! | GET | `/api/entity/{id}` | name and path, components with values, parent, children, relationships, managers |
 //! | GET | `/api/lookup?path=frigate/turret` | the entity at a path of names along `ChildOf` (404 if none or ambiguous) |
-//! | GET | `/api/query?with=a,b&without=c&offset=0&limit=50&values=true` | entities by component names, paged |
+//! | GET | `/api/query?expr=a,!b,(ChildOf,$p)&offset=0&limit=50&values=true&since=TICK` | entities matching a query (the language of [`crate::qlang`]), paged |
+//! | GET | `/api/query?with=a,b&without=c&offset=0&limit=50&values=true` | the older form: the query `a, b, !c` |
 //! | GET | `/api/roots?offset=0&limit=100` | entities with no parent, paged |
 //! | GET | `/api/systems?last=120&since=FRAME` | per-frame times per system, and the schedule's plan |
 //! | GET | `/api/observers` | every observer (observers are not entities): name, event, component, entity |
@@ -28,7 +29,7 @@ use crate::controls::{Controls, MAX_STEP};
 use crate::error::ApiError;
 use crate::history::History;
 use crate::parse::{parse_entity, Target};
-use crate::query::{QuerySpec, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::query::MAX_LIMIT;
 use crate::{components, edit, entity, summary, ServeStats};
 use doecs::World;
 use doecs_registry::ComponentRegistry;
@@ -191,15 +192,8 @@ pub(crate) fn route(
             edit::set_component(world, reg, e, name, &value)
         }
         (Method::Get, ["api", "query"]) => {
-            q.only(&["with", "without", "offset", "limit", "values"])?;
-            let spec = QuerySpec {
-                with: q.list("with"),
-                without: q.list("without"),
-                offset: q.usize_or("offset", 0, usize::MAX)?,
-                limit: q.usize_or("limit", DEFAULT_LIMIT, MAX_LIMIT)?,
-                values: q.flag("values")?,
-            };
-            crate::query::run(world, reg, &spec)
+            let request = crate::qlang::api::Request::from_params(q)?;
+            crate::qlang::api::answer(world, reg, &request)
         }
         (Method::Get, ["api", "roots"]) => {
             q.only(&["offset", "limit"])?;
@@ -267,6 +261,7 @@ fn index() -> Value {
             "GET /api/archetypes[?empty=true]",
             "GET /api/entity/{id}",
             "GET /api/lookup?path=a/b",
+            "GET /api/query?expr=a,!b,(ChildOf,$p)&offset=0&limit=50&values=true&since=TICK",
             "GET /api/query?with=a,b&without=c&offset=0&limit=50&values=true",
             "GET /api/roots?offset=0&limit=100",
             "GET /api/systems?last=N&since=FRAME",

@@ -1,0 +1,586 @@
+//! The query language's evaluator: a [`Query`] resolved against one world
+//! ([`Plan`]), then run over its archetypes.
+//!
+//! Design. Resolving does every lookup by name once: component names to
+//! ids (and whether each is stored in archetypes or sparse), relation
+//! names to relation types, entity names and paths to entities, and
+//! variables to slots. Running then costs what the terms need and no
+//! more, in three levels:
+//!
+//! 1. Archetypes. The table components of required terms (change filters
+//!    included) and of `!` terms, and the hidden tags the query does not
+//!    name, decide for a whole archetype at once, as typed queries do.
+//! 2. Chunks. A change filter on a table component skips every chunk whose
+//!    stamp for it is outside the window, before looking at its rows.
+//! 3. Rows. Only when a term needs it: row change stamps, sparse
+//!    components (looked up per entity in their sparse sets, with their
+//!    own stamps), and pairs (looked up in the relation's table by type;
+//!    pairs are not part of an archetype in doecs, see `doecs::relation`).
+//!    An archetype no row term applies to hands over its entity slice
+//!    whole, and a page takes only the part of it it shows.
+//!
+//! Pair terms run in order as a join: required ones bind variables (one
+//! result per binding), then `!` ones check, then optional ones bind what
+//! is still unbound. The bindings one entity's joins try are bounded by
+//! [`MAX_BINDINGS_PER_ENTITY`], so a join whose targets multiply is an
+//! error rather than a hang.
+
+use super::ast::{ChangeKind, Ident, Oper, Query, TargetKind, TermKind};
+use super::{QueryError, MAX_BINDINGS_PER_ENTITY};
+use crate::components::{display_name, is_sparse, resolve};
+use doecs::raw::{ColumnIndex, Row};
+use doecs::{ChangeWindow, ComponentId, Entity, Relations, Tick, World};
+use doecs_registry::ComponentRegistry;
+use std::any::TypeId;
+
+/// One result: an entity, and each variable's binding (in the order of
+/// [`Plan::variables`]; `None` for a variable only an optional term binds,
+/// when it did not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    /// The entity.
+    pub entity: Entity,
+    /// The variables' targets.
+    pub bindings: Vec<Option<Entity>>,
+}
+
+/// One page of results, and how many there are in all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Page {
+    /// Every result's count, not just the page's.
+    pub total: usize,
+    /// The results from `offset`, at most `limit` of them.
+    pub matches: Vec<Match>,
+}
+
+/// A pair term, resolved.
+#[derive(Debug, Clone)]
+struct PairTerm {
+    relation: TypeId,
+    target: PairTarget,
+    column: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum PairTarget {
+    Any,
+    Entity(Entity),
+    Var(usize),
+}
+
+/// A query resolved against one world: what [`Plan::run`] runs. Valid for
+/// that world while its components and named entities stay as they were
+/// (resolve again after structural changes to be sure).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    text: String,
+    with_table: Vec<ComponentId>,
+    without_table: Vec<ComponentId>,
+    with_sparse: Vec<ComponentId>,
+    without_sparse: Vec<ComponentId>,
+    hidden: Vec<ComponentId>,
+    table_changes: Vec<(ComponentId, ChangeKind)>,
+    sparse_changes: Vec<(ComponentId, ChangeKind)>,
+    required_pairs: Vec<PairTerm>,
+    not_pairs: Vec<PairTerm>,
+    optional_pairs: Vec<PairTerm>,
+    variables: Vec<String>,
+    optional: Vec<(String, ComponentId)>,
+    with_names: Vec<String>,
+    without_names: Vec<String>,
+}
+
+/// Where results go while a plan runs.
+trait Sink {
+    /// A run of results without bindings.
+    fn rows(&mut self, entities: &[Entity]);
+    /// One result.
+    fn one(&mut self, entity: Entity, bindings: &[Option<Entity>]);
+}
+
+/// Collects one page.
+struct PageSink {
+    offset: usize,
+    end: usize,
+    page: Page,
+}
+
+impl Sink for PageSink {
+    #[inline]
+    fn rows(&mut self, entities: &[Entity]) {
+        let start = self.page.total;
+        self.page.total += entities.len();
+        let from = self.offset.max(start);
+        let to = self.end.min(self.page.total);
+        if from < to {
+            self.page
+                .matches
+                .extend(
+                    entities[from - start..to - start]
+                        .iter()
+                        .map(|&entity| Match {
+                            entity,
+                            bindings: Vec::new(),
+                        }),
+                );
+        }
+    }
+
+    #[inline]
+    fn one(&mut self, entity: Entity, bindings: &[Option<Entity>]) {
+        if (self.offset..self.end).contains(&self.page.total) {
+            self.page.matches.push(Match {
+                entity,
+                bindings: bindings.to_vec(),
+            });
+        }
+        self.page.total += 1;
+    }
+}
+
+/// Hands every result to a closure.
+struct EachSink<F>(F);
+
+impl<F: FnMut(Entity, &[Option<Entity>])> Sink for EachSink<F> {
+    fn rows(&mut self, entities: &[Entity]) {
+        for &e in entities {
+            (self.0)(e, &[]);
+        }
+    }
+    fn one(&mut self, entity: Entity, bindings: &[Option<Entity>]) {
+        (self.0)(entity, bindings);
+    }
+}
+
+/// The stamp a change filter reads from `(added, changed)`.
+#[inline]
+fn stamp(kind: ChangeKind, (added, changed): (Tick, Tick)) -> Tick {
+    match kind {
+        ChangeKind::Changed => changed,
+        ChangeKind::Added => added,
+    }
+}
+
+/// The relation a pair term names: by its registry name, else by the
+/// type name (short or full) of a relation the world holds pairs of.
+fn relation(
+    world: &World,
+    registry: &ComponentRegistry,
+    name: &Ident,
+) -> Result<TypeId, QueryError> {
+    if let Some(t) = registry.relation_type(&name.text) {
+        return Ok(t);
+    }
+    let kinds: Vec<(TypeId, &str)> = world
+        .relations()
+        .kinds()
+        .map(|(t, type_name, _)| (t, type_name))
+        .collect();
+    for &(t, type_name) in &kinds {
+        if type_name == name.text || crate::entity::short_type_name(type_name) == name.text {
+            return Ok(t);
+        }
+    }
+    let mut known: Vec<String> = ["ChildOf", "IsA"].map(String::from).to_vec();
+    for (_, type_name) in kinds {
+        let short = crate::entity::short_type_name(type_name);
+        if !known.contains(&short) {
+            known.push(short);
+        }
+    }
+    Err(QueryError::UnknownRelation {
+        name: name.text.clone(),
+        column: name.column,
+        known: known.join(", "),
+    })
+}
+
+impl Plan {
+    /// Resolves `query` against `world`: component names through
+    /// `registry` and the world (as [`crate::components::resolve`]),
+    /// relations as the [module docs](super) say, entity names with
+    /// `World::lookup`.
+    ///
+    /// # Errors
+    /// A [`QueryError`] at the column of the first name that resolves to
+    /// nothing, and those of [`Query::check`].
+    pub fn new(
+        world: &World,
+        registry: &ComponentRegistry,
+        query: &Query,
+    ) -> Result<Plan, QueryError> {
+        query.check()?;
+        let variables = query.variables();
+        let mut plan = Plan {
+            text: query.to_string(),
+            with_table: Vec::new(),
+            without_table: Vec::new(),
+            with_sparse: Vec::new(),
+            without_sparse: Vec::new(),
+            hidden: Vec::new(),
+            table_changes: Vec::new(),
+            sparse_changes: Vec::new(),
+            required_pairs: Vec::new(),
+            not_pairs: Vec::new(),
+            optional_pairs: Vec::new(),
+            variables: Vec::new(),
+            optional: Vec::new(),
+            with_names: Vec::new(),
+            without_names: Vec::new(),
+        };
+        let component = |name: &Ident| -> Result<ComponentId, QueryError> {
+            resolve(world, registry, &name.text).ok_or_else(|| QueryError::UnknownComponent {
+                name: name.text.clone(),
+                column: name.column,
+            })
+        };
+        let mut named = Vec::new();
+        for term in &query.terms {
+            match &term.kind {
+                TermKind::Component(name) => {
+                    let id = component(name)?;
+                    named.push(id);
+                    let sparse = is_sparse(world, id);
+                    let shown = display_name(world, registry, id);
+                    match (term.oper, sparse) {
+                        (Oper::And, false) => plan.with_table.push(id),
+                        (Oper::And, true) => plan.with_sparse.push(id),
+                        (Oper::Not, false) => plan.without_table.push(id),
+                        (Oper::Not, true) => plan.without_sparse.push(id),
+                        (Oper::Optional, _) => plan.optional.push((shown.clone(), id)),
+                    }
+                    match term.oper {
+                        Oper::And => plan.with_names.push(shown),
+                        Oper::Not => plan.without_names.push(shown),
+                        Oper::Optional => {}
+                    }
+                }
+                TermKind::Change {
+                    kind,
+                    component: name,
+                } => {
+                    let id = component(name)?;
+                    named.push(id);
+                    if is_sparse(world, id) {
+                        plan.with_sparse.push(id);
+                        plan.sparse_changes.push((id, *kind));
+                    } else {
+                        plan.with_table.push(id);
+                        plan.table_changes.push((id, *kind));
+                    }
+                }
+                TermKind::Pair {
+                    relation: rel,
+                    target,
+                } => {
+                    let relation = relation(world, registry, rel)?;
+                    let target_at = target.column;
+                    let target = match &target.kind {
+                        TargetKind::Any => PairTarget::Any,
+                        TargetKind::Variable(v) => {
+                            PairTarget::Var(variables.iter().position(|x| x == v).unwrap_or(0))
+                        }
+                        TargetKind::Id(e) => {
+                            if !world.contains_entity(*e) {
+                                return Err(QueryError::DeadEntity {
+                                    entity: format!("{}v{}", e.index(), e.generation()),
+                                    column: target_at,
+                                });
+                            }
+                            PairTarget::Entity(*e)
+                        }
+                        TargetKind::Name(n) => match world.lookup(n) {
+                            Ok(e) => PairTarget::Entity(e),
+                            Err(why) => {
+                                return Err(QueryError::UnknownEntity {
+                                    name: n.clone(),
+                                    column: target_at,
+                                    reason: why.to_string(),
+                                })
+                            }
+                        },
+                    };
+                    let pair = PairTerm {
+                        relation,
+                        target,
+                        column: term.column,
+                    };
+                    match term.oper {
+                        Oper::And => plan.required_pairs.push(pair),
+                        Oper::Not => plan.not_pairs.push(pair),
+                        Oper::Optional => plan.optional_pairs.push(pair),
+                    }
+                }
+            }
+        }
+        plan.variables = variables;
+        plan.hidden = world
+            .hidden_tags()
+            .types()
+            .iter()
+            .filter_map(|&t| world.components().by_type_id(t))
+            .filter(|id| !named.contains(id))
+            .collect();
+        Ok(plan)
+    }
+
+    /// The query as canonical text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The variables, in the order their bindings are listed.
+    pub fn variables(&self) -> &[String] {
+        &self.variables
+    }
+
+    /// The optional component terms: each one's name and id.
+    pub fn optional(&self) -> &[(String, ComponentId)] {
+        &self.optional
+    }
+
+    /// The names of the required component terms.
+    pub fn with_names(&self) -> &[String] {
+        &self.with_names
+    }
+
+    /// The names of the `!` component terms.
+    pub fn without_names(&self) -> &[String] {
+        &self.without_names
+    }
+
+    /// Whether the query has change filters.
+    pub fn has_changes(&self) -> bool {
+        !self.table_changes.is_empty() || !self.sparse_changes.is_empty()
+    }
+
+    /// The table components the change filters read row stamps of: a
+    /// caller with `&mut World` may ask the world to keep them
+    /// (`WorldCore::track_changes_by_id`), for row-exact answers.
+    pub fn tracked(&self) -> Vec<ComponentId> {
+        self.table_changes.iter().map(|&(id, _)| id).collect()
+    }
+
+    /// Whether no term looks at rows: every matching archetype is taken
+    /// whole.
+    fn row_free(&self) -> bool {
+        self.with_sparse.is_empty()
+            && self.without_sparse.is_empty()
+            && self.table_changes.is_empty()
+            && self.required_pairs.is_empty()
+            && self.not_pairs.is_empty()
+            && self.optional_pairs.is_empty()
+    }
+
+    /// The results `offset..offset + limit` (in archetype, row, then join
+    /// order) and the count of all, changes judged by `window`.
+    ///
+    /// # Errors
+    /// [`QueryError::TooManyBindings`] when a join multiplies past its
+    /// bound.
+    pub fn run(
+        &self,
+        world: &World,
+        window: ChangeWindow,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Page, QueryError> {
+        let mut sink = PageSink {
+            offset,
+            end: offset.saturating_add(limit),
+            page: Page::default(),
+        };
+        self.visit(world, window, &mut sink)?;
+        Ok(sink.page)
+    }
+
+    /// Calls `f` with every result, in order; returns how many there were.
+    ///
+    /// # Errors
+    /// As [`Plan::run`].
+    pub fn for_each(
+        &self,
+        world: &World,
+        window: ChangeWindow,
+        mut f: impl FnMut(Entity, &[Option<Entity>]),
+    ) -> Result<usize, QueryError> {
+        let mut count = 0usize;
+        let mut sink = EachSink(|e: Entity, b: &[Option<Entity>]| {
+            count += 1;
+            f(e, b)
+        });
+        self.visit(world, window, &mut sink)?;
+        Ok(count)
+    }
+
+    fn visit(
+        &self,
+        world: &World,
+        window: ChangeWindow,
+        sink: &mut impl Sink,
+    ) -> Result<(), QueryError> {
+        let row_free = self.row_free();
+        let relations = world.relations();
+        let mut bindings = vec![None; self.variables.len()];
+        let mut columns: Vec<(ColumnIndex, ChangeKind)> = Vec::new();
+        for arch in doecs::raw::archetypes(world).iter() {
+            if arch.is_empty()
+                || !self.with_table.iter().all(|&c| arch.has(c))
+                || self.without_table.iter().any(|&c| arch.has(c))
+                || self.hidden.iter().any(|&c| arch.has(c))
+            {
+                continue;
+            }
+            if row_free {
+                sink.rows(arch.entities());
+                continue;
+            }
+            columns.clear();
+            columns.extend(
+                self.table_changes
+                    .iter()
+                    .filter_map(|&(id, kind)| Some((arch.column_of(id)?, kind))),
+            );
+            let entities = arch.entities();
+            for chunk in 0..arch.chunk_count() {
+                let in_window = columns.iter().all(|&(c, kind)| {
+                    let t = arch.chunk_ticks(c, chunk);
+                    window.contains(stamp(kind, (t.added(), t.changed())))
+                });
+                if !in_window {
+                    continue;
+                }
+                let (start, len) = arch.chunk_rows_of(chunk);
+                for (row, &e) in entities.iter().enumerate().skip(start).take(len) {
+                    let row = Row(row as u32);
+                    if !columns
+                        .iter()
+                        .all(|&(c, kind)| window.contains(stamp(kind, arch.row_ticks(row, c))))
+                        || !self.with_sparse.iter().all(|&c| world.has_id(e, c))
+                        || self.without_sparse.iter().any(|&c| world.has_id(e, c))
+                        || !self.sparse_changes.iter().all(|&(c, kind)| {
+                            world
+                                .change_ticks_by_id(e, c)
+                                .is_ok_and(|t| window.contains(stamp(kind, t)))
+                        })
+                    {
+                        continue;
+                    }
+                    let mut budget = MAX_BINDINGS_PER_ENTITY;
+                    self.join(relations, e, 0, &mut bindings, &mut budget, sink)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs pair term `i` (required ones, then the `!` checks, then
+    /// optional ones) for entity `e` under `bindings`, and the terms after
+    /// it; each complete binding is a result.
+    fn join(
+        &self,
+        relations: &Relations,
+        e: Entity,
+        i: usize,
+        bindings: &mut Vec<Option<Entity>>,
+        budget: &mut usize,
+        sink: &mut impl Sink,
+    ) -> Result<(), QueryError> {
+        let required = self.required_pairs.len();
+        if let Some(t) = self.required_pairs.get(i) {
+            match t.target {
+                PairTarget::Any => {
+                    if has_pair(relations, t.relation, e, None) {
+                        self.join(relations, e, i + 1, bindings, budget, sink)?;
+                    }
+                }
+                PairTarget::Entity(x) => {
+                    if has_pair(relations, t.relation, e, Some(x)) {
+                        self.join(relations, e, i + 1, bindings, budget, sink)?;
+                    }
+                }
+                PairTarget::Var(v) => match bindings[v] {
+                    Some(x) => {
+                        if has_pair(relations, t.relation, e, Some(x)) {
+                            self.join(relations, e, i + 1, bindings, budget, sink)?;
+                        }
+                    }
+                    None => {
+                        for x in targets(relations, t, e, budget)? {
+                            bindings[v] = Some(x);
+                            let r = self.join(relations, e, i + 1, bindings, budget, sink);
+                            bindings[v] = None;
+                            r?;
+                        }
+                    }
+                },
+            }
+            return Ok(());
+        }
+        if i == required {
+            for t in &self.not_pairs {
+                let target = match t.target {
+                    PairTarget::Any => None,
+                    PairTarget::Entity(x) => Some(x),
+                    // Bound by a required term (`Query::check`).
+                    PairTarget::Var(v) => bindings[v],
+                };
+                if has_pair(relations, t.relation, e, target) {
+                    return Ok(());
+                }
+            }
+        }
+        let Some(t) = self.optional_pairs.get(i - required) else {
+            sink.one(e, bindings);
+            return Ok(());
+        };
+        if let PairTarget::Var(v) = t.target {
+            if bindings[v].is_none() {
+                let found = targets(relations, t, e, budget)?;
+                if !found.is_empty() {
+                    for x in found {
+                        bindings[v] = Some(x);
+                        let r = self.join(relations, e, i + 1, bindings, budget, sink);
+                        bindings[v] = None;
+                        r?;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        // An optional term never filters.
+        self.join(relations, e, i + 1, bindings, budget, sink)
+    }
+}
+
+/// Whether `e` has a pair of `relation` to `target` (to any, for `None`).
+#[inline]
+fn has_pair(relations: &Relations, relation: TypeId, e: Entity, target: Option<Entity>) -> bool {
+    let mut found = false;
+    relations.for_each_target_of(relation, e, &mut |t| {
+        found |= target.is_none_or(|x| x == t);
+    });
+    found
+}
+
+/// `e`'s targets for term `t`, charged to `budget`.
+fn targets(
+    relations: &Relations,
+    t: &PairTerm,
+    e: Entity,
+    budget: &mut usize,
+) -> Result<Vec<Entity>, QueryError> {
+    let mut out = Vec::new();
+    relations.for_each_target_of(t.relation, e, &mut |x| out.push(x));
+    match budget.checked_sub(out.len()) {
+        Some(left) => {
+            *budget = left;
+            Ok(out)
+        }
+        None => Err(QueryError::TooManyBindings {
+            entity: format!("{}v{}", e.index(), e.generation()),
+            max: MAX_BINDINGS_PER_ENTITY,
+            column: t.column,
+        }),
+    }
+}
