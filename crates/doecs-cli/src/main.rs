@@ -7,6 +7,7 @@ mod frame_times;
 mod input;
 mod names;
 mod play;
+mod query;
 mod registry;
 mod rollback;
 mod run;
@@ -68,6 +69,35 @@ enum Command {
     Run(RunArgs),
     /// Play the demo fleet under rollback netcode: two processes over UDP, or a local sync test.
     Play(play::PlayArgs),
+    /// List the entities of a level that match a query (the inspector's query language)
+    ///
+    /// QUERY is a comma-separated list of terms: `position` (has it),
+    /// `!spin` (has not), `?Name` (either; shown when present), `(ChildOf,
+    /// ship3)` (a pair; the target an entity name, path, id such as 12v0,
+    /// `*` for any, or a `$variable` that binds it, and terms naming one
+    /// variable must agree), `Changed(mass)` and `Added(mass)` (changes
+    /// after --since). The level is spawned as `run` spawns it. A query
+    /// error names its column and exits with status 1.
+    Query {
+        /// A compiled blob or a JSON level.
+        level: PathBuf,
+        /// The query, e.g. "position, velocity, !spin" or "spin, (ChildOf, $part), (ChildOf, ship3)".
+        query: String,
+        /// Print each result's component values.
+        #[arg(long)]
+        values: bool,
+        /// Print at most N results (0: only the count)
+        #[arg(long, value_name = "N", default_value_t = 100)]
+        limit: usize,
+        /// Skip the first N results.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        offset: usize,
+        /// Changed(X) and Added(X) count changes stamped after TICK (default 0: the spawn counts)
+        #[arg(long, value_name = "TICK", default_value_t = 0)]
+        since: u64,
+        #[command(flatten)]
+        input: InputLimit,
+    },
     /// Write the bundled demo level as JSON.
     DemoLevel {
         /// Where to write it.
@@ -186,6 +216,23 @@ fn main() -> ExitCode {
         }) => inspect(&input, names, find.as_deref(), limit),
         Some(Command::DemoLevel { output, ships }) => demo(&output, ships),
         Some(Command::Play(args)) => play::play(args),
+        Some(Command::Query {
+            level,
+            query,
+            values,
+            limit,
+            offset,
+            since,
+            input,
+        }) => {
+            let options = query::Options {
+                values,
+                offset,
+                limit,
+                since,
+            };
+            query::query(&query, || read(&level, input), &level, options).map(|out| print!("{out}"))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

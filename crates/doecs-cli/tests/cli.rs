@@ -417,7 +417,7 @@ fn mistyped_subcommands_get_a_suggestion() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).starts_with(
-            "error: 'nosuchthing' is neither a subcommand (compile, inspect, run, play, demo-level) \
+            "error: 'nosuchthing' is neither a subcommand (compile, inspect, run, play, query, demo-level) \
              nor an existing level file"
         ),
         "{}",
