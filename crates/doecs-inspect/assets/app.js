@@ -2,7 +2,11 @@
 // summary, a sortable archetype table, a live chart of per-system frame
 // times, and an entity browser (the transform hierarchy as a lazily
 // expanded tree, or a query's results, beside the selected entity's
-// components and values).
+// components and values). The query box takes the query language of
+// GET /api/query?expr= (results list each variable's binding; an error
+// shows where its column points); running the same query again passes the
+// previous answer's tick as since=, so Changed(X) shows what changed
+// in between.
 //
 // Text from the world is always inserted with textContent, never as HTML.
 // Polling pauses while the tab is hidden. Edits (set a component, despawn)
@@ -34,7 +38,11 @@ async function api(path, options) {
   } catch (e) {
     body = { error: "the answer is not JSON (" + response.status + ")" };
   }
-  if (!response.ok) throw new Error(body.error || "HTTP " + response.status);
+  if (!response.ok) {
+    const error = new Error(body.error || "HTTP " + response.status);
+    error.column = body.column; // set for errors in a query's text
+    throw error;
+  }
   return body;
 }
 
@@ -265,6 +273,7 @@ function treeNode(ref) {
     toggle,
     ...(ref.name ? [el("span", { class: "name", text: ref.name })] : []),
     el("span", { class: "id", text: ref.id }),
+    ...Object.entries(ref.vars || {}).map(([k, v]) => el("span", { class: "vars", text: `$${k}=${v ? v.name || v.id : "–"}` })),
     el("span", { class: "comps", text: ref.components.join(", ") })
   );
   node.addEventListener("click", (e) => {
@@ -302,6 +311,15 @@ async function loadList() {
     if (l.kind === "roots") {
       page = await api(`/api/roots?offset=${l.offset}&limit=${ROOTS_PAGE}`);
       title.textContent = `hierarchy: ${fmtInt(page.total)} roots`;
+    } else if (l.kind === "expr") {
+      const since = l.since ? `&since=${l.since}` : "";
+      page = await api(`/api/query?expr=${encodeURIComponent(l.expr)}&offset=${l.offset}&limit=${ROOTS_PAGE}${since}`);
+      l.tick = page.tick;
+      showQueryError(null);
+      title.replaceChildren(
+        `query [${page.expr}]: ${fmtInt(page.total)} results${l.since ? ` changed since tick ${l.since}` : ""} · `,
+        el("a", { href: "#", onclick: (e) => { e.preventDefault(); state.list = { kind: "roots", with: [], offset: 0 }; loadList(); } }, "hierarchy")
+      );
     } else {
       const w = l.with.map(encodeURIComponent).join(",");
       page = await api(`/api/query?with=${w}&offset=${l.offset}&limit=${ROOTS_PAGE}`);
@@ -311,6 +329,7 @@ async function loadList() {
       );
     }
   } catch (e) {
+    if (l.kind === "expr" && e.column) showQueryError(e, l.expr);
     title.replaceChildren(el("span", { class: "error-text", text: e.message }));
     return;
   }
@@ -322,6 +341,38 @@ async function loadList() {
   if (page.total > ROOTS_PAGE) more.append(el("span", { class: "muted", text: ` ${shown} ` }));
   if (l.offset + ROOTS_PAGE < page.total) more.append(el("button", { type: "button", onclick: () => { l.offset += ROOTS_PAGE; loadList(); } }, "next ▸"));
   if (!state.selected && page.results.length) select(page.results[0].id);
+}
+
+// Runs a query of the query language in the entity list. Running the same
+// text again looks for changes since the previous answer's tick.
+function runQuery(expr) {
+  const prev = state.list;
+  const since = prev.kind === "expr" && prev.expr === expr && prev.tick ? prev.tick : 0;
+  state.list = { kind: "expr", expr, offset: 0, since };
+  loadList();
+}
+
+// Shows a query error under the box, with a caret under its column (1-based,
+// in characters), and puts the cursor there; `null` clears it.
+function showQueryError(error, expr) {
+  const box = document.getElementById("query-error");
+  const input = document.getElementById("qexpr");
+  input.classList.toggle("bad", !!error);
+  if (!error) {
+    box.hidden = true;
+    box.textContent = "";
+    delete box.dataset.column;
+    return;
+  }
+  const column = Math.max(1, error.column);
+  const chars = [...expr];
+  box.hidden = false;
+  box.dataset.column = column;
+  box.textContent = `${error.message}\n${chars.join("")}\n${" ".repeat(column - 1)}^`;
+  const lead = input.value.length - input.value.trimStart().length;
+  const at = lead + chars.slice(0, column - 1).join("").length;
+  input.focus();
+  input.setSelectionRange(at, Math.min(input.value.length, at + 1));
 }
 
 function listQuery(components) {
@@ -449,6 +500,11 @@ function wire() {
       }
     }
     if (names.length || !text) listQuery(names);
+  });
+  document.getElementById("query").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const expr = document.getElementById("qexpr").value.trim();
+    if (expr) runQuery(expr);
   });
   window.addEventListener("resize", () => drawChart(document.getElementById("chart"), state.chart));
 }

@@ -2,7 +2,8 @@
 // `chromium`, driven through playwright-core) against a running
 // `doecs run --inspect`. Checks that the archetype table and one entity's
 // detail show the world's real data, compared with the JSON API, that
-// sorting, the tree, pause and resume work, and that the page loads
+// sorting, the tree, the query box (results with names and bindings, and
+// a bad query's column), pause and resume work, and that the page loads
 // nothing from anywhere but the inspector itself. Saves a screenshot.
 //
 //   node test.mjs http://127.0.0.1:PORT/ SCREENSHOT.png
@@ -155,6 +156,38 @@ try {
     const transform = await page.$eval('#entity-detail [data-manager="transform"] .value', (v) => v.textContent);
     check(sameValue(JSON.parse(transform), expected.managers.transform), `${id}: its transform is shown`);
   }
+
+  // The query box: the results the API gives, with names and each
+  // variable's binding; then a query that does not parse shows its column.
+  const expr = "spin, Name, (ChildOf, $ship), ?mass";
+  const expected = await api("/api/query?limit=200&expr=" + encodeURIComponent(expr));
+  await page.fill("#qexpr", expr);
+  await page.click('#query button[type="submit"]');
+  await page.waitForFunction(() => document.querySelector("#tree-title").textContent.startsWith("query ["));
+  const results = await page.$$eval("#tree > li", (lis) => lis.map((li) => li.dataset.entity));
+  check(expected.total > 0 && same(results, expected.results.map((r) => r.id)), `the query box lists the first ${results.length} of ${expected.total} results`);
+  const titleText = await page.textContent("#tree-title");
+  check(titleText.includes(expected.total.toLocaleString("en-US") + " results"), `the query box says ${expected.total} results`);
+  const first = expected.results[0];
+  const vars = await page.textContent(`#tree > li[data-entity="${first.id}"] > .node .vars`);
+  const ship = first.vars.ship;
+  check(vars === `$ship=${ship.name || ship.id}`, `${first.id}: its binding ${vars} is shown`);
+  const named = expected.results.find((r) => r.name);
+  check(named !== undefined, "some results have names");
+  const shownName = await page.textContent(`#tree > li[data-entity="${named.id}"] > .node .name`);
+  check(shownName === named.name, `${named.id}: its name ${named.name} is shown`);
+  await page.fill("#qexpr", "spin, (ChildOf $part)");
+  await page.click('#query button[type="submit"]');
+  await page.waitForSelector("#query-error:not([hidden])");
+  const column = await page.$eval("#query-error", (p) => Number(p.dataset.column));
+  const errorText = await page.textContent("#query-error");
+  check(column === 16 && errorText.includes("expected ',' at column 16"), `a bad query shows its column: ${errorText.split("\n")[0]}`);
+  check(errorText.split("\n")[2] === " ".repeat(15) + "^", "a caret points at the column");
+  check(await page.$eval("#qexpr", (i) => i.classList.contains("bad")), "the query box is marked");
+  await page.fill("#qexpr", "spin");
+  await page.click('#query button[type="submit"]');
+  await page.waitForSelector("#query-error", { state: "hidden" });
+  check(true, "a good query clears the error");
 
   // The systems table and chart.
   const systems = await api("/api/systems?last=1");
