@@ -20,7 +20,7 @@
 
 use crate::registry;
 use doecs::{ChangeWindow, Entity, Tick, World};
-use doecs_inspect::components::{component_entry, of_entity};
+use doecs_inspect::components::{component_entry, display_name, of_entity};
 use doecs_inspect::qlang::{parse, Plan};
 use doecs_resource::{AlignedBytes, SpawnOptions, MAGIC};
 use std::fmt::Write as _;
@@ -91,18 +91,18 @@ pub fn query(
     } else {
         "entities"
     };
-    let _ = writeln!(out, "{} {noun} match \"{}\"", page.total, plan.text());
-    for m in &page.matches {
+    let _ = writeln!(out, "{} {noun} match \"{}\"", page.total, query);
+    for m in page.iter() {
         let mut line = entity_text(&world, m.entity);
-        for (name, b) in plan.variables().iter().zip(&m.bindings) {
+        for (name, b) in plan.variables().iter().zip(m.bindings) {
             let bound = b.map_or_else(|| "none".to_owned(), |e| entity_text(&world, e));
             let _ = write!(line, "  ${name}={bound}");
         }
-        let present: Vec<&str> = plan
+        let present: Vec<String> = plan
             .optional()
             .iter()
-            .filter(|&&(_, id)| world.has_id(m.entity, id))
-            .map(|(n, _)| n.as_str())
+            .filter(|&&id| world.has_id(m.entity, id))
+            .map(|&id| display_name(&world, &registry, id))
             .collect();
         if !plan.optional().is_empty() {
             let _ = write!(line, "  ?[{}]", present.join(", "));
@@ -117,7 +117,7 @@ pub fn query(
             }
         }
     }
-    let shown = options.offset.saturating_add(page.matches.len());
+    let shown = options.offset.saturating_add(page.len());
     if shown < page.total {
         let _ = writeln!(
             out,

@@ -147,10 +147,9 @@ fn text(world: &World, query: &str, window: ChangeWindow) -> Vec<(Entity, Vec<Op
     let mut counted = 0;
     plan.for_each(world, window, |_, _| counted += 1).unwrap();
     assert_eq!(counted, page.total, "{query}: for_each and run agree");
-    assert_eq!(page.total, page.matches.len());
-    page.matches
-        .into_iter()
-        .map(|m| (m.entity, m.bindings))
+    assert_eq!(page.total, page.len());
+    page.iter()
+        .map(|m| (m.entity, m.bindings.to_vec()))
         .collect()
 }
 
@@ -180,11 +179,11 @@ fn check_structural(world: &World, some: Entity) {
     let q = parse("A, !B, ?C").unwrap();
     let plan = Plan::new(world, &registry(), &q).unwrap();
     let page = plan.run(world, all, 0, usize::MAX).unwrap();
-    let c = plan.optional()[0].1;
+    let c = plan.optional()[0];
     let shown: Vec<(Entity, bool)> = page
-        .matches
+        .entities()
         .iter()
-        .map(|m| (m.entity, world.has_id(m.entity, c)))
+        .map(|&e| (e, world.has_id(e, c)))
         .collect();
     assert_eq!(shown, typed, "A, !B, ?C");
 

@@ -28,12 +28,12 @@
 
 use super::ast::{Ident, Oper, Query, Term, TermKind};
 use super::{parse, Match, Plan, QueryError};
-use crate::components::{component_entry, of_entity};
+use crate::components::{component_entry, display_name, of_entity};
 use crate::entity::entity_ref;
 use crate::error::ApiError;
 use crate::parse::QueryString;
 use crate::query::{DEFAULT_LIMIT, MAX_LIMIT};
-use doecs::{ChangeWindow, Entity, Tick, World};
+use doecs::{ChangeWindow, ComponentId, Entity, Tick, World};
 use doecs_registry::ComponentRegistry;
 use serde_json::{json, Map, Value};
 
@@ -172,17 +172,20 @@ fn respond(
     };
     let page = plan.run(world, window, request.offset, request.limit)?;
     let results: Vec<Value> = page
-        .matches
         .iter()
         .map(|m| result_json(world, registry, plan, m, request.values))
         .collect();
-    let optional: Vec<&str> = plan.optional().iter().map(|(n, _)| n.as_str()).collect();
+    let names = |ids: &[ComponentId]| -> Vec<String> {
+        ids.iter()
+            .map(|&id| display_name(world, registry, id))
+            .collect()
+    };
     Ok(json!({
-        "expr": plan.text(),
-        "with": plan.with_names(),
-        "without": plan.without_names(),
+        "expr": request.query.to_string(),
+        "with": names(plan.with_components()),
+        "without": names(plan.without_components()),
         "variables": plan.variables(),
-        "optional": optional,
+        "optional": names(plan.optional()),
         "tick": now.get(),
         "since": request.since,
         "total": page.total,
@@ -212,7 +215,7 @@ pub fn result_json(
     world: &World,
     registry: &ComponentRegistry,
     plan: &Plan,
-    m: &Match,
+    m: Match<'_>,
     values: bool,
 ) -> Value {
     let mut r = entity_ref(world, registry, m.entity);
@@ -220,17 +223,17 @@ pub fn result_json(
         let vars: Map<String, Value> = plan
             .variables()
             .iter()
-            .zip(&m.bindings)
+            .zip(m.bindings)
             .map(|(name, &b)| (name.clone(), binding_json(world, b)))
             .collect();
         r["vars"] = Value::Object(vars);
     }
     if !plan.optional().is_empty() {
-        let present: Vec<&str> = plan
+        let present: Vec<String> = plan
             .optional()
             .iter()
-            .filter(|&&(_, id)| world.has_id(m.entity, id))
-            .map(|(n, _)| n.as_str())
+            .filter(|&&id| world.has_id(m.entity, id))
+            .map(|&id| display_name(world, registry, id))
             .collect();
         r["optional"] = json!(present);
     }

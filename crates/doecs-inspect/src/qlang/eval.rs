@@ -27,7 +27,7 @@
 
 use super::ast::{ChangeKind, Ident, Oper, Query, TargetKind, TermKind};
 use super::{QueryError, MAX_BINDINGS_PER_ENTITY};
-use crate::components::{display_name, is_sparse, resolve};
+use crate::components::{is_sparse, resolve};
 use doecs::raw::{ColumnIndex, Row};
 use doecs::{ChangeWindow, ComponentId, Entity, Relations, Tick, World};
 use doecs_registry::ComponentRegistry;
@@ -36,21 +36,55 @@ use std::any::TypeId;
 /// One result: an entity, and each variable's binding (in the order of
 /// [`Plan::variables`]; `None` for a variable only an optional term binds,
 /// when it did not).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Match {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Match<'p> {
     /// The entity.
     pub entity: Entity,
     /// The variables' targets.
-    pub bindings: Vec<Option<Entity>>,
+    pub bindings: &'p [Option<Entity>],
 }
 
-/// One page of results, and how many there are in all.
+/// One page of results, and how many there are in all. The results are
+/// kept flat (entities in one `Vec`, bindings in another), so a page of
+/// whole archetypes is a few copies of their entity slices, with no
+/// allocation per result.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Page {
     /// Every result's count, not just the page's.
     pub total: usize,
-    /// The results from `offset`, at most `limit` of them.
-    pub matches: Vec<Match>,
+    entities: Vec<Entity>,
+    bindings: Vec<Option<Entity>>,
+    variables: usize,
+}
+
+impl Page {
+    /// The page's entities, in order.
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    /// How many results the page holds.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Whether the page holds no result.
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// Result `i`, if the page has it.
+    pub fn get(&self, i: usize) -> Option<Match<'_>> {
+        let entity = *self.entities.get(i)?;
+        let from = i * self.variables;
+        let bindings = self.bindings.get(from..from + self.variables)?;
+        Some(Match { entity, bindings })
+    }
+
+    /// The results, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Match<'_>> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
 }
 
 /// A pair term, resolved.
@@ -73,7 +107,6 @@ enum PairTarget {
 /// (resolve again after structural changes to be sure).
 #[derive(Debug, Clone)]
 pub struct Plan {
-    text: String,
     with_table: Vec<ComponentId>,
     without_table: Vec<ComponentId>,
     with_sparse: Vec<ComponentId>,
@@ -85,9 +118,9 @@ pub struct Plan {
     not_pairs: Vec<PairTerm>,
     optional_pairs: Vec<PairTerm>,
     variables: Vec<String>,
-    optional: Vec<(String, ComponentId)>,
-    with_names: Vec<String>,
-    without_names: Vec<String>,
+    optional: Vec<ComponentId>,
+    with_ids: Vec<ComponentId>,
+    without_ids: Vec<ComponentId>,
 }
 
 /// Where results go while a plan runs.
@@ -113,26 +146,18 @@ impl Sink for PageSink {
         let from = self.offset.max(start);
         let to = self.end.min(self.page.total);
         if from < to {
-            self.page
-                .matches
-                .extend(
-                    entities[from - start..to - start]
-                        .iter()
-                        .map(|&entity| Match {
-                            entity,
-                            bindings: Vec::new(),
-                        }),
-                );
+            // Only a query without variables hands over whole rows.
+            debug_assert_eq!(self.page.variables, 0);
+            let rows = &entities[from - start..to - start];
+            self.page.entities.extend_from_slice(rows);
         }
     }
 
     #[inline]
     fn one(&mut self, entity: Entity, bindings: &[Option<Entity>]) {
         if (self.offset..self.end).contains(&self.page.total) {
-            self.page.matches.push(Match {
-                entity,
-                bindings: bindings.to_vec(),
-            });
+            self.page.entities.push(entity);
+            self.page.bindings.extend_from_slice(bindings);
         }
         self.page.total += 1;
     }
@@ -212,7 +237,6 @@ impl Plan {
         query.check()?;
         let variables = query.variables();
         let mut plan = Plan {
-            text: query.to_string(),
             with_table: Vec::new(),
             without_table: Vec::new(),
             with_sparse: Vec::new(),
@@ -225,8 +249,8 @@ impl Plan {
             optional_pairs: Vec::new(),
             variables: Vec::new(),
             optional: Vec::new(),
-            with_names: Vec::new(),
-            without_names: Vec::new(),
+            with_ids: Vec::new(),
+            without_ids: Vec::new(),
         };
         let component = |name: &Ident| -> Result<ComponentId, QueryError> {
             resolve(world, registry, &name.text).ok_or_else(|| QueryError::UnknownComponent {
@@ -240,18 +264,16 @@ impl Plan {
                 TermKind::Component(name) => {
                     let id = component(name)?;
                     named.push(id);
-                    let sparse = is_sparse(world, id);
-                    let shown = display_name(world, registry, id);
-                    match (term.oper, sparse) {
+                    match (term.oper, is_sparse(world, id)) {
                         (Oper::And, false) => plan.with_table.push(id),
                         (Oper::And, true) => plan.with_sparse.push(id),
                         (Oper::Not, false) => plan.without_table.push(id),
                         (Oper::Not, true) => plan.without_sparse.push(id),
-                        (Oper::Optional, _) => plan.optional.push((shown.clone(), id)),
+                        (Oper::Optional, _) => plan.optional.push(id),
                     }
                     match term.oper {
-                        Oper::And => plan.with_names.push(shown),
-                        Oper::Not => plan.without_names.push(shown),
+                        Oper::And => plan.with_ids.push(id),
+                        Oper::Not => plan.without_ids.push(id),
                         Oper::Optional => {}
                     }
                 }
@@ -324,29 +346,24 @@ impl Plan {
         Ok(plan)
     }
 
-    /// The query as canonical text.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     /// The variables, in the order their bindings are listed.
     pub fn variables(&self) -> &[String] {
         &self.variables
     }
 
-    /// The optional component terms: each one's name and id.
-    pub fn optional(&self) -> &[(String, ComponentId)] {
+    /// The optional component terms' components, in term order.
+    pub fn optional(&self) -> &[ComponentId] {
         &self.optional
     }
 
-    /// The names of the required component terms.
-    pub fn with_names(&self) -> &[String] {
-        &self.with_names
+    /// The required component terms' components, in term order.
+    pub fn with_components(&self) -> &[ComponentId] {
+        &self.with_ids
     }
 
-    /// The names of the `!` component terms.
-    pub fn without_names(&self) -> &[String] {
-        &self.without_names
+    /// The `!` component terms' components, in term order.
+    pub fn without_components(&self) -> &[ComponentId] {
+        &self.without_ids
     }
 
     /// Whether the query has change filters.
@@ -388,7 +405,10 @@ impl Plan {
         let mut sink = PageSink {
             offset,
             end: offset.saturating_add(limit),
-            page: Page::default(),
+            page: Page {
+                variables: self.variables.len(),
+                ..Page::default()
+            },
         };
         self.visit(world, window, &mut sink)?;
         Ok(sink.page)
