@@ -94,7 +94,7 @@ pub fn query(
     let _ = writeln!(out, "{} {noun} match \"{}\"", page.total, query);
     for m in page.iter() {
         let mut line = entity_text(&world, m.entity);
-        for (name, b) in plan.variables().iter().zip(m.bindings) {
+        for (name, b) in plan.variables().iter().zip(m.bindings()) {
             let bound = b.map_or_else(|| "none".to_owned(), |e| entity_text(&world, e));
             let _ = write!(line, "  ${name}={bound}");
         }

@@ -145,11 +145,11 @@ fn text(world: &World, query: &str, window: ChangeWindow) -> Vec<(Entity, Vec<Op
     let plan = Plan::new(world, &registry(), &q).unwrap_or_else(|e| panic!("{query}: {e}"));
     let page = plan.run(world, window, 0, usize::MAX).unwrap();
     let mut counted = 0;
-    plan.for_each(world, window, |_, _| counted += 1).unwrap();
+    plan.for_each(world, window, |_| counted += 1).unwrap();
     assert_eq!(counted, page.total, "{query}: for_each and run agree");
     assert_eq!(page.total, page.len());
     page.iter()
-        .map(|m| (m.entity, m.bindings.to_vec()))
+        .map(|m| (m.entity, m.bindings().collect()))
         .collect()
 }
 

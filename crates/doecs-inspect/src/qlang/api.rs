@@ -223,8 +223,8 @@ pub fn result_json(
         let vars: Map<String, Value> = plan
             .variables()
             .iter()
-            .zip(m.bindings)
-            .map(|(name, &b)| (name.clone(), binding_json(world, b)))
+            .zip(m.bindings())
+            .map(|(name, b)| (name.clone(), binding_json(world, b)))
             .collect();
         r["vars"] = Value::Object(vars);
     }

@@ -179,13 +179,23 @@ impl Query {
         vars
     }
 
-    /// Checks what the grammar does not: no `!` or `?` on a change
-    /// filter, and every variable of a `!` term bound by a required term.
+    /// Checks what the grammar does not: at most
+    /// [`MAX_TERMS`](super::MAX_TERMS) terms (a tree built by hand may have
+    /// more), no `!` or `?` on a change filter, and every variable of a
+    /// `!` term bound by a required term.
     ///
     /// # Errors
+    /// [`super::QueryError::TooManyTerms`],
     /// [`super::QueryError::OperatorOnChange`] and
     /// [`super::QueryError::UnboundVariable`], at the first offender.
     pub fn check(&self) -> Result<(), super::QueryError> {
+        if let Some(t) = self.terms.get(super::MAX_TERMS) {
+            return Err(super::QueryError::TooManyTerms {
+                max: super::MAX_TERMS,
+                count: super::MAX_TERMS + 1,
+                column: t.column,
+            });
+        }
         let required: Vec<&str> = self
             .terms
             .iter()

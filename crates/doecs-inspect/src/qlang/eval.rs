@@ -28,7 +28,7 @@
 use super::ast::{ChangeKind, Ident, Oper, Query, TargetKind, TermKind};
 use super::{QueryError, MAX_BINDINGS_PER_ENTITY};
 use crate::components::{is_sparse, resolve};
-use doecs::raw::{ColumnIndex, Row};
+use doecs::raw::{Archetype, ColumnIndex, Row};
 use doecs::{ChangeWindow, ComponentId, Entity, Relations, Tick, World};
 use doecs_registry::ComponentRegistry;
 use std::any::TypeId;
@@ -40,8 +40,23 @@ use std::any::TypeId;
 pub struct Match<'p> {
     /// The entity.
     pub entity: Entity,
-    /// The variables' targets.
-    pub bindings: &'p [Option<Entity>],
+    /// The binding slots, as entity bits.
+    slots: &'p [u64],
+    bound: u64,
+}
+
+impl<'p> Match<'p> {
+    /// Variable `v`'s binding: `None` when unbound, or past the last.
+    pub fn binding(&self, v: usize) -> Option<Entity> {
+        let slot = *self.slots.get(v)?;
+        (v < 64 && self.bound >> v & 1 == 1).then(|| Entity::from_bits(slot))
+    }
+
+    /// Every variable's binding, in order.
+    pub fn bindings(&self) -> impl Iterator<Item = Option<Entity>> + 'p {
+        let (slots, bound) = (self.slots, self.bound);
+        (0..slots.len()).map(move |v| (bound >> v & 1 == 1).then(|| Entity::from_bits(slots[v])))
+    }
 }
 
 /// One page of results, and how many there are in all. The results are
@@ -53,7 +68,10 @@ pub struct Page {
     /// Every result's count, not just the page's.
     pub total: usize,
     entities: Vec<Entity>,
-    bindings: Vec<Option<Entity>>,
+    /// `variables` binding slots per result, as entity bits.
+    slots: Vec<u64>,
+    /// Per result (when there are variables), a mask of its bound slots.
+    bound: Vec<u64>,
     variables: usize,
 }
 
@@ -77,13 +95,56 @@ impl Page {
     pub fn get(&self, i: usize) -> Option<Match<'_>> {
         let entity = *self.entities.get(i)?;
         let from = i * self.variables;
-        let bindings = self.bindings.get(from..from + self.variables)?;
-        Some(Match { entity, bindings })
+        let slots = self.slots.get(from..from + self.variables)?;
+        let bound = self.bound.get(i).copied().unwrap_or(0);
+        Some(Match {
+            entity,
+            slots,
+            bound,
+        })
     }
 
     /// The results, in order.
     pub fn iter(&self) -> impl Iterator<Item = Match<'_>> + '_ {
         (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
+/// The variables' bindings while a row is joined: each variable's slot
+/// (an entity's 64 bits) and a mask of the bound ones. Each slot is
+/// written and read as one 64-bit word: an `Option<Entity>`, or an
+/// `Entity` written field by field, is stored in two pieces and read back
+/// in one, which the processor cannot forward from its store buffer, and
+/// that stall alone made joins several times slower.
+#[derive(Debug)]
+struct Bindings {
+    slots: Vec<u64>,
+    bound: u64,
+}
+
+impl Bindings {
+    #[inline]
+    fn get(&self, v: usize) -> Option<Entity> {
+        (self.bound >> v & 1 == 1).then(|| Entity::from_bits(self.slots[v]))
+    }
+
+    #[inline]
+    fn set(&mut self, v: usize, e: Entity) {
+        self.slots[v] = e.to_bits();
+        self.bound |= 1 << v;
+    }
+
+    #[inline]
+    fn clear(&mut self, v: usize) {
+        self.bound &= !(1 << v);
+    }
+
+    fn as_match(&self, entity: Entity) -> Match<'_> {
+        Match {
+            entity,
+            slots: &self.slots,
+            bound: self.bound,
+        }
     }
 }
 
@@ -128,7 +189,7 @@ trait Sink {
     /// A run of results without bindings.
     fn rows(&mut self, entities: &[Entity]);
     /// One result.
-    fn one(&mut self, entity: Entity, bindings: &[Option<Entity>]);
+    fn one(&mut self, entity: Entity, bindings: &Bindings);
 }
 
 /// Collects one page.
@@ -154,10 +215,15 @@ impl Sink for PageSink {
     }
 
     #[inline]
-    fn one(&mut self, entity: Entity, bindings: &[Option<Entity>]) {
+    fn one(&mut self, entity: Entity, bindings: &Bindings) {
         if (self.offset..self.end).contains(&self.page.total) {
             self.page.entities.push(entity);
-            self.page.bindings.extend_from_slice(bindings);
+            if self.page.variables > 0 {
+                for &slot in &bindings.slots {
+                    self.page.slots.push(slot);
+                }
+                self.page.bound.push(bindings.bound);
+            }
         }
         self.page.total += 1;
     }
@@ -166,14 +232,18 @@ impl Sink for PageSink {
 /// Hands every result to a closure.
 struct EachSink<F>(F);
 
-impl<F: FnMut(Entity, &[Option<Entity>])> Sink for EachSink<F> {
+impl<F: FnMut(Match<'_>)> Sink for EachSink<F> {
     fn rows(&mut self, entities: &[Entity]) {
-        for &e in entities {
-            (self.0)(e, &[]);
+        for &entity in entities {
+            (self.0)(Match {
+                entity,
+                slots: &[],
+                bound: 0,
+            });
         }
     }
-    fn one(&mut self, entity: Entity, bindings: &[Option<Entity>]) {
-        (self.0)(entity, bindings);
+    fn one(&mut self, entity: Entity, bindings: &Bindings) {
+        (self.0)(bindings.as_match(entity));
     }
 }
 
@@ -402,12 +472,24 @@ impl Plan {
         offset: usize,
         limit: usize,
     ) -> Result<Page, QueryError> {
+        // The rows of the archetypes that pass bound the results of a
+        // query without joins, and estimate those of one with: reserving
+        // them up front spares the page its regrowth.
+        let rows: usize = (doecs::raw::archetypes(world).iter())
+            .filter(|a| self.takes(a))
+            .map(|a| a.len())
+            .sum();
+        let reserve = rows.saturating_sub(offset).min(limit);
+        let variables = self.variables.len();
         let mut sink = PageSink {
             offset,
             end: offset.saturating_add(limit),
             page: Page {
-                variables: self.variables.len(),
-                ..Page::default()
+                entities: Vec::with_capacity(reserve),
+                slots: Vec::with_capacity(reserve.saturating_mul(variables)),
+                bound: Vec::with_capacity(if variables > 0 { reserve } else { 0 }),
+                variables,
+                total: 0,
             },
         };
         self.visit(world, window, &mut sink)?;
@@ -422,15 +504,25 @@ impl Plan {
         &self,
         world: &World,
         window: ChangeWindow,
-        mut f: impl FnMut(Entity, &[Option<Entity>]),
+        mut f: impl FnMut(Match<'_>),
     ) -> Result<usize, QueryError> {
         let mut count = 0usize;
-        let mut sink = EachSink(|e: Entity, b: &[Option<Entity>]| {
+        let mut sink = EachSink(|m: Match<'_>| {
             count += 1;
-            f(e, b)
+            f(m)
         });
         self.visit(world, window, &mut sink)?;
         Ok(count)
+    }
+
+    /// Whether the archetype's component set lets its rows through (the
+    /// first level of the module docs); an empty one never does.
+    #[inline]
+    fn takes(&self, arch: &Archetype) -> bool {
+        !arch.is_empty()
+            && self.with_table.iter().all(|&c| arch.has(c))
+            && !self.without_table.iter().any(|&c| arch.has(c))
+            && !self.hidden.iter().any(|&c| arch.has(c))
     }
 
     fn visit(
@@ -441,14 +533,13 @@ impl Plan {
     ) -> Result<(), QueryError> {
         let row_free = self.row_free();
         let relations = world.relations();
-        let mut bindings = vec![None; self.variables.len()];
+        let mut bindings = Bindings {
+            slots: vec![0; self.variables.len()],
+            bound: 0,
+        };
         let mut columns: Vec<(ColumnIndex, ChangeKind)> = Vec::new();
         for arch in doecs::raw::archetypes(world).iter() {
-            if arch.is_empty()
-                || !self.with_table.iter().all(|&c| arch.has(c))
-                || self.without_table.iter().any(|&c| arch.has(c))
-                || self.hidden.iter().any(|&c| arch.has(c))
-            {
+            if !self.takes(arch) {
                 continue;
             }
             if row_free {
@@ -502,7 +593,7 @@ impl Plan {
         relations: &Relations,
         e: Entity,
         i: usize,
-        bindings: &mut Vec<Option<Entity>>,
+        bindings: &mut Bindings,
         budget: &mut usize,
         sink: &mut impl Sink,
     ) -> Result<(), QueryError> {
@@ -519,19 +610,14 @@ impl Plan {
                         self.join(relations, e, i + 1, bindings, budget, sink)?;
                     }
                 }
-                PairTarget::Var(v) => match bindings[v] {
+                PairTarget::Var(v) => match bindings.get(v) {
                     Some(x) => {
                         if has_pair(relations, t.relation, e, Some(x)) {
                             self.join(relations, e, i + 1, bindings, budget, sink)?;
                         }
                     }
                     None => {
-                        for x in targets(relations, t, e, budget)? {
-                            bindings[v] = Some(x);
-                            let r = self.join(relations, e, i + 1, bindings, budget, sink);
-                            bindings[v] = None;
-                            r?;
-                        }
+                        self.bind_each(relations, e, i, t, v, bindings, budget, sink)?;
                     }
                 },
             }
@@ -543,7 +629,7 @@ impl Plan {
                     PairTarget::Any => None,
                     PairTarget::Entity(x) => Some(x),
                     // Bound by a required term (`Query::check`).
-                    PairTarget::Var(v) => bindings[v],
+                    PairTarget::Var(v) => bindings.get(v),
                 };
                 if has_pair(relations, t.relation, e, target) {
                     return Ok(());
@@ -555,21 +641,63 @@ impl Plan {
             return Ok(());
         };
         if let PairTarget::Var(v) = t.target {
-            if bindings[v].is_none() {
-                let found = targets(relations, t, e, budget)?;
-                if !found.is_empty() {
-                    for x in found {
-                        bindings[v] = Some(x);
-                        let r = self.join(relations, e, i + 1, bindings, budget, sink);
-                        bindings[v] = None;
-                        r?;
-                    }
-                    return Ok(());
-                }
+            if bindings.get(v).is_none()
+                && self.bind_each(relations, e, i, t, v, bindings, budget, sink)?
+            {
+                return Ok(());
             }
         }
         // An optional term never filters.
         self.join(relations, e, i + 1, bindings, budget, sink)
+    }
+
+    /// Binds variable `v` to each of `e`'s targets for term `t` in turn,
+    /// running the terms after `i` under each binding (straight from the
+    /// relation's table: nothing is collected). Returns whether there was
+    /// a target. Each binding is charged to `budget`.
+    #[allow(clippy::too_many_arguments)]
+    fn bind_each(
+        &self,
+        relations: &Relations,
+        e: Entity,
+        i: usize,
+        t: &PairTerm,
+        v: usize,
+        bindings: &mut Bindings,
+        budget: &mut usize,
+        sink: &mut impl Sink,
+    ) -> Result<bool, QueryError> {
+        let mut found = false;
+        let mut failed = None;
+        // The last pair term: each binding is a result (no call to `join`).
+        let last = i + 1 == self.required_pairs.len() + self.optional_pairs.len()
+            && self.not_pairs.is_empty();
+        relations.for_each_target_of(t.relation, e, &mut |x| {
+            if failed.is_some() {
+                return;
+            }
+            found = true;
+            let Some(left) = budget.checked_sub(1) else {
+                failed = Some(QueryError::TooManyBindings {
+                    entity: format!("{}v{}", e.index(), e.generation()),
+                    max: MAX_BINDINGS_PER_ENTITY,
+                    column: t.column,
+                });
+                return;
+            };
+            *budget = left;
+            bindings.set(v, x);
+            if last {
+                sink.one(e, bindings);
+            } else if let Err(err) = self.join(relations, e, i + 1, bindings, budget, sink) {
+                failed = Some(err);
+            }
+        });
+        bindings.clear(v);
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(found),
+        }
     }
 }
 
@@ -581,26 +709,4 @@ fn has_pair(relations: &Relations, relation: TypeId, e: Entity, target: Option<E
         found |= target.is_none_or(|x| x == t);
     });
     found
-}
-
-/// `e`'s targets for term `t`, charged to `budget`.
-fn targets(
-    relations: &Relations,
-    t: &PairTerm,
-    e: Entity,
-    budget: &mut usize,
-) -> Result<Vec<Entity>, QueryError> {
-    let mut out = Vec::new();
-    relations.for_each_target_of(t.relation, e, &mut |x| out.push(x));
-    match budget.checked_sub(out.len()) {
-        Some(left) => {
-            *budget = left;
-            Ok(out)
-        }
-        None => Err(QueryError::TooManyBindings {
-            entity: format!("{}v{}", e.index(), e.generation()),
-            max: MAX_BINDINGS_PER_ENTITY,
-            column: t.column,
-        }),
-    }
 }
