@@ -641,14 +641,8 @@ impl Archetype {
                 };
             }
             self.move_stamps(last, row);
-            // SAFETY: both rows are live and distinct; the entity column holds
-            // `Entity` values, plain data.
-            unsafe {
-                let entities = self.entities.ptr().cast::<Entity>().as_ptr();
-                let moved = entities.add(last).read();
-                entities.add(row).write(moved);
-                Some(moved)
-            }
+            // SAFETY: both rows are live and distinct.
+            Some(unsafe { self.move_entity_slot(last, row) })
         } else {
             None
         };
@@ -687,14 +681,8 @@ impl Archetype {
                     }
                 }
             }
-            // SAFETY: both rows are live and distinct; the entity column holds
-            // `Entity` values, plain data.
-            unsafe {
-                let entities = self.entities.ptr().cast::<Entity>().as_ptr();
-                let moved = entities.add(last).read();
-                entities.add(row).write(moved);
-                Some(moved)
-            }
+            // SAFETY: both rows are live and distinct.
+            Some(unsafe { self.move_entity_slot(last, row) })
         } else {
             None
         };
@@ -710,6 +698,23 @@ impl Archetype {
         // SAFETY: each pointer addresses one initialised value of the popped row,
         // which no longer belongs to any live row; each is dropped once.
         unsafe { drop_each(doomed) };
+    }
+
+    /// Copies the entity of live row `from` into live row `to` (the hole a
+    /// swap-remove fills) and returns it.
+    ///
+    /// # Safety
+    /// Both rows must be live and distinct.
+    #[inline(always)]
+    unsafe fn move_entity_slot(&self, from: usize, to: usize) -> Entity {
+        // SAFETY: both rows are live (caller), and the entity column holds
+        // `Entity` values, plain data.
+        unsafe {
+            let entities = self.entities.ptr().cast::<Entity>().as_ptr();
+            let moved = entities.add(from).read();
+            entities.add(to).write(moved);
+            moved
+        }
     }
 
     /// Moves the change stamps of live row `from` into live row `to`, for
