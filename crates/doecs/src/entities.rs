@@ -39,8 +39,10 @@
 //! table used only as an index: such a world never allocates, because its
 //! [`WorldCore`](crate::WorldCore) offers no way to reach its table.
 
+mod by_archetype;
 mod image;
 pub(crate) mod spawn_ids;
+pub(crate) use by_archetype::ByArchetype;
 pub use image::{EntityTableImage, ImageError};
 
 use crate::entity::{Entity, MIN_FREE_INDICES};

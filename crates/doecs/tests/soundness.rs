@@ -356,3 +356,34 @@ fn snapshots_restore_only_into_their_world() {
     a.check_invariants();
     b.check_invariants();
 }
+
+/// A view finds an entity's value from its slot's code alone: every id
+/// that has no row here (despawned, stale, reserved, never issued, or
+/// spawned empty) must be refused with the same error `world.get` gives,
+/// never read through a table entry of another archetype.
+#[test]
+fn views_refuse_every_entity_without_a_row_of_the_type() {
+    let (mut world, entities) = world_of(3);
+    let dead = entities[1];
+    world.despawn(dead).unwrap();
+    let reserved = world.reserve_entity();
+    let never = Entity::from_parts(10_000, 0);
+    let stale = Entity::from_parts(entities[0].index(), entities[0].generation() + 1);
+    let bare = world.spawn(());
+    let other = world.spawn((Vel(9),));
+    let view = world.view::<Pos>();
+    for e in [dead, reserved, never, stale] {
+        assert_eq!(view.get(e), Err(EntityError::NoSuchEntity(e)), "{e:?}");
+        assert_eq!(world.get::<Pos>(e).map(|_| ()), view.get(e).map(|_| ()));
+    }
+    for e in [bare, other] {
+        assert!(matches!(view.get(e), Err(EntityError::MissingComponent { .. })), "{e:?}");
+        assert!(!view.contains(e));
+    }
+    assert_eq!(view.get(entities[2]), Ok(&Pos(2)));
+    let mut view = world.view_mut::<Pos>();
+    assert_eq!(view.get_mut(dead), Err(EntityError::NoSuchEntity(dead)));
+    assert!(view.get_mut(other).is_err());
+    view.get_mut(entities[0]).unwrap().0 = 77;
+    assert_eq!(world.get::<Pos>(entities[0]), Ok(&Pos(77)));
+}

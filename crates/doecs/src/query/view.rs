@@ -11,7 +11,7 @@
 //! it lives.
 
 use crate::component::Component;
-use crate::entities::Entities;
+use crate::entities::{ByArchetype, Entities};
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::storage::sparse_set::{SparseSet, SparseSlot};
@@ -32,8 +32,8 @@ use std::ptr::NonNull;
 /// ```
 pub struct View<'w, T> {
     entities: &'w Entities,
-    /// Per archetype index: row 0 of `T`'s column, if the archetype has `T`.
-    columns: Vec<Option<NonNull<T>>>,
+    /// Per archetype: row 0 of `T`'s column, if the archetype has `T`.
+    columns: ByArchetype<NonNull<T>>,
     /// `T`'s set, where the world stores `T` sparse.
     sparse: Option<&'w SparseSet>,
     _world: PhantomData<&'w T>,
@@ -50,8 +50,8 @@ pub struct View<'w, T> {
 /// ```
 pub struct ViewMut<'w, T> {
     view: View<'w, T>,
-    /// Per archetype index: `T`'s change ticks, if the archetype has `T`.
-    ticks: Vec<Option<crate::storage::TickPtrs>>,
+    /// Per archetype: `T`'s change ticks, if the archetype has `T`.
+    ticks: ByArchetype<crate::storage::TickPtrs>,
     /// What writes are stamped with.
     tick: crate::tick::Tick,
     /// Whether `T` is immutable in the world: then `get_mut` refuses.
@@ -71,14 +71,10 @@ unsafe impl<T: Component> Sync for ViewMut<'_, T> {}
 impl<'w, T: Component> View<'w, T> {
     fn new(world: &'w WorldCore) -> Self {
         let id = world.components().id_of::<T>();
-        let columns = world
-            .archetypes()
-            .iter()
-            .map(|a| {
-                let column = a.column_of(id?)?;
-                Some(a.column_ptr(column).cast::<T>())
-            })
-            .collect();
+        let columns = ByArchetype::new(world.archetypes().iter().map(|a| {
+            let column = a.column_of(id?)?;
+            Some(a.column_ptr(column).cast::<T>())
+        }));
         View {
             entities: &world.entities,
             columns,
@@ -108,22 +104,26 @@ impl<'w, T: Component> View<'w, T> {
         Ok((unsafe { set.value_ptr(slot) }.cast(), slot))
     }
 
-    /// Row 0 of the entity's column and its row.
+    /// `entity`'s `T`: one load of the entity's slot and one of its
+    /// archetype's column start.
     #[inline(always)]
     fn slot(&self, entity: Entity) -> Result<NonNull<T>, EntityError> {
-        let (archetype, row) = self
-            .entities
-            .locate(entity)
-            .ok_or(EntityError::NoSuchEntity(entity))?;
-        match self.columns.get(archetype) {
+        match self.columns.find(self.entities, entity) {
             // SAFETY: the column holds the archetype's live rows, `row` among them.
-            Some(Some(base)) => Ok(unsafe { base.add(row) }),
-            _ if self.sparse.is_some() => self.sparse_ptr(entity),
-            _ => Err(EntityError::MissingComponent {
-                entity,
-                component: std::any::type_name::<T>(),
-            }),
+            Some((base, row)) => Ok(unsafe { base.add(row) }),
+            None => self.slot_elsewhere(entity),
         }
+    }
+
+    /// [`View::slot`] for an entity whose archetype has no `T` column: its
+    /// sparse `T`, or why it has none.
+    #[cold]
+    #[inline(never)]
+    fn slot_elsewhere(&self, entity: Entity) -> Result<NonNull<T>, EntityError> {
+        if self.entities.locate(entity).is_none() {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        self.sparse_ptr(entity)
     }
 
     /// `entity`'s `T`.
@@ -168,7 +168,7 @@ impl<'w, T: Component> ViewMut<'w, T> {
         if self.immutable {
             return Err(EntityError::Immutable(std::any::type_name::<T>()));
         }
-        if let Some(Some(ticks)) = self.ticks.get(archetype) {
+        if let Some(ticks) = self.ticks.get(archetype) {
             // SAFETY: the row is live, and the view borrows the world
             // uniquely, so its `T` (and ticks) are ours.
             unsafe { ticks.stamp_changed(row, 1, self.tick) };
@@ -197,11 +197,11 @@ impl WorldCore {
     pub fn view_mut<T: Component>(&mut self) -> ViewMut<'_, T> {
         let tick = self.write_tick();
         let id = self.components().id_of::<T>();
-        let ticks = self
-            .archetypes()
-            .iter()
-            .map(|a| Some(a.column_ticks(a.column_of(id?)?)))
-            .collect();
+        let ticks = ByArchetype::new(
+            self.archetypes()
+                .iter()
+                .map(|a| Some(a.column_ticks(a.column_of(id?)?))),
+        );
         ViewMut {
             view: View::new(self),
             ticks,

@@ -242,10 +242,10 @@ impl SparseSet {
         let slot = self.entities.len();
         self.reserve_one();
         let at = entity.index() as usize;
-        if at >= self.index.len() {
-            self.index.resize(at + 1, 0);
+        match self.index.get_mut(at) {
+            Some(entry) => *entry = slot as u32 + 1,
+            None => self.grow_index(at, slot),
         }
-        self.index[at] = slot as u32 + 1;
         self.entities.push(entity);
         // SAFETY: `slot < capacity`; stamps are plain `Tick`s.
         unsafe {
@@ -280,19 +280,36 @@ impl SparseSet {
         unsafe { self.stamp_changed(SparseSlot(slot as u32), changed) };
     }
 
+    /// Extends the index to cover entity index `at`, which maps to `slot`.
+    #[cold]
+    #[inline(never)]
+    fn grow_index(&mut self, at: usize, slot: usize) {
+        self.index.resize(at + 1, 0);
+        self.index[at] = slot as u32 + 1;
+    }
+
     /// Makes room for one more value.
+    #[inline]
     fn reserve_one(&mut self) {
         if self.entities.len() == self.capacity {
-            let new = (self.capacity * 2).max(4);
-            // SAFETY: `capacity` is every column's capacity (invariant); growing
-            // keeps every live slot.
-            unsafe {
-                self.values.resize(self.capacity, new);
-                self.added.resize(self.capacity, new);
-                self.changed.resize(self.capacity, new);
-            }
-            self.capacity = new;
+            self.grow();
         }
+    }
+
+    /// Doubles the capacity of every array.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let new = (self.capacity * 2).max(4);
+        // SAFETY: `capacity` is every column's capacity (invariant); growing
+        // keeps every live slot.
+        unsafe {
+            self.values.resize(self.capacity, new);
+            self.added.resize(self.capacity, new);
+            self.changed.resize(self.capacity, new);
+        }
+        self.capacity = new;
+        self.entities.reserve_exact(new - self.entities.len());
     }
 
     /// Makes `self` a copy of `source` (a set of the same component),
@@ -348,7 +365,7 @@ impl SparseSet {
             // SAFETY: both slots are below the capacity and distinct; the
             // last value moves as raw bytes, its old slot is then dead.
             unsafe {
-                std::ptr::copy_nonoverlapping(
+                crate::storage::archetype::copy_value(
                     self.values.slot(last).as_ptr(),
                     self.values.slot(slot.index()).as_ptr(),
                     size,

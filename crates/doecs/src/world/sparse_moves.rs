@@ -298,12 +298,8 @@ impl WorldCore {
         take: impl FnOnce(&[*mut u8], usize),
     ) -> Result<Location, EntityError> {
         if let Some(id) = self.one_sparse(bundle) {
-            if !self.has_sparse(id, entity) {
-                return Err(EntityError::missing(&self.components, entity, id));
-            }
-            // SAFETY: the entity has it (checked); forwarded contract.
-            unsafe { self.take_sparse_fields(entity, &[id], take) };
-            return Ok(location);
+            // SAFETY: forwarded contract.
+            return unsafe { self.take_one_sparse(entity, id, take) }.map(|()| location);
         }
         if let Some(missing) = self.split_missing(entity, location, bundle) {
             return Err(EntityError::missing(&self.components, entity, missing));
@@ -543,6 +539,43 @@ impl WorldCore {
             // SAFETY: its value was moved out just above.
             unsafe { set.swap_remove_forget(slot) };
         }
+    }
+
+    /// Takes `entity`'s sparse component `id` out, as
+    /// [`WorldCore::take_sparse_fields`] does, or refuses, changing nothing,
+    /// if the entity lacks it. With no hook, observer or removal log to
+    /// serve, this finds the set and the slot once: the short path of
+    /// toggling a sparse tag.
+    ///
+    /// # Safety
+    /// `id` must be sparse; `take` as for [`WorldCore::take_sparse_fields`].
+    #[inline]
+    unsafe fn take_one_sparse(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        take: impl FnOnce(&[*mut u8], usize),
+    ) -> Result<(), EntityError> {
+        let kinds = HookKind::Replace.bit() | HookKind::Remove.bit();
+        if self.components.info(id).hook_mask() & kinds != 0 || self.removals_active() {
+            if !self.has_sparse(id, entity) {
+                return Err(EntityError::missing(&self.components, entity, id));
+            }
+            // SAFETY: the entity has it (checked); forwarded contract.
+            unsafe { self.take_sparse_fields(entity, &[id], take) };
+            return Ok(());
+        }
+        let set = self.sparse.get_mut(id).expect("a sparse component");
+        let Some(slot) = set.slot_of(entity) else {
+            return Err(EntityError::missing(&self.components, entity, id));
+        };
+        // SAFETY: the slot is live; `take` moves its value out, then the
+        // slot is forgotten.
+        unsafe {
+            take(&[set.value_ptr(slot).as_ptr()], 0);
+            set.swap_remove_forget(slot);
+        }
+        Ok(())
     }
 
     /// `on_replace` then `on_remove` for sparse `components` of `entity`,
