@@ -241,21 +241,23 @@ impl WorldCore {
     ) -> Result<*mut T, EntityError> {
         // The short path: one entity-table load, one type lookup (a
         // direct-mapped cache compare), one column lookup.
-        if let (Some((archetype, row)), Some(id)) =
-            (self.entities.locate(entity), self.components.id_of::<T>())
-        {
-            // SAFETY: a located entity's archetype index is an archetype's
-            // and its row is live (world invariant).
-            let own = unsafe {
-                self.archetypes
-                    .get_unchecked(archetype)
-                    .component_slot_ptr_unchecked(id, crate::storage::Row(row as u32))
-            };
-            if let Some(slot) = own {
-                return Ok(slot.cast::<T>().as_ptr());
-            }
+        let Some(id) = self.components.id_of::<T>() else {
+            return self.component_ptr_elsewhere::<T>(entity);
+        };
+        let Some((archetype, row)) = self.entities.locate(entity) else {
+            return self.component_ptr_elsewhere::<T>(entity);
+        };
+        // SAFETY: a located entity's archetype index is an archetype's
+        // and its row is live (world invariant).
+        let own = unsafe {
+            self.archetypes
+                .get_unchecked(archetype)
+                .component_slot_ptr_unchecked(id, crate::storage::Row(row as u32))
+        };
+        match own {
+            Some(slot) => Ok(slot.cast::<T>().as_ptr()),
+            None => self.component_ptr_elsewhere::<T>(entity),
         }
-        self.component_ptr_elsewhere::<T>(entity)
     }
 
     /// [`WorldCore::component_ptr`] for what is not in the entity's row:
