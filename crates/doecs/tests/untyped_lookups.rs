@@ -80,3 +80,30 @@ fn relations_by_type_id_agree_with_the_typed_ones() {
     assert!(targets(TypeId::of::<Unused>(), alice).is_empty());
     assert!(sources(TypeId::of::<Unused>(), bob).is_empty());
 }
+
+#[test]
+fn a_relations_pairs_by_type_id_are_every_pair_of_it_and_follow_despawns() {
+    let mut world = World::new();
+    let [alice, bob, carol, dave] = [(), (), (), ()].map(|()| world.spawn(()));
+    world.add_pair(carol, bob, Likes).unwrap();
+    world.add_pair(alice, bob, Likes).unwrap();
+    world.add_pair(alice, carol, Likes).unwrap();
+    world.set_parent(dave, alice).unwrap();
+    let likes = TypeId::of::<Likes>();
+    // Sources in index order, each source's pairs in the order added.
+    assert_eq!(
+        world.relations().pairs_of_relation(likes),
+        [(alice, bob), (alice, carol), (carol, bob)]
+    );
+    assert_eq!(
+        world.relations().pairs_of_relation(TypeId::of::<ChildOf>()),
+        [(dave, alice)]
+    );
+    assert!(world
+        .relations()
+        .pairs_of_relation(TypeId::of::<Unused>())
+        .is_empty());
+    // A despawned entity's pairs go both ways.
+    world.despawn(carol).unwrap();
+    assert_eq!(world.relations().pairs_of_relation(likes), [(alice, bob)]);
+}

@@ -333,6 +333,30 @@ impl Relations {
         }
     }
 
+    /// Every pair of the relation whose type is `relation`, as `(source,
+    /// target)`, sources in index order and each source's pairs in the
+    /// order added (empty when that relation was never used): for tools
+    /// that list a relation's pairs without knowing its type, such as the
+    /// inspector's list of prefabs (the targets of [`IsA`]). One pass over
+    /// the relation's table; nothing else is read.
+    ///
+    /// ```
+    /// use doecs::{IsA, Prefab, World};
+    /// let mut world = World::new();
+    /// let drone = world.spawn((Prefab,));
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.add_pair(a, drone, IsA).unwrap();
+    /// world.add_pair(b, drone, IsA).unwrap();
+    /// let is_a = std::any::TypeId::of::<IsA>();
+    /// assert_eq!(world.relations().pairs_of_relation(is_a), [(a, drone), (b, drone)]);
+    /// ```
+    pub fn pairs_of_relation(&self, relation: TypeId) -> Vec<(Entity, Entity)> {
+        match self.index.get(relation) {
+            Some(slot) => self.tables[slot as usize].all_pairs(),
+            None => Vec::new(),
+        }
+    }
+
     /// Each relation that holds pairs: its `TypeId`, type name and number
     /// of pairs, in the order the relations were first used.
     pub fn kinds(&self) -> impl Iterator<Item = (TypeId, &'static str, usize)> + '_ {
