@@ -105,6 +105,9 @@ type ToDebug = unsafe fn(*const u8) -> String;
 /// Parses JSON, checks the value with the validator (when there is one),
 /// and inserts it on an entity.
 type InsertJson = fn(&mut World, Entity, &Value, Option<&Validator>) -> Result<(), JsonInsertError>;
+/// Parses JSON and checks the value with the validator (when there is
+/// one), inserting nothing.
+type CheckJson = fn(&Value, Option<&Validator>) -> Result<(), JsonInsertError>;
 
 /// Why [`InsertJson`] refused a value.
 enum JsonInsertError {
@@ -128,6 +131,7 @@ pub struct Registration {
     install_snapshot: Option<fn(&mut World)>,
     to_json: Option<ToJson>,
     insert_json: Option<InsertJson>,
+    check_json: Option<CheckJson>,
     to_debug: Option<ToDebug>,
     plain: Option<JsonToBytes>,
     /// How values are saved and loaded (serde registrations).
@@ -266,7 +270,42 @@ impl Registration {
         if !world.alive(entity) {
             return Err(EntityError::NoSuchEntity(entity).into());
         }
-        insert(world, entity, value, self.validate.as_deref()).map_err(|e| match e {
+        insert(world, entity, value, self.validate.as_deref()).map_err(|e| self.insert_error(e))
+    }
+
+    /// Whether [`insert_json`](Self::insert_json) would take `value`: parses
+    /// it and runs the registration's check ([`Registering::validate`]),
+    /// with no world and no effect. For tools that make several values
+    /// into one change (an entity with its components) and check every
+    /// value before they change anything.
+    ///
+    /// ```
+    /// use doecs_registry::{ComponentRegistry, RegistryError};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, Debug, Clone, Copy)]
+    /// struct Mass(f32);
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry
+    ///     .register::<Mass>("mass")
+    ///     .validate(|m| if m.0 > 0.0 { Ok(()) } else { Err("mass must be positive".into()) });
+    /// let mass = registry.by_name("mass").unwrap();
+    /// assert!(mass.check_json(&serde_json::json!(2.5)).is_ok());
+    /// let zero = mass.check_json(&serde_json::json!(0.0));
+    /// assert!(matches!(zero, Err(RegistryError::Invalid { .. })));
+    /// let text = mass.check_json(&serde_json::json!("heavy"));
+    /// assert!(matches!(text, Err(RegistryError::Json { .. })));
+    /// ```
+    pub fn check_json(&self, value: &Value) -> Result<(), RegistryError> {
+        let check = self
+            .check_json
+            .ok_or_else(|| RegistryError::NotSerde(self.name.clone()))?;
+        check(value, self.validate.as_deref()).map_err(|e| self.insert_error(e))
+    }
+
+    /// The registry's error for a value the registration refused.
+    fn insert_error(&self, e: JsonInsertError) -> RegistryError {
+        match e {
             JsonInsertError::Json(source) => RegistryError::Json {
                 name: self.name.clone(),
                 source,
@@ -275,7 +314,7 @@ impl Registration {
                 name: self.name.clone(),
                 reason,
             },
-        })
+        }
     }
 
     /// Parses `value` into the component's plain bytes (`bytemuck::Pod`
@@ -553,16 +592,29 @@ impl ComponentRegistry {
             // show as 0.10000000149011612; text keeps its shortest form.
             serde_json::from_str(&serde_json::to_string(value)?)
         }
+        fn parse_checked<T: Component + DeserializeOwned>(
+            value: &Value,
+            validate: Option<&Validator>,
+        ) -> Result<T, JsonInsertError> {
+            let v = T::deserialize(value).map_err(JsonInsertError::Json)?;
+            if let Some(validate) = validate {
+                validate(&v).map_err(JsonInsertError::Invalid)?;
+            }
+            Ok(v)
+        }
+        fn check_json<T: Component + DeserializeOwned>(
+            value: &Value,
+            validate: Option<&Validator>,
+        ) -> Result<(), JsonInsertError> {
+            parse_checked::<T>(value, validate).map(drop)
+        }
         fn insert_json<T: Component + DeserializeOwned>(
             world: &mut World,
             entity: Entity,
             value: &Value,
             validate: Option<&Validator>,
         ) -> Result<(), JsonInsertError> {
-            let v = T::deserialize(value).map_err(JsonInsertError::Json)?;
-            if let Some(validate) = validate {
-                validate(&v).map_err(JsonInsertError::Invalid)?;
-            }
+            let v = parse_checked::<T>(value, validate)?;
             // The caller checked that the entity is alive; inserting then
             // cannot fail.
             let _ = world.insert_one(entity, v);
@@ -572,6 +624,7 @@ impl ComponentRegistry {
         let entry = &mut self.entries[index];
         entry.to_json = Some(to_json::<T>);
         entry.insert_json = Some(insert_json::<T>);
+        entry.check_json = Some(check_json::<T>);
         entry.save = Some(save::SaveFns::serde::<T>());
         Ok(Registering {
             entry,
@@ -615,6 +668,7 @@ impl ComponentRegistry {
             install_snapshot: None,
             to_json: None,
             insert_json: None,
+            check_json: None,
             to_debug: None,
             plain: None,
             save: None,

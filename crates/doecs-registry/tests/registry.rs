@@ -106,6 +106,49 @@ fn json_edits_are_checked_and_refusals_change_nothing() {
     ));
 }
 
+/// `check_json` answers as `insert_json` would, parse and check alike,
+/// and changes nothing.
+#[test]
+fn json_checks_agree_with_inserts_and_change_nothing() {
+    let mut registry = registry();
+    registry.register::<u32>("charge").validate(|c| {
+        if *c <= 100 {
+            Ok(())
+        } else {
+            Err("at most 100".into())
+        }
+    });
+    let mut world = World::new();
+    registry.install(&mut world).unwrap();
+    let e = world.spawn((Name("a".into()),));
+    let charge = registry.by_name("charge").unwrap();
+    for (value, ok) in [
+        (serde_json::json!(7), true),
+        (serde_json::json!(101), false),
+        (serde_json::json!("x"), false),
+        (serde_json::json!(-1), false),
+    ] {
+        let checked = charge.check_json(&value);
+        assert_eq!(checked.is_ok(), ok, "{value}: {checked:?}");
+        let inserted = charge.insert_json(&mut world, e, &value);
+        assert_eq!(
+            checked.map_err(|e| e.to_string()),
+            inserted.map_err(|e| e.to_string()),
+            "{value}"
+        );
+    }
+    assert_eq!(world.get::<u32>(e), Ok(&7));
+    let refused = charge.check_json(&serde_json::json!(101)).unwrap_err();
+    assert!(refused.to_string().contains("at most 100"), "{refused}");
+    assert!(matches!(
+        registry
+            .by_name("secret")
+            .unwrap()
+            .check_json(&serde_json::json!(1)),
+        Err(RegistryError::NotSerde(_))
+    ));
+}
+
 #[test]
 fn plain_registrations_give_level_bytes() {
     let registry = registry();
