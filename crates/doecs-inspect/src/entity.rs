@@ -8,7 +8,10 @@
 //! no names). Relationships are a list of `{"relation", "target"}` pairs,
 //! as in flecs: every pair the world holds for the entity (its `ChildOf`
 //! parent, its `IsA` prefab, any user relation, by the relation's short
-//! type name); `incoming` counts the pairs pointing at it, by relation.
+//! type name); `incoming` counts the pairs pointing at it, by relation,
+//! and `incoming_pairs` lists them per relation, `{"relation", "total",
+//! "sources"}`, at most [`MAX_INCOMING`] sources each (a prefab's
+//! instances, the entities that escort it), with the total beside.
 //! `parent` and `children` are the world's `ChildOf` hierarchy, the one
 //! scene graph: a [`TransformManager`] in a world follows it, so its links
 //! never name a parent `ChildOf` does not.
@@ -30,6 +33,9 @@ use serde_json::{json, Value};
 
 /// The most children one entity's detail lists.
 pub const MAX_CHILDREN: usize = 1000;
+
+/// The most sources of one relation an entity's incoming pairs list.
+pub const MAX_INCOMING: usize = 100;
 
 /// The 404 for an id that names no live entity.
 pub fn not_alive(entity: Entity) -> ApiError {
@@ -152,10 +158,7 @@ pub fn detail(
             })
         })
         .collect();
-    let mut incoming = std::collections::BTreeMap::<String, u64>::new();
-    for (relation, _) in world.relations().pairs_to(entity) {
-        *incoming.entry(short_type_name(relation)).or_default() += 1;
-    }
+    let (incoming, incoming_pairs) = incoming(world, registry, entity);
     Ok(json!({
         "id": entity.to_string(),
         "bits": entity.to_bits(),
@@ -171,6 +174,7 @@ pub fn detail(
         "children_total": total,
         "relationships": relationships,
         "incoming": incoming,
+        "incoming_pairs": incoming_pairs,
         "managers": managers(world, entity),
         "observers": world
             .observers()
@@ -178,6 +182,41 @@ pub fn detail(
             .map(|o| observer_json(world, registry, &o))
             .collect::<Vec<_>>(),
     }))
+}
+
+/// The pairs pointing at `entity`: their number by relation (short type
+/// name), and per relation, in the order the relations were first used,
+/// `{"relation", "total", "sources"}` with the first [`MAX_INCOMING`]
+/// sources in attachment order. Nothing is collected beyond that: a
+/// prefab with a million instances costs a count, not a list.
+fn incoming(
+    world: &WorldCore,
+    registry: &ComponentRegistry,
+    entity: Entity,
+) -> (std::collections::BTreeMap<String, u64>, Vec<Value>) {
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    let mut pairs = Vec::new();
+    let relations = world.relations();
+    for (relation, name, _) in relations.kinds() {
+        let (mut total, mut sources) = (0u64, Vec::new());
+        relations.for_each_source_of(relation, entity, &mut |source| {
+            total += 1;
+            if sources.len() < MAX_INCOMING {
+                sources.push(source);
+            }
+        });
+        if total == 0 {
+            continue;
+        }
+        let short = short_type_name(name);
+        *counts.entry(short.clone()).or_default() += total;
+        let sources: Vec<Value> = sources
+            .into_iter()
+            .map(|s| entity_ref(world, registry, s))
+            .collect();
+        pairs.push(json!({ "relation": short, "total": total, "sources": sources }));
+    }
+    (counts, pairs)
 }
 
 /// One observer as JSON: its name, event, component and entity.

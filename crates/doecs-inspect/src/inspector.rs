@@ -18,7 +18,7 @@
 //!     inspector.between_frames(&mut world);
 //!     let start = std::time::Instant::now();
 //!     let report = schedule.run(&mut world)?;
-//!     inspector.record_frame(start.elapsed(), &report.systems);
+//!     inspector.record_frame(&world, start.elapsed(), &report.systems);
 //! }
 //! # Ok(()) }
 //! ```
@@ -35,7 +35,8 @@ use crate::error::{ApiError, InspectError};
 use crate::history::{History, DEFAULT_HISTORY};
 use crate::http::{HttpServer, Pending};
 use crate::route::{route, State};
-use doecs::{SystemTime, World};
+use crate::world_history::{WorldHistory, WorldSample};
+use doecs::{SystemTime, World, WorldCore};
 use doecs_registry::ComponentRegistry;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::panic::AssertUnwindSafe;
@@ -54,7 +55,8 @@ pub struct InspectorConfig {
     pub write: bool,
     /// How component values are read and written.
     pub registry: ComponentRegistry,
-    /// Frames of system times kept for `GET /api/systems`.
+    /// Frames kept for `GET /api/systems` (system times) and
+    /// `GET /api/history` (the world's counts and frame times).
     pub history: usize,
     /// How long a request waits for the simulation before a 503.
     pub reply_timeout: Duration,
@@ -126,6 +128,7 @@ impl Inspector {
                 write: config.write,
                 controls: Controls::default(),
                 history: History::new(config.history),
+                world_history: WorldHistory::new(config.history),
                 frame: 0,
                 plan: None,
                 stats: ServeStats::default(),
@@ -157,11 +160,19 @@ impl Inspector {
         self.state.plan = Some(plan.into());
     }
 
-    /// Records a frame just run: its wall time and the schedule's
-    /// per-system times (`RunReport::systems`).
-    pub fn record_frame(&mut self, time: Duration, systems: &[SystemTime]) {
+    /// Records a frame just run: its wall time, the schedule's per-system
+    /// times (`RunReport::systems`), and the world after it (entities,
+    /// archetypes in use, storage bytes; see [`crate::world_history`]).
+    ///
+    /// Cheap enough for every frame: no allocation once the histories are
+    /// full, and one pass over the archetypes, none over the entities.
+    pub fn record_frame(&mut self, world: &WorldCore, time: Duration, systems: &[SystemTime]) {
         self.state.frame += 1;
-        self.state.history.record(self.state.frame, time, systems);
+        let frame = self.state.frame;
+        self.state.history.record(frame, time, systems);
+        self.state
+            .world_history
+            .push(WorldSample::of(world, frame, time));
     }
 
     /// Frames recorded so far.
@@ -271,6 +282,7 @@ pub fn answer_directly(
         write,
         controls: Controls::default(),
         history: History::new(1),
+        world_history: WorldHistory::new(1),
         frame: 0,
         plan: None,
         stats: ServeStats::default(),

@@ -33,11 +33,13 @@ pub mod http;
 pub mod inspector;
 pub mod parse;
 pub mod plugin;
+pub mod prefabs;
 pub mod qlang;
 pub mod query;
 pub mod route;
 pub mod summary;
 mod wire;
+pub mod world_history;
 
 pub use error::{ApiError, InspectError};
 pub use inspector::{

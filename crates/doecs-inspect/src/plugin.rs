@@ -99,7 +99,7 @@ fn record_last_update(inspector: &mut Inspector, world: &World) {
                 .filter(|s| &*s.name == SERVE_SYSTEM)
                 .map(|s| s.time)
                 .sum();
-            inspector.record_frame(last.wall.saturating_sub(own), &last.systems);
+            inspector.record_frame(world, last.wall.saturating_sub(own), &last.systems);
         }
     }
 }

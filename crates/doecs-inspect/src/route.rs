@@ -15,10 +15,14 @@
 //! | GET | `/api/query?with=a,b&without=c&offset=0&limit=50&values=true` | the older form: the query `a, b, !c` |
 //! | GET | `/api/roots?offset=0&limit=100` | entities with no parent, paged |
 //! | GET | `/api/systems?last=120&since=FRAME` | per-frame times per system, and the schedule's plan |
+//! | GET | `/api/history?last=120&since=FRAME` | per frame: wall time, entities, archetypes in use, storage bytes used and reserved |
+//! | GET | `/api/prefabs?offset=0&limit=100` | prefabs (targets of `IsA`, or tagged `Prefab`) with their instance counts |
 //! | GET | `/api/observers` | every observer (observers are not entities): name, event, component, entity |
 //! | GET | `/api/controls` | paused, pending steps, frame |
 //! | POST | `/api/controls/pause`, `/step?frames=N`, `/resume` | pause, step, resume |
-//! | PUT | `/api/entity/{id}/components/{name}` | set a component from the JSON body (write access) |
+//! | POST | `/api/entity` | create an entity, with components from a JSON object of values by name (write access) |
+//! | PUT | `/api/entity/{id}/components/{name}` | set or add a component from the JSON body (write access) |
+//! | DELETE | `/api/entity/{id}/components/{name}` | remove a component (write access) |
 //! | DELETE | `/api/entity/{id}` | despawn (write access) |
 //!
 //! `{id}` is an entity's 64-bit form or `INDEXvGENERATION`. Unknown query
@@ -30,7 +34,8 @@ use crate::error::ApiError;
 use crate::history::History;
 use crate::parse::{parse_entity, Target};
 use crate::query::MAX_LIMIT;
-use crate::{components, edit, entity, summary, ServeStats};
+use crate::world_history::WorldHistory;
+use crate::{components, edit, entity, prefabs, summary, ServeStats};
 use doecs::World;
 use doecs_registry::ComponentRegistry;
 use serde_json::{json, Value};
@@ -82,6 +87,7 @@ pub(crate) struct State {
     pub write: bool,
     pub controls: Controls,
     pub history: History,
+    pub world_history: WorldHistory,
     pub frame: u64,
     pub plan: Option<String>,
     pub stats: ServeStats,
@@ -95,7 +101,17 @@ fn known(path: &[&str]) -> bool {
         ["api"]
             | [
                 "api",
-                "world" | "components" | "archetypes" | "query" | "roots" | "systems" | "observers"
+                "world"
+                    | "components"
+                    | "archetypes"
+                    | "query"
+                    | "roots"
+                    | "systems"
+                    | "history"
+                    | "prefabs"
+                    | "observers"
+                    | "entity"
+                    | "lookup"
             ]
             | ["api", "controls"]
             | ["api", "controls", "pause" | "step" | "resume"]
@@ -115,6 +131,23 @@ fn read_only() -> ApiError {
 fn json_body(body: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
+}
+
+/// The body as JSON, `null` when empty, or a 400.
+fn optional_json_body(body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        Ok(Value::Null)
+    } else {
+        json_body(body)
+    }
+}
+
+/// `?since=FRAME`, if given.
+fn since(q: &crate::parse::QueryString) -> Result<Option<u64>, ApiError> {
+    match q.get("since") {
+        None => Ok(None),
+        Some(_) => Ok(Some(q.usize_or("since", 0, usize::MAX)? as u64)),
+    }
 }
 
 /// Answers `req` on `world`.
@@ -182,6 +215,22 @@ pub(crate) fn route(
             edit::despawn(world, e)?;
             Ok(json!({ "despawned": e.to_string(), "bits": e.to_bits() }))
         }
+        (Method::Post, ["api", "entity"]) => {
+            q.only(&[])?;
+            if !state.write {
+                return Err(read_only());
+            }
+            let body = optional_json_body(&req.body)?;
+            edit::create(world, reg, &body)
+        }
+        (Method::Delete, ["api", "entity", id, "components", name]) => {
+            q.only(&[])?;
+            let e = parse_entity(id)?;
+            if !state.write {
+                return Err(read_only());
+            }
+            edit::remove_component(world, reg, e, name)
+        }
         (Method::Put, ["api", "entity", id, "components", name]) => {
             q.only(&[])?;
             let e = parse_entity(id)?;
@@ -205,14 +254,24 @@ pub(crate) fn route(
             q.only(&["last", "since"])?;
             let cap = state.history.capacity();
             let last = q.usize_or("last", cap, cap)?;
-            let since = match q.get("since") {
-                None => None,
-                Some(_) => Some(q.usize_or("since", 0, usize::MAX)? as u64),
-            };
-            let mut s = state.history.to_json(last, since);
+            let mut s = state.history.to_json(last, since(q)?);
             s["frame"] = json!(state.frame);
             s["plan"] = json!(state.plan);
             Ok(s)
+        }
+        (Method::Get, ["api", "history"]) => {
+            q.only(&["last", "since"])?;
+            let cap = state.world_history.capacity();
+            let last = q.usize_or("last", cap, cap)?;
+            let mut h = state.world_history.to_json(last, since(q)?);
+            h["frame"] = json!(state.frame);
+            Ok(h)
+        }
+        (Method::Get, ["api", "prefabs"]) => {
+            q.only(&["offset", "limit"])?;
+            let offset = q.usize_or("offset", 0, usize::MAX)?;
+            let limit = q.usize_or("limit", 100, MAX_LIMIT)?;
+            Ok(prefabs::list(world, reg, offset, limit))
         }
         (Method::Get, ["api", "controls"]) => {
             q.only(&[])?;
@@ -265,10 +324,14 @@ fn index() -> Value {
             "GET /api/query?with=a,b&without=c&offset=0&limit=50&values=true",
             "GET /api/roots?offset=0&limit=100",
             "GET /api/systems?last=N&since=FRAME",
+            "GET /api/history?last=N&since=FRAME",
+            "GET /api/prefabs?offset=0&limit=100",
             "GET /api/observers",
             "GET /api/controls",
             "POST /api/controls/pause | /api/controls/step?frames=N | /api/controls/resume",
-            "PUT /api/entity/{id}/components/{name} (write access)",
+            "POST /api/entity (write access; body: {\"component\": value, ...})",
+            "PUT /api/entity/{id}/components/{name} (write access; adds it when missing)",
+            "DELETE /api/entity/{id}/components/{name} (write access)",
             "DELETE /api/entity/{id} (write access)"
         ],
         "entity_ids": "the 64-bit form (Entity::to_bits) or INDEXvGENERATION, e.g. 12v0"

@@ -109,7 +109,7 @@ where
             time: Duration::from_micros(50),
         }];
         std::thread::sleep(Duration::from_millis(1));
-        inspector.record_frame(Duration::from_micros(100), &systems);
+        inspector.record_frame(&world, Duration::from_micros(100), &systems);
     }
     inspector.serve_pending(&mut world);
     if let Err(panic) = client.join() {

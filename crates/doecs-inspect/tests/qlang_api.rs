@@ -82,7 +82,7 @@ where
     while !client.is_finished() {
         inspector.between_frames(&mut world);
         std::thread::sleep(Duration::from_millis(1));
-        inspector.record_frame(Duration::from_millis(1), &[]);
+        inspector.record_frame(&world, Duration::from_millis(1), &[]);
     }
     inspector.serve_pending(&mut world);
     if let Err(panic) = client.join() {
