@@ -9,8 +9,10 @@
 // in between.
 //
 // Text from the world is always inserted with textContent, never as HTML.
-// Polling pauses while the tab is hidden. Edits (set a component, despawn)
-// appear only when the server says it has write access.
+// Polling pauses while the tab is hidden. Edits (editors per component,
+// add, remove, create, despawn: editor.js) appear only when the server
+// says it has write access. The history charts, prefabs and an entity's
+// relationships are drawn by explorer.js.
 "use strict";
 
 const HISTORY = 300; // frames kept for the chart
@@ -131,7 +133,9 @@ async function refreshWorld() {
   set("bytes_used", fmtBytes(w.bytes_used));
   set("bytes_reserved", fmtBytes(w.bytes_reserved));
   set("frame", fmtInt(w.frame));
+  if (w.write && !state.write) await refreshComponents();
   state.write = w.write;
+  showWriteControls(w.write);
   state.paused = w.paused;
   const mode = document.getElementById("mode");
   mode.textContent = w.write ? "write access" : "read-only";
@@ -158,6 +162,12 @@ async function refreshArchetypes() {
   const a = await api("/api/archetypes");
   state.archetypes = a.archetypes;
   renderArchetypes();
+  if (state.write) await refreshComponents();
+}
+
+// The components, for the add-component form.
+async function refreshComponents() {
+  state.components = (await api("/api/components")).components;
 }
 
 function sortValue(row, key) {
@@ -400,28 +410,7 @@ function componentBox(c) {
   const head = el("div", { class: "name" }, el("span", { text: c.name }), el("span", { class: "kind", text: `${c.kind}${c.storage === "sparse" ? " · sparse" : ""}${c.type ? " · " + c.type : ""} · ${c.size} B` }));
   const value = el("pre", { class: "value", text: showValue(c.value) });
   box.append(head, value);
-  if (state.write && c.kind === "json") {
-    const edit = el("button", { type: "button", text: "edit" });
-    head.append(edit);
-    edit.addEventListener("click", () => {
-      state.editing = true;
-      const area = el("textarea", { rows: 3 });
-      area.value = JSON.stringify(c.value);
-      const save = el("button", { type: "button", text: "save" });
-      const msg = el("span", { class: "error-text" });
-      save.addEventListener("click", async () => {
-        try {
-          await api(`/api/entity/${encodeURIComponent(state.selected)}/components/${encodeURIComponent(c.name)}`, { method: "PUT", body: area.value });
-          state.editing = false;
-          refreshDetail();
-        } catch (e) {
-          msg.textContent = e.message;
-        }
-      });
-      box.append(area, save, msg);
-      edit.remove();
-    });
-  }
+  if (state.write) addEditControls(box, head, c);
   return box;
 }
 
@@ -450,21 +439,28 @@ async function refreshDetail() {
   const parts = [el("h3", { text: d.id }), meta];
   if (d.path) parts.splice(1, 0, el("div", { class: "path", title: "its path of names", text: d.path }));
   if (state.write) {
-    parts.push(el("button", { type: "button", class: "danger", text: "despawn", onclick: async () => {
+    const dependents = Object.entries(d.incoming || {}).filter(([r]) => r === "ChildOf" || r === "IsA").reduce((n, [, k]) => n + k, 0);
+    const error = el("span", { class: "error-text edit-error" });
+    parts.push(el("div", { class: "despawn-row" }, el("button", { type: "button", class: "danger despawn", text: "despawn", title: dependents ? `its ${dependents} children and instances go with it` : "despawn this entity", onclick: async () => {
       try {
         await api("/api/entity/" + encodeURIComponent(d.id), { method: "DELETE" });
-        loadList();
-        refreshDetail();
       } catch (e) {
-        setStatus(e.message, "error");
+        error.textContent = e.message;
+        return;
       }
-    } }));
+      state.selected = null;
+      state.editing = false;
+      pane.dataset.entity = "";
+      pane.replaceChildren(el("p", { class: "muted despawned", text: `Despawned ${d.id}.` }));
+      loadList();
+    } }), error));
   }
   parts.push(...d.components.map(componentBox));
+  if (state.write) parts.push(addComponentForm(d));
+  parts.push(...relationsLists(d));
+  const graph = relationsGraph(d);
+  if (graph) parts.push(graph);
   for (const [name, value] of Object.entries(d.managers || {})) parts.push(managerBox(name, value));
-  if (d.relationships.length) {
-    parts.push(el("div", { class: "meta" }, "relationships: ", ...d.relationships.flatMap((r) => [`(${r.relation}, `, entityLink(r.target), ") "])));
-  }
   if (d.children.length) {
     parts.push(el("div", { class: "meta" }, "children: ", ...d.children.slice(0, 50).flatMap((c) => [entityLink(c), " "])));
   }
@@ -506,7 +502,11 @@ function wire() {
     const expr = document.getElementById("qexpr").value.trim();
     if (expr) runQuery(expr);
   });
-  window.addEventListener("resize", () => drawChart(document.getElementById("chart"), state.chart));
+  window.addEventListener("resize", () => {
+    drawChart(document.getElementById("chart"), state.chart);
+    drawHistory();
+  });
+  wireCreate();
 }
 
 let ticks = 0;
@@ -516,9 +516,11 @@ async function tick() {
   busy = true;
   try {
     await refreshSystems();
+    await refreshHistory();
     if (ticks % 2 === 0) await refreshWorld();
     if (ticks % 2 === 1 && state.selected) await refreshDetail();
     if (ticks % 4 === 0) await refreshArchetypes();
+    if (ticks % 4 === 2) await refreshPrefabs();
     ticks++;
   } catch (e) {
     setStatus("disconnected: " + e.message, "error");
@@ -533,6 +535,8 @@ async function start() {
     await refreshWorld();
     await refreshArchetypes();
     await refreshSystems();
+    await refreshHistory();
+    await refreshPrefabs();
     await loadList();
   } catch (e) {
     setStatus("disconnected: " + e.message, "error");

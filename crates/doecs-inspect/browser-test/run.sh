@@ -8,13 +8,18 @@
 #   crates/doecs-inspect/browser-test/run.sh                # screenshot: target/inspector.png
 #   crates/doecs-inspect/browser-test/run.sh --update-docs  # screenshot: docs/inspector.png
 #
+# With --update-docs the picture is quantised with pngquant when it is
+# installed (apt-get install pngquant), which keeps it near 100 kB instead
+# of over 300 kB; without pngquant it is kept as Chromium wrote it.
+#
 # CHROMIUM overrides the browser's path (default /usr/bin/chromium).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 screenshot="${DOECS_SCREENSHOT:-$root/target/inspector.png}"
+update_docs=
 case "${1:-}" in
-    --update-docs) screenshot="$root/docs/inspector.png" ;;
+    --update-docs) screenshot="$root/docs/inspector.png"; update_docs=1 ;;
     "") ;;
     *) echo "usage: $0 [--update-docs]" >&2; exit 2 ;;
 esac
@@ -50,3 +55,12 @@ cd "$root"
 echo "browser test: cargo test -p doecs-cli --test inspector_browser (screenshot: $screenshot)"
 DOECS_BROWSER_TEST=1 DOECS_SCREENSHOT="$screenshot" CHROMIUM="$chromium" \
     cargo test -p doecs-cli --test inspector_browser -- --nocapture
+if [ -n "$update_docs" ]; then
+    if command -v pngquant >/dev/null; then
+        # Exit 98/99: the quantised picture would be larger or too poor; keep it.
+        pngquant --force --skip-if-larger --quality 70-95 --speed 1 --output "$screenshot" "$screenshot" || true
+    else
+        echo "browser test: pngquant not installed; $screenshot is not quantised"
+    fi
+    echo "browser test: $screenshot is $(wc -c <"$screenshot") bytes"
+fi

@@ -1,10 +1,13 @@
 // The inspector page in a real browser: headless Chromium (Debian's
 // `chromium`, driven through playwright-core) against a running
-// `doecs run --inspect`. Checks that the archetype table and one entity's
-// detail show the world's real data, compared with the JSON API, that
-// sorting, the tree, the query box (results with names and bindings, and
-// a bad query's column), pause and resume work, and that the page loads
-// nothing from anywhere but the inspector itself. Saves a screenshot.
+// `doecs run --inspect-write` on a level with prefabs. Checks that the
+// archetype table and one entity's detail show the world's real data,
+// compared with the JSON API, that sorting, the tree, the query box
+// (results with names and bindings, and a bad query's column), pause and
+// resume work, that the explorer's panels (relationships and their graph,
+// prefabs, history charts) show the API's data and the editors edit the
+// world (explorer.mjs), and that the page loads nothing from anywhere but
+// the inspector itself. Saves a screenshot of the whole page.
 //
 //   node test.mjs http://127.0.0.1:PORT/ SCREENSHOT.png
 //
@@ -12,6 +15,7 @@
 // crates/doecs-cli/tests/inspector_browser.rs (see run.sh beside this file).
 import { chromium } from "playwright-core";
 import { existsSync } from "node:fs";
+import { checkEditors, checkHistory, checkPrefabs, checkRelationships, open } from "./explorer.mjs";
 
 const [base, screenshot] = process.argv.slice(2);
 if (!base || !screenshot) {
@@ -205,12 +209,24 @@ try {
   });
   check(painted > 1000, "the chart is drawn");
 
-  // Resume, let the chart fill, and take the picture.
+  // The explorer: relationships both ways, prefabs, history, editors.
+  const helpers = { api, check, same };
+  await checkRelationships(page, helpers, childIds[0]);
+  await checkPrefabs(page, helpers);
+  await checkHistory(page, helpers);
+  await checkEditors(page, helpers, base);
+
+  // Resume, let the charts fill, and take the picture with a part of the
+  // first ship open (its graph has its ship and its sub-parts).
   await page.click("#resume");
   await page.waitForSelector("#status.ok");
   check(!(await api("/api/controls")).paused, "the resume button resumed");
+  await page.fill("#qexpr", "");
+  await page.click("#tree-title a");
+  await page.waitForFunction(() => document.querySelector("#tree-title").textContent.startsWith("hierarchy"));
+  await open(page, childIds[0]);
   await page.waitForTimeout(3000);
-  await page.screenshot({ path: screenshot });
+  await page.screenshot({ path: screenshot, fullPage: true });
   console.log("screenshot:", screenshot);
 
   check(foreign.length === 0, "the page loads nothing from elsewhere" + (foreign.length ? ": " + foreign.join(" ") : ""));

@@ -49,6 +49,20 @@ const ASSETS: &[(&str, Asset)] = &[
         },
     ),
     (
+        "explorer.js",
+        Asset {
+            content_type: "text/javascript; charset=utf-8",
+            bytes: include_bytes!("../assets/explorer.js"),
+        },
+    ),
+    (
+        "editor.js",
+        Asset {
+            content_type: "text/javascript; charset=utf-8",
+            bytes: include_bytes!("../assets/editor.js"),
+        },
+    ),
+    (
         "favicon.svg",
         Asset {
             content_type: "image/svg+xml",
@@ -74,10 +88,32 @@ mod tests {
     #[test]
     fn finds_the_page_and_nothing_else() {
         assert!(find(&[]).unwrap().content_type.starts_with("text/html"));
-        assert!(find(&["app.js".into()]).is_some());
+        for file in [
+            "app.js",
+            "chart.js",
+            "explorer.js",
+            "editor.js",
+            "style.css",
+        ] {
+            let asset = find(&[file.into()]).unwrap_or_else(|| panic!("{file}"));
+            // The SVG namespace is a name, not a place anything is loaded from.
+            let text = std::str::from_utf8(asset.bytes)
+                .unwrap()
+                .replace("\"http://www.w3.org/2000/svg\"", "");
+            assert!(
+                !text.contains("http://") && !text.contains("https://"),
+                "{file}: nothing from elsewhere"
+            );
+        }
+        let page = std::str::from_utf8(find(&[]).unwrap().bytes).unwrap();
+        for script in ["chart.js", "explorer.js", "editor.js", "app.js"] {
+            assert!(
+                page.contains(&format!("<script src=\"{script}\">")),
+                "{script}"
+            );
+        }
         assert!(find(&["nope.js".into()]).is_none());
         assert!(find(&["a".into(), "app.js".into()]).is_none());
-        let page = std::str::from_utf8(find(&[]).unwrap().bytes).unwrap();
         assert!(
             !page.contains("http://") && !page.contains("https://"),
             "no CDN"

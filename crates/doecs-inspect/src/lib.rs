@@ -18,8 +18,12 @@
 //!
 //! The page (`assets/`, embedded in the binary) shows a sortable archetype
 //! table, an entity browser with the transform hierarchy as a tree and
-//! each entity's component values, and a live chart of per-system frame
-//! times, with pause, step and resume buttons.
+//! each entity's component values and relationship pairs both ways (as
+//! lists and a graph of its neighbourhood), a live chart of per-system
+//! frame times, charts of the world's history ([`world_history`]), the
+//! prefabs with their instance counts ([`prefabs`]), pause, step and
+//! resume buttons, and with write access typed editors, create, add,
+//! remove and despawn ([`edit`]).
 
 pub mod assets;
 pub mod components;
