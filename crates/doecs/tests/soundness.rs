@@ -377,7 +377,10 @@ fn views_refuse_every_entity_without_a_row_of_the_type() {
         assert_eq!(world.get::<Pos>(e).map(|_| ()), view.get(e).map(|_| ()));
     }
     for e in [bare, other] {
-        assert!(matches!(view.get(e), Err(EntityError::MissingComponent { .. })), "{e:?}");
+        assert!(
+            matches!(view.get(e), Err(EntityError::MissingComponent { .. })),
+            "{e:?}"
+        );
         assert!(!view.contains(e));
     }
     assert_eq!(view.get(entities[2]), Ok(&Pos(2)));

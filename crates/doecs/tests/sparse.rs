@@ -233,6 +233,25 @@ fn column_terms_of_sparse_types_are_refused() {
         QueryState::<&Pos, doecs::Changed<Stunned>>::try_new(&w),
         Err(QueryError::SparseTerm(_))
     ));
+    // `Has` and every branch of an `Or` are archetype-level too: a plain
+    // `Has<Stunned>` would answer `false` for every entity, and an `Or`
+    // branch on it would never pass.
+    assert!(matches!(
+        QueryState::<(&Pos, Has<Stunned>)>::try_new(&w),
+        Err(QueryError::SparseTerm(_))
+    ));
+    assert!(matches!(
+        QueryState::<&Pos, doecs::Or<(doecs::With<Vel>, doecs::With<Stunned>)>>::try_new(&w),
+        Err(QueryError::SparseTerm(_))
+    ));
+    assert!(matches!(
+        QueryState::<&Pos, (doecs::With<Vel>, doecs::Or<(doecs::Changed<Stunned>,)>)>::try_new(&w),
+        Err(QueryError::SparseTerm(_))
+    ));
+    assert!(QueryState::<(&Pos, Sparse<Has<Stunned>>)>::try_new(&w).is_ok());
+    assert!(
+        QueryState::<&Pos, doecs::Or<(doecs::With<Vel>, doecs::Without<Pos>)>>::try_new(&w).is_ok()
+    );
     // Aliasing is checked as for column terms.
     assert!(QueryState::<(Sparse<&Stunned>, Sparse<&mut Stunned>)>::try_new(&w).is_err());
 }
@@ -478,4 +497,51 @@ fn dropping_the_world_fires_sparse_hooks() {
     w.spawn((Stunned(2),));
     drop(w);
     assert_eq!(removed.load(Ordering::Relaxed), 2);
+}
+
+/// Every typed write by entity reaches a sparse component as it reaches a
+/// dense one, stamped changed: `get_many_mut`, and a system's `get_mut`.
+#[test]
+fn writes_by_entity_reach_sparse_components() {
+    let mut w = world();
+    let a = w.spawn((Pos(0.0), Stunned(1)));
+    let b = w.spawn((Pos(1.0), Stunned(2)));
+    let c = w.spawn((Pos(2.0),));
+    let mut changed = QueryState::<(Entity, Sparse<Ref<Stunned>>)>::new(&w);
+    assert_eq!(changed.iter(&w).filter(|(_, r)| r.is_changed()).count(), 2);
+    assert_eq!(changed.iter(&w).filter(|(_, r)| r.is_changed()).count(), 0);
+
+    let [sa, sb] = w.get_many_mut::<Stunned, 2>([a, b]).unwrap();
+    sa.0 += 10;
+    sb.0 += 20;
+    assert_eq!(w.get::<Stunned>(a), Ok(&Stunned(11)));
+    assert_eq!(w.get::<Stunned>(b), Ok(&Stunned(22)));
+    // One entity lacking it refuses the whole call and stamps nothing.
+    assert!(matches!(
+        w.get_many_mut::<Stunned, 2>([a, c]),
+        Err(EntityError::MissingComponent { .. })
+    ));
+    let mut seen: Vec<Entity> = changed
+        .iter(&w)
+        .filter(|(_, r)| r.is_changed())
+        .map(|(e, _)| e)
+        .collect();
+    seen.sort();
+    assert_eq!(seen, vec![a, b]);
+
+    let mut schedule = doecs::Schedule::with_threads(2);
+    schedule
+        .add_system(doecs::system("stun").writes::<Stunned>().run(move |ctx| {
+            ctx.get_mut::<Stunned>(a).unwrap().0 = 100;
+            assert!(ctx.get_mut::<Stunned>(c).is_err());
+        }))
+        .unwrap();
+    schedule.run(&mut w).unwrap();
+    assert_eq!(w.get::<Stunned>(a), Ok(&Stunned(100)));
+    let seen: Vec<Entity> = changed
+        .iter(&w)
+        .filter(|(_, r)| r.is_changed())
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(seen, vec![a]);
 }

@@ -58,6 +58,22 @@ pub unsafe trait QueryFilter {
         let _ = access;
     }
 
+    /// Records every component type the filter looks at, in any branch:
+    /// what [`QueryFilter::filter_access`] and
+    /// [`QueryFilter::filter_reads`] record, and also the types of
+    /// branches that record nothing because they may fail (an [`Or`]'s).
+    /// A query refuses a filter naming a type stored sparse, which no
+    /// archetype filter can see.
+    fn named(out: &mut Vec<TypeId>) {
+        let mut filtered = FilteredAccess::default();
+        Self::filter_access(&mut filtered);
+        let mut read = Access::default();
+        Self::filter_reads(&mut read);
+        out.extend(filtered.with);
+        out.extend(filtered.without);
+        out.extend(read.reads().iter().map(|k| k.type_id));
+    }
+
     /// Records the Rust types whose row stamps the filter needs.
     fn tracked(types: &mut Vec<TypeId>) {
         let _ = types;
@@ -205,6 +221,9 @@ macro_rules! tuple_filter {
             fn filter_reads(access: &mut Access) {
                 $($name::filter_reads(access);)*
             }
+            fn named(out: &mut Vec<TypeId>) {
+                $($name::named(out);)*
+            }
             fn tracked(types: &mut Vec<TypeId>) {
                 $($name::tracked(types);)*
             }
@@ -244,6 +263,9 @@ macro_rules! tuple_filter {
             // branch reads.
             fn filter_reads(access: &mut Access) {
                 $($name::filter_reads(access);)*
+            }
+            fn named(out: &mut Vec<TypeId>) {
+                $($name::named(out);)*
             }
             fn tracked(types: &mut Vec<TypeId>) {
                 $($name::tracked(types);)*

@@ -257,8 +257,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     }
 
     /// A component `components` stores sparse that the query names
-    /// through a column term or an archetype filter (`With`, `Without`,
-    /// `Changed`, ...), which would never see it (see
+    /// through a column term, `Has`, or an archetype filter (`With`,
+    /// `Without`, `Changed`, `Or`, ...), which would never see it (see
     /// [`QueryError::SparseTerm`]).
     fn sparse_as_column(components: &crate::component::Components) -> Option<&'static str> {
         if components.sparse_count() == 0 {
@@ -267,16 +267,11 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if let Some(key) = Self::access().sparse_as_column(components) {
             return Some(key.name);
         }
-        let mut filtered = super::access::FilteredAccess::default();
-        F::filter_access(&mut filtered);
-        let mut read = super::access::Access::default();
-        F::filter_reads(&mut read);
-        let named = filtered
-            .with
-            .iter()
-            .chain(&filtered.without)
-            .copied()
-            .chain(read.reads().iter().map(|k| k.type_id));
+        // Types named without a read (`Has<T>`) and every type a filter
+        // looks at, `Or` branches included: none of them sees a sparse set.
+        let mut named = Vec::new();
+        Q::named(&mut named);
+        F::named(&mut named);
         for type_id in named {
             if components.is_sparse_type(type_id) {
                 let id = components.by_type_id(type_id)?;

@@ -207,14 +207,14 @@ impl<'a> SystemContext<'a> {
     /// If a write of `T` is not declared.
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
         self.require_write(&AccessKey::of::<T>());
-        let (column, location) = self.world.component_column::<T>(entity)?;
-        // SAFETY: the system declared a write of `T`, so no other system
-        // touches `T` (or its ticks) meanwhile; `&mut self` excludes this
-        // system's other accesses for the reference's life.
+        let slot = self.world.write_slot::<T>(entity)?;
+        // SAFETY: just found; the system declared a write of `T`, so no
+        // other system touches `T` (or its stamps) meanwhile; `&mut self`
+        // excludes this system's other accesses for the reference's life.
         Ok(unsafe {
             &mut *self
                 .world
-                .stamped_ptr(column, location, self.window.this_run)
+                .stamp_write_slot(slot, self.window.this_run)
                 .cast::<T>()
         })
     }

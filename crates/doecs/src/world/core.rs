@@ -222,13 +222,10 @@ impl WorldCore {
     /// ([`WorldCore::register_immutable`]); the world is unchanged then.
     #[inline]
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, EntityError> {
-        let (column, location) = match self.component_column::<T>(entity) {
-            Ok(found) => found,
-            Err(error) => return self.sparse_mut::<T>(entity, error),
-        };
+        let slot = self.write_slot::<T>(entity)?;
         let tick = self.write_tick();
-        // SAFETY: the row is live and `&mut self` gives write access to it.
-        let ptr = unsafe { self.stamped_ptr(column, location, tick) };
+        // SAFETY: just found, and `&mut self` gives write access to it.
+        let ptr = unsafe { self.stamp_write_slot(slot, tick) };
         // SAFETY: the slot holds an initialised `T`; `&mut self` makes this the only access.
         Ok(unsafe { &mut *ptr.cast::<T>() })
     }

@@ -32,9 +32,22 @@ use super::id_list::IdList;
 use crate::component::{Component, ComponentDescriptor, ComponentId, RegisterError};
 use crate::entity::Entity;
 use crate::error::EntityError;
-use crate::storage::sparse_set::SparseSet;
+use crate::location::Location;
+use crate::storage::sparse_set::{SparseSet, SparseSlot};
+use crate::storage::ColumnIndex;
+use crate::tick::Tick;
 use std::alloc::Layout;
 use std::ptr::NonNull;
+
+/// Where an entity's component is, checked for a write (see
+/// [`WorldCore::write_slot`]): valid until the next structural change.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum WriteSlot {
+    /// In the entity's row: the column and the row's location.
+    Row(ColumnIndex, Location),
+    /// In the component's sparse set.
+    Sparse(ComponentId, SparseSlot),
+}
 
 /// The world's sparse sets, one per sparse component.
 #[derive(Debug, Default)]
@@ -208,26 +221,68 @@ impl WorldCore {
         self.sparse_slot_ptr(id, entity)
     }
 
-    /// `entity`'s sparse `T`, stamped changed, or `error` (what the dense
-    /// lookup found) if `T` is not sparse here or the entity lacks it.
+    /// Where `entity`'s `T` is, checked for a write but not stamped yet:
+    /// its row's slot, or its sparse set's. The one lookup behind every
+    /// typed `get_mut` (the world's, a system's, `get_many_mut`).
+    ///
+    /// # Errors
+    /// [`EntityError::NoSuchEntity`], [`EntityError::MissingComponent`],
+    /// [`EntityError::Inherited`] for a `T` only inherited from a prefab,
+    /// [`EntityError::Immutable`] for a `T` registered immutable.
+    #[inline]
+    pub(crate) fn write_slot<T: Component>(
+        &self,
+        entity: Entity,
+    ) -> Result<WriteSlot, EntityError> {
+        match self.component_column::<T>(entity) {
+            Ok((column, location)) => Ok(WriteSlot::Row(column, location)),
+            Err(error) => self.sparse_write_slot::<T>(entity, error),
+        }
+    }
+
+    /// [`WorldCore::write_slot`] for a `T` not in the entity's row: its
+    /// sparse slot, or `error` (what the row lookup found) if `T` is not
+    /// sparse here or the entity lacks it.
     #[cold]
     #[inline(never)]
-    pub(crate) fn sparse_mut<T: Component>(
-        &mut self,
+    fn sparse_write_slot<T: Component>(
+        &self,
         entity: Entity,
         error: EntityError,
-    ) -> Result<&mut T, EntityError> {
+    ) -> Result<WriteSlot, EntityError> {
         let Some(id) = self.components.id_of::<T>() else {
             return Err(error);
         };
-        if self.components.info(id).is_immutable() && self.has_sparse(id, entity) {
+        let Some(slot) = self.sparse.get(id).and_then(|set| set.slot_of(entity)) else {
+            return Err(error);
+        };
+        if self.components.info(id).is_immutable() {
             return Err(EntityError::Immutable(std::any::type_name::<T>()));
         }
-        match self.sparse_slot_ptr_mut(id, entity) {
-            // SAFETY: the slot holds a live `T`, and `&mut self` makes this
-            // the only access.
-            Some(ptr) => Ok(unsafe { &mut *ptr.cast::<T>().as_ptr() }),
-            None => Err(error),
+        Ok(WriteSlot::Sparse(id, slot))
+    }
+
+    /// The value at `slot`, stamped changed at `tick`.
+    ///
+    /// # Safety
+    /// `slot` must come from [`WorldCore::write_slot`] on this world with
+    /// no structural change since, and the caller must hold exclusive
+    /// access to that value and its stamps (`&mut` to the world, or a
+    /// declared write of the component in a running schedule).
+    #[inline]
+    pub(crate) unsafe fn stamp_write_slot(&self, slot: WriteSlot, tick: Tick) -> *mut u8 {
+        match slot {
+            // SAFETY: forwarded contract: the row is live.
+            WriteSlot::Row(column, location) => unsafe { self.stamped_ptr(column, location, tick) },
+            WriteSlot::Sparse(id, slot) => {
+                let set = self.sparse.get(id).expect("a sparse slot's set");
+                // SAFETY: the slot is live (no structural change since it
+                // was found) and its stamps are the caller's (contract).
+                unsafe {
+                    set.stamp_changed(slot, tick);
+                    set.value_ptr(slot).as_ptr()
+                }
+            }
         }
     }
 
@@ -237,23 +292,6 @@ impl WorldCore {
         let slot = set.slot_of(entity)?;
         // SAFETY: `slot_of` found a live slot.
         Some(unsafe { set.value_ptr(slot) })
-    }
-
-    /// Pointer to `entity`'s value of sparse component `id`, stamped
-    /// changed now (for a writer holding `&mut` to the world).
-    pub(crate) fn sparse_slot_ptr_mut(
-        &mut self,
-        id: ComponentId,
-        entity: Entity,
-    ) -> Option<NonNull<u8>> {
-        let tick = self.write_tick();
-        let set = self.sparse.get(id)?;
-        let slot = set.slot_of(entity)?;
-        // SAFETY: the slot is live and `&mut self` makes its stamps ours.
-        unsafe {
-            set.stamp_changed(slot, tick);
-            Some(set.value_ptr(slot))
-        }
     }
 
     /// The added and changed stamps of `entity`'s sparse component `id`.

@@ -238,15 +238,18 @@ impl WorldCore {
         }
         let mut slots = [None; N];
         for (slot, &e) in slots.iter_mut().zip(&entities) {
-            *slot = Some(self.component_column::<T>(e)?);
+            *slot = Some(self.write_slot::<T>(e)?);
         }
         // Every entity checked out: only now mark them changed.
         let tick = self.write_tick();
         Ok(slots.map(|slot| {
-            let (column, location) = slot.expect("filled above");
             // SAFETY: the entities are distinct and alive, so each slot is a
             // different initialised `T`; `&mut self` makes them exclusive.
-            unsafe { &mut *self.stamped_ptr(column, location, tick).cast::<T>() }
+            unsafe {
+                &mut *self
+                    .stamp_write_slot(slot.expect("filled above"), tick)
+                    .cast::<T>()
+            }
         }))
     }
 
