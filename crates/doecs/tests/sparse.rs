@@ -545,3 +545,33 @@ fn writes_by_entity_reach_sparse_components() {
         .collect();
     assert_eq!(seen, vec![a]);
 }
+
+/// An instance inherits its prefab's sparse components as it inherits
+/// dense ones: read through `get`, refused for writes, and overridden
+/// into the instance's own set.
+#[test]
+fn instances_inherit_sparse_components() {
+    let mut w = world();
+    let prefab = w.spawn((doecs::Prefab, Pos(1.0), Stunned(7)));
+    let [a, b] = [(), ()].map(|()| w.spawn(()));
+    w.add_pair(a, prefab, doecs::IsA).unwrap();
+    w.add_pair(b, prefab, doecs::IsA).unwrap();
+    assert_eq!(w.get::<Stunned>(a), Ok(&Stunned(7)));
+    assert_eq!(w.inherited_from::<Stunned>(a), Some(prefab));
+    assert!(matches!(
+        w.get_mut::<Stunned>(a),
+        Err(EntityError::Inherited { .. })
+    ));
+    w.override_inherited::<Stunned>(a).unwrap().0 = 8;
+    assert_eq!(w.get::<Stunned>(a), Ok(&Stunned(8)));
+    assert_eq!(w.get::<Stunned>(b), Ok(&Stunned(7)));
+    assert_eq!(w.get::<Stunned>(prefab), Ok(&Stunned(7)));
+    assert_eq!(w.inherited_from::<Stunned>(a), None, "owns its copy");
+    // Removing the prefab's value leaves `b` with nothing to inherit.
+    w.remove_one::<Stunned>(prefab).unwrap();
+    assert!(matches!(
+        w.get::<Stunned>(b),
+        Err(EntityError::MissingComponent { .. })
+    ));
+    assert_eq!(w.get::<Stunned>(a), Ok(&Stunned(8)));
+}

@@ -281,9 +281,9 @@ impl WorldCore {
         let prefab = self.inherited_from::<T>(entity).ok_or(missing)?;
         let location = self.location(prefab)?;
         let arch = self.archetypes.get(location.archetype);
-        self.components
-            .id_of::<T>()
-            .and_then(|id| arch.component_slot_ptr(id, location.row))
+        let id = self.components.id_of::<T>().ok_or(missing)?;
+        arch.component_slot_ptr(id, location.row)
+            .or_else(|| self.sparse_slot_ptr(id, prefab))
             .map(|slot| slot.cast::<T>().as_ptr())
             .ok_or(missing)
     }

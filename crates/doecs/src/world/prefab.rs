@@ -49,10 +49,13 @@ impl WorldCore {
         }
         let table = self.relations.table::<IsA>()?;
         let id = self.components.id_of::<T>()?;
+        // Owned in the entity's row, or in its sparse set where `T` is
+        // stored sparse.
         let owns = |e: Entity| {
             self.entities
                 .location(e)
                 .is_some_and(|l| self.archetypes.get(l.archetype).has(id))
+                || self.has_sparse(id, e)
         };
         if owns(entity) {
             return None;
