@@ -107,3 +107,44 @@ fn a_relations_pairs_by_type_id_are_every_pair_of_it_and_follow_despawns() {
     world.despawn(carol).unwrap();
     assert_eq!(world.relations().pairs_of_relation(likes), [(alice, bob)]);
 }
+
+/// `targets_of_each` over a run of sources: per source, what
+/// `for_each_target_of` gives, in order, for exclusive and non-exclusive
+/// relations, unknown ones, dead sources and despawned targets.
+#[test]
+fn targets_of_each_agrees_with_for_each_target_of() {
+    let mut world = World::new();
+    let es: Vec<_> = (0..8).map(|_| world.spawn(())).collect();
+    for (s, t) in [(0, 1), (0, 2), (0, 3), (2, 1), (3, 3), (5, 0), (5, 7)] {
+        world.add_pair(es[s], es[t], Likes).unwrap();
+    }
+    for (child, parent) in [(1, 0), (2, 0), (4, 3), (6, 5)] {
+        world.set_parent(es[child], es[parent]).unwrap();
+    }
+    // Despawning 7 removes (5, 7); despawning 3 takes its child 4 along.
+    world.despawn(es[7]).unwrap();
+    world.despawn(es[3]).unwrap();
+    let relations = world.relations();
+    for relation in [
+        TypeId::of::<Likes>(),
+        TypeId::of::<ChildOf>(),
+        TypeId::of::<Unused>(),
+    ] {
+        // Buffers that already hold something: only appended to.
+        let (mut ends, mut targets) = (vec![99], vec![es[6]]);
+        relations.targets_of_each(relation, &es, &mut ends, &mut targets);
+        assert_eq!(ends.len(), 1 + es.len());
+        let mut from = 1;
+        for (k, &e) in es.iter().enumerate() {
+            let mut one = Vec::new();
+            relations.for_each_target_of(relation, e, &mut |t| one.push(t));
+            assert_eq!(targets[from..ends[1 + k]], one[..], "source {k}");
+            from = ends[1 + k];
+        }
+        assert_eq!(from, targets.len());
+    }
+    let (mut ends, mut targets) = (Vec::new(), Vec::new());
+    relations.targets_of_each(TypeId::of::<Likes>(), &es, &mut ends, &mut targets);
+    assert_eq!(ends, [2, 2, 3, 3, 3, 4, 4, 4]);
+    assert_eq!(targets, [es[1], es[2], es[1], es[0]]);
+}

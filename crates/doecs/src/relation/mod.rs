@@ -324,6 +324,56 @@ impl Relations {
         }
     }
 
+    /// Every target of each of `sources` in the relation whose type is
+    /// `relation`, in one call: for each source in order, its targets (in
+    /// the order the pairs were added) are appended to `targets`, then
+    /// `targets.len()` is pushed to `ends`. So source `k`'s targets are
+    /// `targets[from..ends[k]]`, where `from` is `ends[k - 1]` (for `k = 0`,
+    /// the length `targets` had before the call). A source without pairs
+    /// (dead, never paired, or the relation never used) has none.
+    ///
+    /// This is [`Relations::for_each_target_of`] for a whole run of rows
+    /// (an archetype's chunk of entities): the relation is looked up once
+    /// and its table walks the run in its own loop, where a call per row
+    /// costs an indirect call into the table and another back per target.
+    /// For tools that join rows with pairs knowing the relation only by its
+    /// `TypeId`, such as the inspector's query language. Both vectors are
+    /// only appended to, so one pair of buffers serves many calls.
+    ///
+    /// ```
+    /// use doecs::{ChildOf, Relation, World};
+    /// #[derive(Clone)]
+    /// struct Likes;
+    /// impl Relation for Likes {}
+    ///
+    /// let mut world = World::new();
+    /// let [ship, mast, sail] = [(), (), ()].map(|()| world.spawn(()));
+    /// world.set_parent(sail, ship).unwrap();
+    /// world.add_pair(mast, ship, Likes).unwrap();
+    /// world.add_pair(mast, sail, Likes).unwrap();
+    /// let (mut ends, mut targets) = (Vec::new(), Vec::new());
+    /// let likes = std::any::TypeId::of::<Likes>();
+    /// world.relations().targets_of_each(likes, &[ship, mast, sail], &mut ends, &mut targets);
+    /// assert_eq!((ends, targets), (vec![0, 2, 2], vec![ship, sail]));
+    ///
+    /// let (mut ends, mut targets) = (Vec::new(), Vec::new());
+    /// let child_of = std::any::TypeId::of::<ChildOf>();
+    /// world.relations().targets_of_each(child_of, &[ship, mast, sail], &mut ends, &mut targets);
+    /// assert_eq!((ends, targets), (vec![0, 0, 1], vec![ship]));
+    /// ```
+    pub fn targets_of_each(
+        &self,
+        relation: TypeId,
+        sources: &[Entity],
+        ends: &mut Vec<usize>,
+        targets: &mut Vec<Entity>,
+    ) {
+        match self.index.get(relation) {
+            Some(slot) => self.tables[slot as usize].targets_of_each(sources, ends, targets),
+            None => ends.extend(sources.iter().map(|_| targets.len())),
+        }
+    }
+
     /// Calls `f` with each source of a pair of the relation whose type is
     /// `relation` pointing at `target` (nothing when that relation was
     /// never used): [`WorldCore::sources`](crate::WorldCore::sources) by `TypeId`.

@@ -618,6 +618,9 @@ pub(crate) trait ErasedRelation: Send + Sync {
     fn has_sources(&self, target: Entity) -> bool;
     /// Calls `f` with each target of `source`'s pairs, in the order added.
     fn for_each_target(&self, source: Entity, f: &mut dyn FnMut(Entity));
+    /// For each of `sources`, in order, appends its targets (in the order
+    /// added) to `targets`, then pushes `targets.len()` to `ends`.
+    fn targets_of_each(&self, sources: &[Entity], ends: &mut Vec<usize>, targets: &mut Vec<Entity>);
     /// Removes every pair from or to `dead`. The removed values are handed
     /// back boxed, so they drop after the table is consistent again.
     fn forget(&mut self, dead: Entity) -> Option<Box<dyn Any + Send>>;
@@ -659,6 +662,27 @@ impl<R: Relation> ErasedRelation for RelationTable<R> {
 
     fn for_each_target(&self, source: Entity, f: &mut dyn FnMut(Entity)) {
         self.pairs_of(source).for_each(|(t, _)| f(t));
+    }
+
+    fn targets_of_each(
+        &self,
+        sources: &[Entity],
+        ends: &mut Vec<usize>,
+        targets: &mut Vec<Entity>,
+    ) {
+        if R::EXCLUSIVE {
+            targets.reserve(sources.len());
+        }
+        ends.extend(sources.iter().map(|&source| {
+            let mut at = self.out_head(source);
+            while let Some(r) = at {
+                let row = &self.rows[r.index()];
+                targets.push(row.target);
+                // An exclusive relation's source has one pair: no walk.
+                at = if R::EXCLUSIVE { None } else { row.next_out };
+            }
+            targets.len()
+        }));
     }
 
     fn forget(&mut self, dead: Entity) -> Option<Box<dyn Any + Send>> {
