@@ -14,10 +14,12 @@
 //!    stamp for it is outside the window, before looking at its rows.
 //! 3. Rows. Only when a term needs it: row change stamps, sparse
 //!    components (looked up per entity in their sparse sets, with their
-//!    own stamps), and pairs (looked up in the relation's table by type;
-//!    pairs are not part of an archetype in doecs, see `doecs::relation`).
-//!    An archetype no row term applies to hands over its entity slice
-//!    whole, and a page takes only the part of it it shows.
+//!    own stamps), and pairs (pairs are not part of an archetype in doecs,
+//!    see `doecs::relation`: each chunk's targets are read from the
+//!    relation tables in one call per relation, then joined row by row,
+//!    as the `join` module describes). An archetype no row term applies
+//!    to hands over its entity slice whole, and a page takes only the
+//!    part of it it shows.
 //!
 //! Pair terms run in order as a join: required ones bind variables (one
 //! result per binding), then `!` ones check, then optional ones bind what
@@ -26,10 +28,11 @@
 //! error rather than a hang.
 
 use super::ast::{ChangeKind, Ident, Oper, Query, TargetKind, TermKind};
+use super::join::{At, Batch, Bindings, Lookup, PairTarget, PairTerms, Run};
 use super::{QueryError, MAX_BINDINGS_PER_ENTITY};
 use crate::components::{is_sparse, resolve};
 use doecs::raw::{Archetype, ColumnIndex, Row};
-use doecs::{ChangeWindow, ComponentId, Entity, Relations, Tick, World};
+use doecs::{ChangeWindow, ComponentId, Entity, Tick, World};
 use doecs_registry::ComponentRegistry;
 use std::any::TypeId;
 
@@ -110,59 +113,6 @@ impl Page {
     }
 }
 
-/// The variables' bindings while a row is joined: each variable's slot
-/// (an entity's 64 bits) and a mask of the bound ones. Each slot is
-/// written and read as one 64-bit word: an `Option<Entity>`, or an
-/// `Entity` written field by field, is stored in two pieces and read back
-/// in one, which the processor cannot forward from its store buffer, and
-/// that stall alone made joins several times slower.
-#[derive(Debug)]
-struct Bindings {
-    slots: Vec<u64>,
-    bound: u64,
-}
-
-impl Bindings {
-    #[inline]
-    fn get(&self, v: usize) -> Option<Entity> {
-        (self.bound >> v & 1 == 1).then(|| Entity::from_bits(self.slots[v]))
-    }
-
-    #[inline]
-    fn set(&mut self, v: usize, e: Entity) {
-        self.slots[v] = e.to_bits();
-        self.bound |= 1 << v;
-    }
-
-    #[inline]
-    fn clear(&mut self, v: usize) {
-        self.bound &= !(1 << v);
-    }
-
-    fn as_match(&self, entity: Entity) -> Match<'_> {
-        Match {
-            entity,
-            slots: &self.slots,
-            bound: self.bound,
-        }
-    }
-}
-
-/// A pair term, resolved.
-#[derive(Debug, Clone)]
-struct PairTerm {
-    relation: TypeId,
-    target: PairTarget,
-    column: usize,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum PairTarget {
-    Any,
-    Entity(Entity),
-    Var(usize),
-}
-
 /// A query resolved against one world: what [`Plan::run`] runs. Valid for
 /// that world while its components and named entities stay as they were
 /// (resolve again after structural changes to be sure).
@@ -175,9 +125,7 @@ pub struct Plan {
     hidden: Vec<ComponentId>,
     table_changes: Vec<(ComponentId, ChangeKind)>,
     sparse_changes: Vec<(ComponentId, ChangeKind)>,
-    required_pairs: Vec<PairTerm>,
-    not_pairs: Vec<PairTerm>,
-    optional_pairs: Vec<PairTerm>,
+    pairs: PairTerms,
     variables: Vec<String>,
     optional: Vec<ComponentId>,
     with_ids: Vec<ComponentId>,
@@ -185,11 +133,23 @@ pub struct Plan {
 }
 
 /// Where results go while a plan runs.
-trait Sink {
+pub(super) trait Sink {
     /// A run of results without bindings.
     fn rows(&mut self, entities: &[Entity]);
-    /// One result.
-    fn one(&mut self, entity: Entity, bindings: &Bindings);
+    /// One result: `slots` are the bindings' slots (all of them, or none
+    /// when there are no variables), `bound` the mask of those bound.
+    fn one_of(&mut self, entity: Entity, slots: &[u64], bound: u64);
+    /// One result, with `bindings`.
+    #[inline]
+    fn one(&mut self, entity: Entity, bindings: &Bindings) {
+        self.one_of(entity, &bindings.slots, bindings.bound);
+    }
+    /// For each of `rows` in turn, one result per target of its in `run`,
+    /// binding the only variable to it.
+    #[inline]
+    fn joined(&mut self, rows: &[Entity], run: Run<'_>) {
+        run.for_each(rows, |e, t| self.one_of(e, &[t.to_bits()], 1));
+    }
 }
 
 /// Collects one page.
@@ -215,17 +175,42 @@ impl Sink for PageSink {
     }
 
     #[inline]
-    fn one(&mut self, entity: Entity, bindings: &Bindings) {
+    fn one_of(&mut self, entity: Entity, slots: &[u64], bound: u64) {
         if (self.offset..self.end).contains(&self.page.total) {
             self.page.entities.push(entity);
             if self.page.variables > 0 {
-                for &slot in &bindings.slots {
-                    self.page.slots.push(slot);
-                }
-                self.page.bound.push(bindings.bound);
+                debug_assert_eq!(slots.len(), self.page.variables);
+                self.page.slots.extend_from_slice(slots);
+                self.page.bound.push(bound);
             }
         }
         self.page.total += 1;
+    }
+
+    /// Whole when all of the run's results are on the page: its entities,
+    /// each as many times as it has targets, then the targets as slots,
+    /// with no check per result.
+    #[inline]
+    fn joined(&mut self, rows: &[Entity], run: Run<'_>) {
+        let n = run.targets.len();
+        let start = self.page.total;
+        let whole = self.offset <= start
+            && start.checked_add(n).is_some_and(|end| end <= self.end)
+            && self.page.variables == 1;
+        if !whole {
+            run.for_each(rows, |e, t| self.one_of(e, &[t.to_bits()], 1));
+            return;
+        }
+        let page = &mut self.page;
+        page.entities.reserve(n);
+        for (&e, w) in rows.iter().zip(run.ends.windows(2)) {
+            for _ in w[0]..w[1] {
+                page.entities.push(e);
+            }
+        }
+        page.slots.extend(run.targets.iter().map(|t| t.to_bits()));
+        page.bound.extend(std::iter::repeat_n(1, n));
+        page.total += n;
     }
 }
 
@@ -242,8 +227,12 @@ impl<F: FnMut(Match<'_>)> Sink for EachSink<F> {
             });
         }
     }
-    fn one(&mut self, entity: Entity, bindings: &Bindings) {
-        (self.0)(bindings.as_match(entity));
+    fn one_of(&mut self, entity: Entity, slots: &[u64], bound: u64) {
+        (self.0)(Match {
+            entity,
+            slots,
+            bound,
+        });
     }
 }
 
@@ -314,9 +303,7 @@ impl Plan {
             hidden: Vec::new(),
             table_changes: Vec::new(),
             sparse_changes: Vec::new(),
-            required_pairs: Vec::new(),
-            not_pairs: Vec::new(),
-            optional_pairs: Vec::new(),
+            pairs: PairTerms::default(),
             variables: Vec::new(),
             optional: Vec::new(),
             with_ids: Vec::new(),
@@ -392,16 +379,7 @@ impl Plan {
                             }
                         },
                     };
-                    let pair = PairTerm {
-                        relation,
-                        target,
-                        column: term.column,
-                    };
-                    match term.oper {
-                        Oper::And => plan.required_pairs.push(pair),
-                        Oper::Not => plan.not_pairs.push(pair),
-                        Oper::Optional => plan.optional_pairs.push(pair),
-                    }
+                    plan.pairs.push(term.oper, relation, target, term.column);
                 }
             }
         }
@@ -454,9 +432,7 @@ impl Plan {
         self.with_sparse.is_empty()
             && self.without_sparse.is_empty()
             && self.table_changes.is_empty()
-            && self.required_pairs.is_empty()
-            && self.not_pairs.is_empty()
-            && self.optional_pairs.is_empty()
+            && self.pairs.is_empty()
     }
 
     /// The results `offset..offset + limit` (in archetype, row, then join
@@ -471,6 +447,38 @@ impl Plan {
         window: ChangeWindow,
         offset: usize,
         limit: usize,
+    ) -> Result<Page, QueryError> {
+        let lookup = Batch::new(world.relations(), self.pairs.relations());
+        self.run_with(world, window, offset, limit, lookup, true)
+    }
+
+    /// [`Plan::run`] with the general join reading targets row by row, the
+    /// form the batched join and the one-term path must agree with.
+    #[cfg(test)]
+    pub(super) fn run_row_by_row(
+        &self,
+        world: &World,
+        window: ChangeWindow,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Page, QueryError> {
+        let lookup = super::join::RowByRow {
+            relations: world.relations(),
+            types: self.pairs.relations(),
+        };
+        self.run_with(world, window, offset, limit, lookup, false)
+    }
+
+    /// [`Plan::run`], the join reading targets from `lookup`, and a query
+    /// of one pair term joined without the general join when `fast`.
+    fn run_with(
+        &self,
+        world: &World,
+        window: ChangeWindow,
+        offset: usize,
+        limit: usize,
+        mut lookup: impl Lookup,
+        fast: bool,
     ) -> Result<Page, QueryError> {
         // The rows of the archetypes that pass bound the results of a
         // query without joins, and estimate those of one with: reserving
@@ -492,7 +500,7 @@ impl Plan {
                 total: 0,
             },
         };
-        self.visit(world, window, &mut sink)?;
+        self.visit(world, window, &mut lookup, fast, &mut sink)?;
         Ok(sink.page)
     }
 
@@ -511,7 +519,8 @@ impl Plan {
             count += 1;
             f(m)
         });
-        self.visit(world, window, &mut sink)?;
+        let mut lookup = Batch::new(world.relations(), self.pairs.relations());
+        self.visit(world, window, &mut lookup, true, &mut sink)?;
         Ok(count)
     }
 
@@ -525,18 +534,46 @@ impl Plan {
             && !self.hidden.iter().any(|&c| arch.has(c))
     }
 
+    /// Whether row `row` (entity `e`) of `arch` passes the row terms but
+    /// pairs (the third level of the module docs): its row stamps of the
+    /// change-filtered `columns`, its sparse components and their stamps.
+    fn row_passes(
+        &self,
+        world: &World,
+        window: ChangeWindow,
+        arch: &Archetype,
+        columns: &[(ColumnIndex, ChangeKind)],
+        row: Row,
+        e: Entity,
+    ) -> bool {
+        (columns.iter()).all(|&(c, kind)| window.contains(stamp(kind, arch.row_ticks(row, c))))
+            && self.with_sparse.iter().all(|&c| world.has_id(e, c))
+            && !self.without_sparse.iter().any(|&c| world.has_id(e, c))
+            && self.sparse_changes.iter().all(|&(c, kind)| {
+                world
+                    .change_ticks_by_id(e, c)
+                    .is_ok_and(|t| window.contains(stamp(kind, t)))
+            })
+    }
+
     fn visit(
         &self,
         world: &World,
         window: ChangeWindow,
+        lookup: &mut impl Lookup,
+        fast: bool,
         sink: &mut impl Sink,
     ) -> Result<(), QueryError> {
         let row_free = self.row_free();
-        let relations = world.relations();
-        let mut bindings = Bindings {
-            slots: vec![0; self.variables.len()],
-            bound: 0,
-        };
+        let joins = !self.pairs.is_empty();
+        // One pair term (the common join) runs without the general join.
+        let single = (self.pairs.single()).filter(|_| fast && self.variables.len() <= 1);
+        // Whether a row can fail but for its pairs.
+        let row_filters = !self.table_changes.is_empty()
+            || !self.with_sparse.is_empty()
+            || !self.without_sparse.is_empty()
+            || !self.sparse_changes.is_empty();
+        let mut bindings = Bindings::new(self.variables.len());
         let mut columns: Vec<(ColumnIndex, ChangeKind)> = Vec::new();
         for arch in doecs::raw::archetypes(world).iter() {
             if !self.takes(arch) {
@@ -562,151 +599,30 @@ impl Plan {
                     continue;
                 }
                 let (start, len) = arch.chunk_rows_of(chunk);
-                for (row, &e) in entities.iter().enumerate().skip(start).take(len) {
-                    let row = Row(row as u32);
-                    if !columns
-                        .iter()
-                        .all(|&(c, kind)| window.contains(stamp(kind, arch.row_ticks(row, c))))
-                        || !self.with_sparse.iter().all(|&c| world.has_id(e, c))
-                        || self.without_sparse.iter().any(|&c| world.has_id(e, c))
-                        || !self.sparse_changes.iter().all(|&(c, kind)| {
-                            world
-                                .change_ticks_by_id(e, c)
-                                .is_ok_and(|t| window.contains(stamp(kind, t)))
-                        })
-                    {
+                let rows = entities.get(start..start + len).unwrap_or(&[]);
+                if joins {
+                    lookup.start(rows);
+                    if let (Some(single), false) = (&single, row_filters) {
+                        if single.run_all(lookup, rows, sink).is_some() {
+                            continue;
+                        }
+                    }
+                }
+                for (k, &e) in rows.iter().enumerate() {
+                    let row = Row((start + k) as u32);
+                    if row_filters && !self.row_passes(world, window, arch, &columns, row, e) {
+                        continue;
+                    }
+                    let at = At { entity: e, row: k };
+                    if let Some(single) = &single {
+                        single.run(lookup, at, sink)?;
                         continue;
                     }
                     let mut budget = MAX_BINDINGS_PER_ENTITY;
-                    self.join(relations, e, 0, &mut bindings, &mut budget, sink)?;
+                    (self.pairs).join(lookup, at, 0, &mut bindings, &mut budget, sink)?;
                 }
             }
         }
         Ok(())
     }
-
-    /// Runs pair term `i` (required ones, then the `!` checks, then
-    /// optional ones) for entity `e` under `bindings`, and the terms after
-    /// it; each complete binding is a result.
-    fn join(
-        &self,
-        relations: &Relations,
-        e: Entity,
-        i: usize,
-        bindings: &mut Bindings,
-        budget: &mut usize,
-        sink: &mut impl Sink,
-    ) -> Result<(), QueryError> {
-        let required = self.required_pairs.len();
-        if let Some(t) = self.required_pairs.get(i) {
-            match t.target {
-                PairTarget::Any => {
-                    if has_pair(relations, t.relation, e, None) {
-                        self.join(relations, e, i + 1, bindings, budget, sink)?;
-                    }
-                }
-                PairTarget::Entity(x) => {
-                    if has_pair(relations, t.relation, e, Some(x)) {
-                        self.join(relations, e, i + 1, bindings, budget, sink)?;
-                    }
-                }
-                PairTarget::Var(v) => match bindings.get(v) {
-                    Some(x) => {
-                        if has_pair(relations, t.relation, e, Some(x)) {
-                            self.join(relations, e, i + 1, bindings, budget, sink)?;
-                        }
-                    }
-                    None => {
-                        self.bind_each(relations, e, i, t, v, bindings, budget, sink)?;
-                    }
-                },
-            }
-            return Ok(());
-        }
-        if i == required {
-            for t in &self.not_pairs {
-                let target = match t.target {
-                    PairTarget::Any => None,
-                    PairTarget::Entity(x) => Some(x),
-                    // Bound by a required term (`Query::check`).
-                    PairTarget::Var(v) => bindings.get(v),
-                };
-                if has_pair(relations, t.relation, e, target) {
-                    return Ok(());
-                }
-            }
-        }
-        let Some(t) = self.optional_pairs.get(i - required) else {
-            sink.one(e, bindings);
-            return Ok(());
-        };
-        if let PairTarget::Var(v) = t.target {
-            if bindings.get(v).is_none()
-                && self.bind_each(relations, e, i, t, v, bindings, budget, sink)?
-            {
-                return Ok(());
-            }
-        }
-        // An optional term never filters.
-        self.join(relations, e, i + 1, bindings, budget, sink)
-    }
-
-    /// Binds variable `v` to each of `e`'s targets for term `t` in turn,
-    /// running the terms after `i` under each binding (straight from the
-    /// relation's table: nothing is collected). Returns whether there was
-    /// a target. Each binding is charged to `budget`.
-    #[allow(clippy::too_many_arguments)]
-    fn bind_each(
-        &self,
-        relations: &Relations,
-        e: Entity,
-        i: usize,
-        t: &PairTerm,
-        v: usize,
-        bindings: &mut Bindings,
-        budget: &mut usize,
-        sink: &mut impl Sink,
-    ) -> Result<bool, QueryError> {
-        let mut found = false;
-        let mut failed = None;
-        // The last pair term: each binding is a result (no call to `join`).
-        let last = i + 1 == self.required_pairs.len() + self.optional_pairs.len()
-            && self.not_pairs.is_empty();
-        relations.for_each_target_of(t.relation, e, &mut |x| {
-            if failed.is_some() {
-                return;
-            }
-            found = true;
-            let Some(left) = budget.checked_sub(1) else {
-                failed = Some(QueryError::TooManyBindings {
-                    entity: format!("{}v{}", e.index(), e.generation()),
-                    max: MAX_BINDINGS_PER_ENTITY,
-                    column: t.column,
-                });
-                return;
-            };
-            *budget = left;
-            bindings.set(v, x);
-            if last {
-                sink.one(e, bindings);
-            } else if let Err(err) = self.join(relations, e, i + 1, bindings, budget, sink) {
-                failed = Some(err);
-            }
-        });
-        bindings.clear(v);
-        match failed {
-            Some(err) => Err(err),
-            None => Ok(found),
-        }
-    }
-}
-
-/// Whether `e` has a pair of `relation` to `target` (to any, for `None`).
-#[inline]
-fn has_pair(relations: &Relations, relation: TypeId, e: Entity, target: Option<Entity>) -> bool {
-    let mut found = false;
-    relations.for_each_target_of(relation, e, &mut |t| {
-        found |= target.is_none_or(|x| x == t);
-    });
-    found
 }

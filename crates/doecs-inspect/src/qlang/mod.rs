@@ -88,6 +88,9 @@
 pub mod api;
 pub mod ast;
 pub mod eval;
+mod join;
+#[cfg(test)]
+mod join_tests;
 pub mod parse;
 
 pub use ast::{ChangeKind, Ident, Oper, Query, Target, TargetKind, Term, TermKind};
