@@ -574,6 +574,7 @@ impl Plan {
             || !self.without_sparse.is_empty()
             || !self.sparse_changes.is_empty();
         let mut bindings = Bindings::new(self.variables.len());
+        let mut stack = Vec::new();
         let mut columns: Vec<(ColumnIndex, ChangeKind)> = Vec::new();
         for arch in doecs::raw::archetypes(world).iter() {
             if !self.takes(arch) {
@@ -618,8 +619,15 @@ impl Plan {
                         single.run(lookup, at, sink)?;
                         continue;
                     }
-                    let mut budget = MAX_BINDINGS_PER_ENTITY;
-                    (self.pairs).join(lookup, at, 0, &mut bindings, &mut budget, sink)?;
+                    match lookup.batch().filter(|_| fast) {
+                        Some(batch) => {
+                            (self.pairs).join_batch(batch, at, &mut stack, &mut bindings, sink)?
+                        }
+                        None => {
+                            let mut budget = MAX_BINDINGS_PER_ENTITY;
+                            (self.pairs).join(lookup, at, 0, &mut bindings, &mut budget, sink)?;
+                        }
+                    }
                 }
             }
         }

@@ -23,10 +23,17 @@
 //! (`Sink::joined`), which writes a page's entities and bindings in a few
 //! tight loops with no check per result.
 //!
-//! The join itself does not care where the targets come from: it runs
-//! over a [`Lookup`]. Besides [`Batch`], the tests run the general join
-//! over `RowByRow`, the per-row calls, and check that the batched join and
-//! the one-term path give the same results in the same order.
+//! A join of several pair terms runs as a loop too
+//! ([`PairTerms::join_batch`]): a depth-first walk over each term's
+//! choices for the row (the targets it may bind, or whether it passes),
+//! kept on a stack of [`Choices`] that indexes the batch's buffers.
+//!
+//! [`PairTerms::join`] is the same join written as the definition reads,
+//! recursing from term to term over any [`Lookup`]. Plans run it only over
+//! a lookup that is not a [`Batch`]: the tests run it over `RowByRow`,
+//! which asks the tables row by row as the evaluator used to, and check
+//! that the batched walk and the one-term path give the same results, in
+//! the same order, and the same errors.
 //!
 //! Pair terms run in order: required ones bind variables (one result per
 //! binding), then `!` ones check, then optional ones bind what is still
@@ -166,7 +173,9 @@ impl PairTerms {
 
     /// Runs pair term `i` (required ones, then the `!` checks, then
     /// optional ones) for the row `at` under `bindings`, and the terms
-    /// after it; each complete binding is a result.
+    /// after it; each complete binding is a result. The reference form of
+    /// the join (see the module docs); [`PairTerms::join_batch`] is the
+    /// one plans run.
     pub(super) fn join<L: Lookup>(
         &self,
         lookup: &L,
@@ -196,13 +205,7 @@ impl PairTerms {
         }
         if i == required {
             for t in &self.not {
-                let target = match t.target {
-                    PairTarget::Any => None,
-                    PairTarget::Entity(x) => Some(x),
-                    // Bound by a required term (`Query::check`).
-                    PairTarget::Var(v) => bindings.get(v),
-                };
-                if lookup.has(t.rel, at, target) {
+                if lookup.has(t.rel, at, not_target(t, bindings)) {
                     return Ok(());
                 }
             }
@@ -253,6 +256,125 @@ impl PairTerms {
         bindings.clear(v);
         found
     }
+
+    /// [`PairTerms::join`] of row `at` from the targets a [`Batch`] holds,
+    /// without recursion: a depth-first walk over the terms' choices, with
+    /// `stack` holding each entered term's choices (kept from row to row
+    /// by the caller, so nothing is allocated per row). Same results in
+    /// the same order, same bindings tried, same error.
+    pub(super) fn join_batch(
+        &self,
+        batch: &Batch<'_>,
+        at: At,
+        stack: &mut Vec<Choices>,
+        bindings: &mut Bindings,
+        sink: &mut impl Sink,
+    ) -> Result<(), QueryError> {
+        let required = self.required.len();
+        let terms = required + self.optional.len();
+        let mut budget = MAX_BINDINGS_PER_ENTITY;
+        stack.clear();
+        loop {
+            // Enter term `i`, under the choices made above it.
+            let i = stack.len();
+            let refused = i == required
+                && (self.not.iter()).any(|t| batch.has(t.rel, at, not_target(t, bindings)));
+            if refused {
+                // Nothing below: the next choice.
+            } else if i == terms {
+                sink.one(at.entity, bindings);
+            } else {
+                stack.push(self.choices(batch, at, i, bindings));
+            }
+            // The next choice of the deepest term with one left.
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return Ok(());
+                };
+                if top.at < top.end {
+                    if let Some(v) = top.var {
+                        let Some(left) = budget.checked_sub(1) else {
+                            return Err(too_many(at.entity, self.term(stack.len() - 1).column));
+                        };
+                        budget = left;
+                        bindings.set(v, batch.target(top.rel, top.at));
+                    }
+                    top.at += 1;
+                    break;
+                }
+                if let Some(v) = top.var {
+                    bindings.clear(v);
+                }
+                stack.pop();
+            }
+        }
+    }
+
+    /// Term `i` of the join order: required terms, then optional ones.
+    fn term(&self, i: usize) -> &PairTerm {
+        let required = self.required.len();
+        match self.required.get(i) {
+            Some(t) => t,
+            None => &self.optional[i - required],
+        }
+    }
+
+    /// The choices of term `i` (as [`PairTerms::join`] makes them) for row
+    /// `at` under `bindings`.
+    #[inline]
+    fn choices(&self, batch: &Batch<'_>, at: At, i: usize, bindings: &Bindings) -> Choices {
+        let optional = i >= self.required.len();
+        let t = self.term(i);
+        let pass = |ok: bool| Choices {
+            rel: t.rel,
+            at: 0,
+            end: usize::from(ok),
+            var: None,
+        };
+        let target = match t.target {
+            PairTarget::Var(v) if bindings.get(v).is_none() => {
+                let (from, to) = batch.span(t.rel, at);
+                // An optional term without targets leaves `v` unbound.
+                if optional && from == to {
+                    return pass(true);
+                }
+                return Choices {
+                    rel: t.rel,
+                    at: from,
+                    end: to,
+                    var: Some(v),
+                };
+            }
+            // An optional term never filters.
+            _ if optional => return pass(true),
+            PairTarget::Any => None,
+            PairTarget::Entity(x) => Some(x),
+            PairTarget::Var(v) => bindings.get(v),
+        };
+        pass(batch.has(t.rel, at, target))
+    }
+}
+
+/// The target a `!` term checks under `bindings`: `None` for any.
+#[inline]
+fn not_target(t: &PairTerm, bindings: &Bindings) -> Option<Entity> {
+    match t.target {
+        PairTarget::Any => None,
+        PairTarget::Entity(x) => Some(x),
+        // Bound by a required term (`Query::check`).
+        PairTarget::Var(v) => bindings.get(v),
+    }
+}
+
+/// One entered term's choices in [`PairTerms::join_batch`]: the targets
+/// `at..end` of relation `rel` in the batch, each bound to `var` in turn;
+/// or, for a term that binds nothing, `end - at` passes (one, or none).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Choices {
+    rel: usize,
+    at: usize,
+    end: usize,
+    var: Option<usize>,
 }
 
 /// The error of an entity whose joins try more than
@@ -280,10 +402,13 @@ pub(super) struct Single {
 
 impl Single {
     /// The results of a whole run of `rows` (those given to
-    /// [`Lookup::start`], none filtered out), when the term binds its
-    /// variable to each target and no row could try more than
-    /// [`MAX_BINDINGS_PER_ENTITY`] of them; `None` (and nothing done)
-    /// otherwise, for [`Single::run`] to take each row.
+    /// [`Lookup::start`], none filtered out) from a [`Batch`]; `None` (and
+    /// nothing done) for [`Single::run`] to take each row instead: when
+    /// the lookup is no batch, the term is optional and binds, or a row
+    /// could try more than [`MAX_BINDINGS_PER_ENTITY`] bindings. A term
+    /// that binds hands the run to the sink whole (`Sink::joined`); one
+    /// that binds nothing hands over each stretch of consecutive rows that
+    /// pass as one slice.
     #[inline]
     pub(super) fn run_all<L: Lookup>(
         &self,
@@ -291,12 +416,46 @@ impl Single {
         rows: &[Entity],
         sink: &mut impl Sink,
     ) -> Option<()> {
-        if self.oper != Oper::And || !matches!(self.target, PairTarget::Var(_)) {
+        let run = lookup.batch()?.run(self.rel)?;
+        if run.ends.len() != rows.len() + 1 {
             return None;
         }
-        let run = lookup.run(self.rel)?;
-        (run.targets.len() <= MAX_BINDINGS_PER_ENTITY && run.ends.len() == rows.len() + 1)
-            .then(|| sink.joined(rows, run))
+        let target = match (self.oper, self.target) {
+            (Oper::And, PairTarget::Var(_)) => {
+                return (run.targets.len() <= MAX_BINDINGS_PER_ENTITY)
+                    .then(|| sink.joined(rows, run));
+            }
+            (Oper::Optional, PairTarget::Var(_)) => return None,
+            (_, PairTarget::Var(_) | PairTarget::Any) => None,
+            (_, PairTarget::Entity(x)) => Some(x),
+        };
+        let base = run.ends.first().copied().unwrap_or(0);
+        let mut from = None;
+        for (k, w) in run.ends.windows(2).enumerate() {
+            let (a, b) = (w[0].saturating_sub(base), w[1].saturating_sub(base));
+            let targets = run.targets.get(a..b).unwrap_or(&[]);
+            let has = match target {
+                None => !targets.is_empty(),
+                Some(x) => targets.contains(&x),
+            };
+            let keep = match self.oper {
+                Oper::And => has,
+                Oper::Not => !has,
+                Oper::Optional => true,
+            };
+            match (keep, from) {
+                (true, None) => from = Some(k),
+                (false, Some(f)) => {
+                    sink.rows(rows.get(f..k).unwrap_or(&[]));
+                    from = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(f) = from {
+            sink.rows(rows.get(f..).unwrap_or(&[]));
+        }
+        Some(())
     }
 
     /// The results of row `at`. A query with this term has one variable
@@ -367,9 +526,8 @@ pub(super) trait Lookup {
         f: impl FnMut(Entity) -> Result<(), QueryError>,
     ) -> Result<bool, QueryError>;
 
-    /// The targets in relation `rel` of all the rows given to
-    /// [`Lookup::start`] at once, as [`Run`], when the lookup holds them.
-    fn run(&self, rel: usize) -> Option<Run<'_>>;
+    /// The lookup as a [`Batch`], if it is one.
+    fn batch(&self) -> Option<&Batch<'_>>;
 }
 
 /// The targets of a run of rows in one relation: row `k`'s are
@@ -418,13 +576,40 @@ impl<'w> Batch<'w> {
     /// Row `at`'s targets in relation `rel`: empty past the rows given.
     #[inline]
     fn targets(&self, rel: usize, at: At) -> &[Entity] {
-        let Some((ends, targets)) = self.runs.get(rel) else {
-            return &[];
+        let (from, to) = self.span(rel, at);
+        (self.runs.get(rel))
+            .and_then(|(_, targets)| targets.get(from..to))
+            .unwrap_or(&[])
+    }
+
+    /// Where row `at`'s targets in relation `rel` are in its buffer, as
+    /// `(from, to)`: `(0, 0)` past the rows given.
+    #[inline]
+    fn span(&self, rel: usize, at: At) -> (usize, usize) {
+        let Some((ends, _)) = self.runs.get(rel) else {
+            return (0, 0);
         };
         match (ends.get(at.row), ends.get(at.row + 1)) {
-            (Some(&from), Some(&to)) => targets.get(from..to).unwrap_or(&[]),
-            _ => &[],
+            (Some(&from), Some(&to)) if from <= to => (from, to),
+            _ => (0, 0),
         }
+    }
+
+    /// Target `i` of relation `rel`'s buffer (an index from
+    /// [`Batch::span`]).
+    #[inline]
+    fn target(&self, rel: usize, i: usize) -> Entity {
+        (self.runs.get(rel))
+            .and_then(|(_, targets)| targets.get(i).copied())
+            .unwrap_or(Entity::from_bits(0))
+    }
+
+    /// The targets in relation `rel` of all the rows given to
+    /// [`Lookup::start`], as one [`Run`].
+    #[inline]
+    pub(super) fn run(&self, rel: usize) -> Option<Run<'_>> {
+        let (ends, targets) = self.runs.get(rel)?;
+        Some(Run { ends, targets })
     }
 }
 
@@ -463,9 +648,8 @@ impl Lookup for Batch<'_> {
     }
 
     #[inline]
-    fn run(&self, rel: usize) -> Option<Run<'_>> {
-        let (ends, targets) = self.runs.get(rel)?;
-        Some(Run { ends, targets })
+    fn batch(&self) -> Option<&Batch<'_>> {
+        Some(self)
     }
 }
 
@@ -508,7 +692,7 @@ impl Lookup for RowByRow<'_> {
         failed.map(|()| found)
     }
 
-    fn run(&self, _: usize) -> Option<Run<'_>> {
+    fn batch(&self) -> Option<&Batch<'_>> {
         None
     }
 }
