@@ -21,15 +21,21 @@
 //! `GET /api/query?expr=` costs before its JSON); `text_plan` runs an
 //! already resolved plan. The bar is `text` at most 1.2× `typed`.
 //!
-//! Figures (release, `cargo bench -p doecs-bench --bench query_lang`, a
-//! shared two-core machine, medians): ships 849 ns typed, 579 ns text
-//! (0.68×), 84 ns text_plan; spin 7.73 µs typed, 2.34 µs text (0.30×):
-//! whole archetypes are copied as entity slices, where the typed query
-//! yields row by row. The join misses the bar: 21.5 µs typed, 67.6 µs text
-//! (3.1×). Pairs live in type-erased relation tables beside the
-//! archetypes, so each row's targets come through an indirect call into
-//! the table and back into the join, where the typed `Pairs<ChildOf>`
-//! term inlines the table lookup into its loop.
+//! Figures (release, `cd bench && DOECS_BENCH_SAMPLES=20
+//! DOECS_BENCH_WARMUP_MS=500 DOECS_BENCH_MEASURE_MS=2000 cargo bench
+//! --bench query_lang`, a shared two-core machine, criterion's medians,
+//! each the mean of two runs):
+//! ships 0.80 µs typed, 0.54 µs text (0.68×), 94 ns text_plan; spin
+//! 7.8 µs typed, 2.4 µs text (0.31×): whole archetypes are copied as
+//! entity slices, where the typed query yields row by row. The join:
+//! 20.2 µs typed, 15.1 µs text (0.75×), 14.2 µs text_plan. Pairs live in
+//! type-erased relation tables beside the archetypes; the join asks each
+//! table once per chunk for every row's targets
+//! (`Relations::targets_of_each`) and reads them as slices, and a query
+//! of one pair term that binds its variable hands each chunk's targets to
+//! the page whole (see `doecs_inspect::qlang` `join.rs`). Before that,
+//! each row's targets came through an indirect call into the table and
+//! back: 64 µs text against 19.5 µs typed, 3.3×.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use doecs::{ChangeWindow, ChildOf, Entity, Name, Pairs, Tick, Without, World};
