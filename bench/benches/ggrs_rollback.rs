@@ -23,11 +23,23 @@
 //!   which favours it. `by_type_rollback8_checksum` adds the same checksum
 //!   as doecs-ggrs's after each save, to compare with
 //!   `doecs_ggrs_rollback8` like for like.
+//!
+//! `ggrs_play_*` is the full `doecs play` game, built by the command's own
+//! `doecs_cli::play::fleet_app` (one worker thread): beside the columns it
+//! snapshots the transform hierarchy and the DataComponent store through
+//! their managers' hooks, the entity names and the `ChildOf` pairs, and its
+//! checksum also hashes every transform. Driven through
+//! `doecs_ggrs::Rollback` as a session drives it, with the scripted inputs
+//! of `play`: `save` is one save (snapshot and checksum), `load` one load
+//! (alternating between two frames 8 apart, so every load has something to
+//! put back), `checksum` the checksum alone, `advance8` a load and eight
+//! advances, `rollback8` a load then eight times advance and save.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use doecs::prelude::*;
 use doecs::{App, Entity, Snapshot, TimeSource, World};
 use doecs_bench::{group, sized};
+use doecs_cli::play::{fleet_app, scripted_input, ShipInput};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -302,5 +314,70 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Both players' scripted inputs of `frame`, as `doecs play` feeds them.
+fn play_inputs(frame: i32) -> [(ShipInput, ggrs::InputStatus); 2] {
+    [0, 1].map(|p| (scripted_input(1, frame, p), ggrs::InputStatus::Confirmed))
+}
+
+/// The full `doecs play` game (see the module docs).
+fn bench_play(c: &mut Criterion) {
+    let ships = sized(1000);
+    let mut g = group(c, &format!("ggrs_play_{}", ships * 13));
+    let mut app = fleet_app(ships, 1).unwrap();
+    let mut rollback = doecs_ggrs::Rollback::<ShipInput>::new(&app, DEPTH);
+    // Frames 0..=DEPTH saved, the world at frame DEPTH.
+    let (mut slots, mut sums) = (Vec::new(), Vec::new());
+    for f in 0..=DEPTH as i32 {
+        if f > 0 {
+            rollback.advance(&mut app, &play_inputs(f - 1)).unwrap();
+        }
+        let (slot, sum) = rollback.save(app.world_mut(), f).unwrap();
+        slots.push(slot);
+        sums.push(sum);
+    }
+    let last = DEPTH as i32;
+    g.bench_function("save", |b| {
+        b.iter(|| black_box(rollback.save(app.world_mut(), last).unwrap()))
+    });
+    let mut which = false;
+    g.bench_function("load", |b| {
+        b.iter(|| {
+            which = !which;
+            let (f, slot) = if which {
+                (0, slots[0])
+            } else {
+                (last, slots[DEPTH])
+            };
+            rollback.load(app.world_mut(), f, slot).unwrap();
+        })
+    });
+    g.bench_function("checksum", |b| {
+        b.iter(|| black_box(rollback.world_checksum(app.world())))
+    });
+    g.bench_function("advance8", |b| {
+        b.iter(|| {
+            rollback.load(app.world_mut(), 0, slots[0]).unwrap();
+            for f in 1..=last {
+                rollback.advance(&mut app, &play_inputs(f - 1)).unwrap();
+            }
+        })
+    });
+    g.bench_function("rollback8", |b| {
+        b.iter(|| {
+            rollback.load(app.world_mut(), 0, slots[0]).unwrap();
+            for f in 1..=last {
+                rollback.advance(&mut app, &play_inputs(f - 1)).unwrap();
+                rollback.save(app.world_mut(), f).unwrap();
+            }
+        })
+    });
+    // Every re-simulation from frame 0 reproduced the first run's frame 8,
+    // and a load puts back exactly what was saved.
+    assert_eq!(rollback.world_checksum(app.world()), sums[DEPTH]);
+    rollback.load(app.world_mut(), 0, slots[0]).unwrap();
+    assert_eq!(rollback.world_checksum(app.world()), sums[0]);
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_play);
 criterion_main!(benches);

@@ -1,17 +1,10 @@
 #![doc = include_str!("../README.md")]
 
 mod args;
-mod components;
-mod demo_level;
-mod frame_times;
-mod input;
 mod names;
-mod play;
 mod query;
-mod registry;
-mod rollback;
-mod run;
-mod saves;
+
+use doecs_cli::{demo_level, input, play, registry, rollback, run, saves};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use doecs::{AppError, World};
