@@ -140,8 +140,9 @@ fn steer(
 }
 
 /// The transforms into the checksum, in the manager's order: ids and the
-/// local and world matrices' floats, gathered 32 instances at a time into
-/// stack buffers and hashed four lanes wide.
+/// local and world matrices' floats (the twelve of each, not the SIMD
+/// padding), read straight from the manager's arrays, gathered 32
+/// instances at a time into stack buffers and hashed four lanes wide.
 fn hash_transforms(world: &World, h: &mut StateHasher) {
     const BATCH: usize = 32;
     const FLOATS: usize = 24;
@@ -152,27 +153,25 @@ fn hash_transforms(world: &World, h: &mut StateHasher) {
     h.word(tm.dirty_len() as u64);
     let mut ids = [Entity::from_bits(0); BATCH];
     let mut floats = [0f32; BATCH * FLOATS];
-    let mut n = 0;
-    let flush = |h: &mut StateHasher, ids: &[Entity], floats: &[f32]| {
-        h.entities(ids);
-        h.bytes_wide(bytemuck::cast_slice(floats));
-    };
-    for inst in tm.iter() {
-        ids[n] = inst.entity();
-        let out = &mut floats[n * FLOATS..(n + 1) * FLOATS];
-        if let (Some(local), Some(world)) = (tm.local(inst), tm.world(inst)) {
-            out[..12].copy_from_slice(&local.to_cols_array());
-            out[12..].copy_from_slice(&world.to_cols_array());
-        } else {
-            out.fill(f32::NAN);
+    let mut entities = tm.entities();
+    let (locals, worlds) = (tm.locals(), tm.worlds());
+    for (ls, ws) in locals.chunks(BATCH).zip(worlds.chunks(BATCH)) {
+        let n = ls.len();
+        let out = floats.chunks_exact_mut(FLOATS);
+        for (((l, w), out), id) in ls.iter().zip(ws).zip(out).zip(&mut ids) {
+            *id = entities.next().unwrap_or(Entity::from_bits(0));
+            out[..12].copy_from_slice(&l.to_cols_array());
+            out[12..].copy_from_slice(&w.to_cols_array());
         }
-        n += 1;
-        if n == BATCH {
-            flush(h, &ids, &floats);
-            n = 0;
-        }
+        h.entities(&ids[..n]);
+        h.bytes_wide(bytemuck::cast_slice(&floats[..n * FLOATS]));
     }
-    flush(h, &ids[..n], &floats[..n * FLOATS]);
+    // A last batch, empty when every batch was full: the same words as
+    // hashing batch by batch and flushing what is left.
+    if locals.len() % BATCH == 0 {
+        h.entities(&[]);
+        h.bytes_wide(&[]);
+    }
 }
 
 /// Each transform's hash, for desync reports.

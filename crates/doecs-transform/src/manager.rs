@@ -346,6 +346,30 @@ impl TransformManager {
         (0..self.len).map(|i| self.handle(i))
     }
 
+    /// Every instance's local transform, in array order (the order of
+    /// [`iter`](Self::iter)): all of them in one slice, for passes over
+    /// every transform such as a checksum.
+    pub fn locals(&self) -> &[Affine3A] {
+        let local = self.store.cols().local;
+        &local[..self.len as usize]
+    }
+
+    /// Every instance's world transform, in array order, as
+    /// [`world`](Self::world) reads them (in deferred mode, the values of
+    /// the last propagation).
+    pub fn worlds(&self) -> &[Affine3A] {
+        let world = self.store.cols().world;
+        &world[..self.len as usize]
+    }
+
+    /// Every instance's entity, in array order.
+    pub fn entities(&self) -> impl ExactSizeIterator<Item = Entity> + '_ {
+        let entity = self.store.cols().entity;
+        entity[..self.len as usize]
+            .iter()
+            .map(|&bits| Entity::from_bits(bits))
+    }
+
     /// Inserts detached node `c` at the head of `p`'s child list.
     pub(crate) fn attach(&mut self, c: u32, p: u32) {
         let k = self.store.cols_mut();
