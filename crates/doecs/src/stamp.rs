@@ -31,6 +31,14 @@ impl Stamp {
         }
     }
 
+    /// A number no call returned before: names one content of a container,
+    /// taken at each change and carried by exact copies (so equal numbers
+    /// mean equal contents).
+    pub(crate) fn content() -> u64 {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Counts one change.
     #[inline]
     pub(crate) fn bump(&mut self) {

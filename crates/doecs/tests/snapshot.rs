@@ -442,3 +442,38 @@ fn a_world_with_prefabs_snapshots_with_no_registration() {
         assert_eq!(world.get::<Pos>(e), Ok(&Pos(1.0, 2.0)), "inherited again");
     }
 }
+
+#[derive(Clone, Debug, PartialEq)]
+struct Weight(u32);
+impl Relation for Weight {}
+
+#[test]
+fn pair_tables_copied_again_only_when_changed_still_restore_exactly() {
+    let mut w = World::new();
+    let es: Vec<Entity> = (0..4).map(|_| w.spawn(())).collect();
+    w.add_pair(es[1], es[0], Weight(1)).unwrap();
+    w.set_parent(es[2], es[0]).unwrap();
+    let (mut a, mut b) = (Snapshot::new(), Snapshot::new());
+    w.snapshot_into(&mut a).unwrap();
+    // Unchanged pairs into a second buffer, then a value written in place:
+    // the next snapshot into `a` must see the new value.
+    w.snapshot_into(&mut b).unwrap();
+    *w.pair_mut::<Weight>(es[1], es[0]).unwrap() = Weight(2);
+    w.snapshot_into(&mut a).unwrap();
+    w.restore(&b).unwrap();
+    assert_eq!(w.pair::<Weight>(es[1], es[0]), Some(&Weight(1)));
+    w.restore(&a).unwrap();
+    assert_eq!(w.pair::<Weight>(es[1], es[0]), Some(&Weight(2)));
+    // Restoring the buffer the world was just restored from, after a
+    // change, puts the change back; pairs added and removed come and go.
+    *w.pair_mut::<Weight>(es[1], es[0]).unwrap() = Weight(3);
+    w.set_parent(es[3], es[2]).unwrap();
+    w.restore(&a).unwrap();
+    assert_eq!(w.pair::<Weight>(es[1], es[0]), Some(&Weight(2)));
+    assert_eq!(w.parent(es[3]), None);
+    w.restore(&b).unwrap();
+    w.restore(&b).unwrap();
+    assert_eq!(w.pair::<Weight>(es[1], es[0]), Some(&Weight(1)));
+    assert_eq!(w.children(es[0]).collect::<Vec<_>>(), [es[2]]);
+    w.check_invariants();
+}

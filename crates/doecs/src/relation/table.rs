@@ -84,10 +84,15 @@ struct Heads {
 /// - `stamp.lineage` is this table's own (no other table, of any world,
 ///   has had it), and `stamp.edits` grows with every row added or removed:
 ///   an unchanged stamp means unchanged rows and lists.
+/// - `content` names the rows, lists and values: a fresh number
+///   ([`Stamp::content`]) at every change, values included, carried over
+///   by a copy. Two tables with the same `content` hold the same pairs in
+///   the same rows, so a copy between them can be skipped.
 pub(crate) struct RelationTable<R> {
     rows: Vec<Row<R>>,
     heads: Vec<Heads>,
     stamp: TableStamp,
+    content: u64,
 }
 
 /// Which table, and how many times its rows changed: two reads of one
@@ -103,12 +108,14 @@ impl<R: Clone> Clone for RelationTable<R> {
             rows: self.rows.clone(),
             heads: self.heads.clone(),
             stamp: TableStamp::fresh(),
+            content: self.content,
         }
     }
     fn clone_from(&mut self, other: &Self) {
         self.rows.clone_from(&other.rows);
         self.heads.clone_from(&other.heads);
         self.stamp = TableStamp::fresh();
+        self.content = other.content;
     }
 }
 
@@ -118,6 +125,7 @@ impl<R> Default for RelationTable<R> {
             rows: Vec::new(),
             heads: Vec::new(),
             stamp: TableStamp::fresh(),
+            content: Stamp::content(),
         }
     }
 }
@@ -257,6 +265,7 @@ impl<R: Relation> RelationTable<R> {
     /// The value of the pair `(source, target)`, mutably.
     pub(crate) fn value_mut(&mut self, source: Entity, target: Entity) -> Option<&mut R> {
         let r = self.find(source, target)?;
+        self.content = Stamp::content();
         Some(&mut self.rows[r.index()].value)
     }
 
@@ -285,7 +294,7 @@ impl<R: Relation> RelationTable<R> {
     /// `after` on the source's list (or as its head when `None`), and last
     /// on the target's circular list.
     fn push_row(&mut self, source: Entity, target: Entity, value: R, after: Option<RowId>) {
-        self.stamp.bump();
+        self.edited();
         let at = self.rows.len();
         let id = RowId::new(at);
         // A circular list of one, spliced onto the target's list below.
@@ -351,7 +360,7 @@ impl<R: Relation> RelationTable<R> {
             self.rows.len() + children.len() < u32::MAX as usize,
             "fewer than 2^32 - 1 pairs per relation"
         );
-        self.stamp.bump();
+        self.edited();
         let mut k = 0;
         while k < children.len() {
             let Some(p) = parents[k] else {
@@ -444,6 +453,12 @@ impl<R: Relation> RelationTable<R> {
                 self.rows[first.index()].prev_in = last_id;
             }
         }
+    }
+
+    /// Counts a change of rows or lists (see the type's invariants).
+    fn edited(&mut self) {
+        self.stamp.bump();
+        self.content = Stamp::content();
     }
 
     /// This table's stamp now: compare it with a later one to learn
@@ -570,7 +585,7 @@ impl<R: Relation> RelationTable<R> {
     /// Unlinks row `r` from both its lists, moves the last row into its
     /// place, and returns its value.
     fn remove_row(&mut self, r: RowId) -> R {
-        self.stamp.bump();
+        self.edited();
         let (source, target, next_out, prev_in, next_in) = {
             let row = &self.rows[r.index()];
             (
@@ -801,6 +816,10 @@ impl<R: Relation> ErasedRelation for RelationTable<R> {
             .as_any_mut()
             .downcast_mut()
             .expect("copied into a table of the same relation");
-        to.clone_from(self);
+        // The same content number: the same rows already (a snapshot
+        // taken again, or restored, with no pair changed in between).
+        if to.content != self.content {
+            to.clone_from(self);
+        }
     }
 }
