@@ -173,9 +173,13 @@ pub enum SnapshotCopy {
     /// As raw bytes, a column at a time: `Copy` types and plain-bytes
     /// runtime components.
     Bytes,
-    /// Value by value through a clone function, which writes a clone of the
-    /// value at its first pointer to the uninitialised slot at its second.
-    Clone(unsafe fn(*const u8, *mut u8)),
+    /// Value by value through two clone functions. The first writes a clone
+    /// of the value at its first pointer to the uninitialised slot at its
+    /// second; the second overwrites the live value at its second pointer
+    /// with a clone of the value at its first (`Clone::clone_from`, which
+    /// can reuse the old value's memory: a snapshot taken again into the
+    /// same buffer allocates nothing for a `String` that still fits).
+    Clone(unsafe fn(*const u8, *mut u8), unsafe fn(*const u8, *mut u8)),
     /// Skipped: the snapshot keeps no values, and a restore writes a fresh
     /// value (the type's `Default`, through the function, into the
     /// uninitialised slot it is given) into every restored row, marking it
@@ -329,6 +333,14 @@ fn builtin_snapshot(type_id: Option<TypeId>) -> Option<SnapshotCopy> {
                 .write((*from.cast::<crate::name::Name>()).clone())
         }
     }
+    /// Overwrites the `Name` at `to` with a clone of the one at `from`.
+    ///
+    /// # Safety
+    /// Both must point at live `Name`s, distinct ones.
+    unsafe fn clone_name_into(from: *const u8, to: *mut u8) {
+        // SAFETY: the caller's contract.
+        unsafe { (*to.cast::<crate::name::Name>()).clone_from(&*from.cast::<crate::name::Name>()) }
+    }
     let type_id = type_id?;
     // `Prefab` and `Disabled` are `Copy` (and zero-sized): raw bytes.
     if type_id == TypeId::of::<crate::tags::Prefab>()
@@ -336,7 +348,8 @@ fn builtin_snapshot(type_id: Option<TypeId>) -> Option<SnapshotCopy> {
     {
         return Some(SnapshotCopy::Bytes);
     }
-    (type_id == TypeId::of::<crate::name::Name>()).then_some(SnapshotCopy::Clone(clone_name))
+    (type_id == TypeId::of::<crate::name::Name>())
+        .then_some(SnapshotCopy::Clone(clone_name, clone_name_into))
 }
 
 impl Components {

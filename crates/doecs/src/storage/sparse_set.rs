@@ -337,7 +337,7 @@ impl SparseSet {
                     std::ptr::copy_nonoverlapping(from.as_ptr(), to, size)
                 },
                 // SAFETY: as above, through the component's clone function.
-                SnapshotCopy::Clone(clone) => unsafe { clone(from.as_ptr(), to) },
+                SnapshotCopy::Clone(clone, _) => unsafe { clone(from.as_ptr(), to) },
                 // SAFETY: `to` is a free slot of the component's layout.
                 SnapshotCopy::Reset(fresh) => unsafe { fresh(to) },
                 SnapshotCopy::Unsupported => {

@@ -148,10 +148,16 @@ impl World {
             // SAFETY: the caller's contract.
             unsafe { to.cast::<T>().write((*from.cast::<T>()).clone()) }
         }
+        /// # Safety
+        /// `from` and `to` point to live, distinct `T`s.
+        unsafe fn clone_into<T: Clone>(from: *const u8, to: *mut u8) {
+            // SAFETY: the caller's contract.
+            unsafe { (*to.cast::<T>()).clone_from(&*from.cast::<T>()) }
+        }
         let id = self.core.components.register::<T>();
         self.core
             .components
-            .set_snapshot_copy(id, SnapshotCopy::Clone(clone_as::<T>));
+            .set_snapshot_copy(id, SnapshotCopy::Clone(clone_as::<T>, clone_into::<T>));
     }
 
     /// Snapshots skip `T`: they keep none of its values, and a restore gives

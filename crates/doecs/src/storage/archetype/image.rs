@@ -20,8 +20,9 @@
 //! - `columns[i]` mirrors the archetype's component `components[i]`; every
 //!   buffer has capacity `capacity` rows.
 //! - For a column copied by `Clone`, slots `0..live` hold live clones the
-//!   image owns (dropped when overwritten or when the image drops); byte
-//!   columns hold plain bytes, which need no drop.
+//!   image owns (overwritten in place by the next save, dropped when the
+//!   image holds fewer rows or drops); byte columns hold plain bytes, which
+//!   need no drop.
 //! - Rows `0..len` of the entity buffer and of every column are the saved
 //!   rows, when every column's `live` (for clone columns) equals `len`.
 
@@ -37,6 +38,21 @@ struct ImageColumn {
     copy: SnapshotCopy,
     /// Live clones in slots `0..live` (clone columns only).
     live: usize,
+}
+
+impl ImageColumn {
+    /// Drops the clones in slots `keep..live`; `live` becomes at most `keep`.
+    fn drop_clones_from(&mut self, keep: usize) {
+        let live = self.live;
+        self.live = live.min(keep);
+        if let Some(drop_fn) = self.buffer.drop_fn() {
+            let buffer = &self.buffer;
+            // SAFETY: slots `keep..live` lie within the buffer's capacity and
+            // hold clones this image owns, now forgotten (`live` is at most
+            // `keep`), each dropped once.
+            unsafe { super::drop_each((keep..live).map(|r| (drop_fn, buffer.slot(r).as_ptr()))) };
+        }
+    }
 }
 
 /// A saved copy of one archetype's rows. See the module docs.
@@ -93,14 +109,7 @@ impl ArchetypeImage {
     fn drop_clones(&mut self) {
         self.len = 0;
         for column in &mut self.columns {
-            let live = std::mem::take(&mut column.live);
-            if let Some(drop_fn) = column.buffer.drop_fn() {
-                let buffer = &column.buffer;
-                // SAFETY: slots `0..live` lie within the buffer's capacity and
-                // hold clones this image owns, now forgotten (`live` is
-                // zero), each dropped once.
-                unsafe { super::drop_each((0..live).map(|r| (drop_fn, buffer.slot(r).as_ptr()))) };
-            }
+            column.drop_clones_from(0);
         }
     }
 
@@ -138,13 +147,15 @@ impl Drop for ArchetypeImage {
     }
 }
 
-/// Copies `rows` values of `column`'s kind from `from` to `to`, counting
-/// finished clones in `live` as it goes (so a panicking clone leaves `live`
-/// exact).
+/// Copies `rows` values of `column`'s kind from `from` to `to`. For a clone
+/// column, slots `0..*live` of `to` hold live values, overwritten in place
+/// (`clone_from`); the others get fresh clones, counted in `live` as they
+/// are made (so a panicking clone leaves `live` exact).
 ///
 /// # Safety
 /// `from` holds `rows` live values of the column's type; `to` has room for
-/// `rows` values and holds none that `live` counts from zero.
+/// `rows` values, of which slots `0..*live` hold live ones and the rest
+/// none; `*live <= rows`.
 unsafe fn copy_values(
     copy: SnapshotCopy,
     size: usize,
@@ -158,8 +169,13 @@ unsafe fn copy_values(
         // memory makes valid, independent values (caller: both ranges valid,
         // and distinct allocations).
         SnapshotCopy::Bytes => unsafe { std::ptr::copy_nonoverlapping(from, to, rows * size) },
-        SnapshotCopy::Clone(clone) => {
-            for r in 0..rows {
+        SnapshotCopy::Clone(clone, clone_into) => {
+            for r in 0..*live {
+                // SAFETY: slot `r` of `from` and of `to` are live values of
+                // the type, in distinct allocations.
+                unsafe { clone_into(from.add(r * size), to.add(r * size)) };
+            }
+            for r in *live..rows {
                 // SAFETY: slot `r` of `from` is live, slot `r` of `to` is free.
                 unsafe { clone(from.add(r * size), to.add(r * size)) };
                 *live += 1;
@@ -206,7 +222,18 @@ impl Archetype {
             Some(i) if *i.components == *self.components => i,
             slot => slot.insert(ArchetypeImage::new(&self.components, registry)),
         };
-        image.drop_clones();
+        // Clones past the new row count go; the others are overwritten in
+        // place below, unless the column is no longer copied by `Clone`.
+        image.len = 0;
+        for (saved, &id) in image.columns.iter_mut().zip(&*self.components) {
+            let copy = registry.info(id).snapshot_copy();
+            let reuse = matches!(
+                (saved.copy, copy),
+                (SnapshotCopy::Clone(..), SnapshotCopy::Clone(..))
+            );
+            saved.drop_clones_from(if reuse { self.len } else { 0 });
+            saved.copy = copy;
+        }
         image.grow(self.len);
         // SAFETY: both entity arrays have room for `len` ids; distinct allocations.
         unsafe {
@@ -216,15 +243,10 @@ impl Archetype {
                 self.len * size_of::<Entity>(),
             )
         };
-        for ((column, saved), &id) in self
-            .columns
-            .iter()
-            .zip(&mut image.columns)
-            .zip(&*self.components)
-        {
-            saved.copy = registry.info(id).snapshot_copy();
+        for (column, saved) in self.columns.iter().zip(&mut image.columns) {
             // SAFETY: rows `0..len` of the column are live; the image has
-            // room for `len` values and holds no live clone (dropped above).
+            // room for `len` values, and live clones in slots `0..live`
+            // with `live <= len` (trimmed above).
             unsafe {
                 copy_values(
                     saved.copy,
