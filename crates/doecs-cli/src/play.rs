@@ -139,38 +139,55 @@ fn steer(
     });
 }
 
-/// The transforms into the checksum, in the manager's order: ids and the
-/// local and world matrices' floats (the twelve of each, not the SIMD
-/// padding), read straight from the manager's arrays, gathered 32
-/// instances at a time into stack buffers and hashed four lanes wide.
+/// The transforms into the checksum, in the manager's order: the count,
+/// the ids, then the local and world matrices, read straight from the
+/// manager's arrays. Each matrix is four `Vec3A`s, eight 64-bit words of
+/// two floats each; the words holding a vector's z also hold its SIMD
+/// padding lane, which is masked out (it is not state). Word `k` of every
+/// matrix goes to lane `k` of eight (eight independent multiply chains),
+/// and the lanes are folded in at the end: one changed float changes one
+/// word of one lane, so it always changes the hash.
 fn hash_transforms(world: &World, h: &mut StateHasher) {
-    const BATCH: usize = 32;
-    const FLOATS: usize = 24;
+    const BATCH: usize = 64;
+    /// Keeps the z half of a (z, padding) word.
+    const Z_ONLY: u64 = if cfg!(target_endian = "little") {
+        0x0000_0000_ffff_ffff
+    } else {
+        0xffff_ffff_0000_0000
+    };
+    const K: u64 = 0x517c_c1b7_2722_0a95;
     let Some(tm) = world.manager::<TransformManager>() else {
         return;
     };
     h.word(tm.len() as u64);
     h.word(tm.dirty_len() as u64);
     let mut ids = [Entity::from_bits(0); BATCH];
-    let mut floats = [0f32; BATCH * FLOATS];
-    let mut entities = tm.entities();
-    let (locals, worlds) = (tm.locals(), tm.worlds());
-    for (ls, ws) in locals.chunks(BATCH).zip(worlds.chunks(BATCH)) {
-        let n = ls.len();
-        let out = floats.chunks_exact_mut(FLOATS);
-        for (((l, w), out), id) in ls.iter().zip(ws).zip(out).zip(&mut ids) {
-            *id = entities.next().unwrap_or(Entity::from_bits(0));
-            out[..12].copy_from_slice(&l.to_cols_array());
-            out[12..].copy_from_slice(&w.to_cols_array());
-        }
+    let mut entities = tm.entities().peekable();
+    while entities.peek().is_some() {
+        let n = ids
+            .iter_mut()
+            .zip(&mut entities)
+            .map(|(id, e)| *id = e)
+            .count();
         h.entities(&ids[..n]);
-        h.bytes_wide(bytemuck::cast_slice(&floats[..n * FLOATS]));
     }
-    // A last batch, empty when every batch was full: the same words as
-    // hashing batch by batch and flushing what is left.
-    if locals.len() % BATCH == 0 {
-        h.entities(&[]);
-        h.bytes_wide(&[]);
+    let mut lanes: [u64; 8] = std::array::from_fn(|k| K.rotate_left(8 * k as u32));
+    for (local, world) in tm.locals().iter().zip(tm.worlds()) {
+        for m in [local, world] {
+            let words: [u64; 8] = bytemuck::cast([
+                m.matrix3.x_axis,
+                m.matrix3.y_axis,
+                m.matrix3.z_axis,
+                m.translation,
+            ]);
+            for (k, (lane, w)) in lanes.iter_mut().zip(words).enumerate() {
+                let w = if k % 2 == 1 { w & Z_ONLY } else { w };
+                *lane = (lane.rotate_left(5) ^ w).wrapping_mul(K);
+            }
+        }
+    }
+    for lane in lanes {
+        h.word(lane);
     }
 }
 
@@ -399,6 +416,48 @@ mod tests {
         assert!(inputs.windows(2).any(|w| w[0] != w[1]));
         let other: Vec<_> = (0..40).map(|k| scripted_input(1, k * 8, 1)).collect();
         assert_ne!(inputs, other);
+    }
+
+    /// The transform item's hash of a world with three transforms, the
+    /// first made from `cols` (four `[x, y, z, padding]` vectors).
+    fn transforms_hash(cols: [[f32; 4]; 4]) -> u64 {
+        use doecs_transform::WorldTransforms;
+        let mut world = World::new();
+        let es: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+        world.set_parent(es[1], es[0]).unwrap();
+        let [x, y, z, t] = cols.map(bytemuck::cast::<[f32; 4], glam::Vec3A>);
+        let first = glam::Affine3A::from_cols(x, y, z, t);
+        world.add_transform(es[0], first).unwrap();
+        let scale = glam::Affine3A::from_scale(glam::Vec3::splat(2.0));
+        world.add_transform(es[1], scale).unwrap();
+        world
+            .add_transform(es[2], glam::Affine3A::IDENTITY)
+            .unwrap();
+        let mut h = StateHasher::new();
+        hash_transforms(&world, &mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn the_transform_hash_sees_every_float_and_not_the_padding() {
+        let cols = [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [3.0, 4.0, 5.0, 0.0],
+        ];
+        let base = transforms_hash(cols);
+        assert_eq!(base, transforms_hash(cols), "deterministic");
+        for v in 0..4 {
+            let mut padded = cols;
+            padded[v][3] = 7.5;
+            assert_eq!(transforms_hash(padded), base, "padding of vector {v}");
+            for c in 0..3 {
+                let mut moved = cols;
+                moved[v][c] = f32::from_bits(moved[v][c].to_bits() + 1);
+                assert_ne!(transforms_hash(moved), base, "float {c} of vector {v}");
+            }
+        }
     }
 
     #[test]
