@@ -25,14 +25,21 @@
 //!   frames are confirmed (both players' inputs arrived), keeps answering
 //!   its peer a little longer so the peer can finish too, and writes every
 //!   confirmed frame's checksum to `--checksums` (one `frame checksum` line
-//!   each), for comparing the two processes.
+//!   each), for comparing the two processes. With `--spectator ADDR` the
+//!   player also serves a spectator there (ggrs sends it every confirmed
+//!   input).
+//! - `--local-port P --spectate HOST`: a spectator (`SpectatorSession`)
+//!   following the player at HOST that serves it: it simulates every frame
+//!   from the confirmed inputs alone, never rolls back, and writes the
+//!   checksum of its world after each frame to `--checksums`, so a peer's
+//!   confirmed checksums can be compared with it frame by frame.
 
 use crate::components::{Mass, Position, Spin, Velocity};
 use crate::run::{FrameDt, SimulationPlugin, DT};
 use doecs::prelude::*;
-use doecs_ggrs::session::{p2p_step, sync_test, sync_test_session, Step};
+use doecs_ggrs::session::{p2p_step, spectator_step, sync_test, sync_test_session, Step};
 use doecs_ggrs::socket::LossySocket;
-use doecs_ggrs::{GgrsPlugin, PlayerInputs, Rollback, RollbackStats, StateHasher};
+use doecs_ggrs::{GgrsPlugin, PlayerInputs, Rollback, RollbackFrame, RollbackStats, StateHasher};
 use doecs_resource::{AlignedBytes, SpawnOptions};
 use doecs_transform::TransformManager;
 use ggrs::{DesyncDetection, Frame, PlayerType, SessionBuilder, UdpNonBlockingSocket};
@@ -51,6 +58,13 @@ pub struct PlayArgs {
     /// The other player's address, e.g. 127.0.0.1:7001 (two-player mode)
     #[arg(long, value_name = "ADDR")]
     pub remote: Option<SocketAddr>,
+    /// Also serve a spectator at this address (two-player mode)
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["spectate", "sync_test"])]
+    pub spectator: Option<SocketAddr>,
+    /// Instead of playing, follow the player at this address as a spectator
+    /// (needs --local-port; --frames is how many frames to follow)
+    #[arg(long, value_name = "HOST", conflicts_with_all = ["remote", "sync_test"])]
+    pub spectate: Option<SocketAddr>,
     /// Which player this process is: 0 or 1
     #[arg(long, default_value_t = 0)]
     pub player: usize,
@@ -267,19 +281,55 @@ pub fn play(args: PlayArgs) -> Result<(), String> {
         }
         return play_sync_test(&args, depth);
     }
-    let (Some(port), Some(remote)) = (args.local_port, args.remote) else {
-        return Err("play needs --local-port and --remote (or --sync-test N)".into());
-    };
-    if args.player >= PLAYERS {
-        return Err(format!("--player must be 0 or 1, got {}", args.player));
-    }
     if !(0.0..=1.0).contains(&args.loss) {
         return Err(format!("--loss must be 0 to 1, got {}", args.loss));
     }
     if !(1..=1000).contains(&args.fps) {
         return Err(format!("--fps must be 1 to 1000, got {}", args.fps));
     }
+    if let Some(host) = args.spectate {
+        let Some(port) = args.local_port else {
+            return Err("--spectate needs --local-port".into());
+        };
+        return spectate(&args, port, host);
+    }
+    let (Some(port), Some(remote)) = (args.local_port, args.remote) else {
+        return Err(
+            "play needs --local-port and --remote (or --sync-test N, or --spectate HOST)".into(),
+        );
+    };
+    if args.player >= PLAYERS {
+        return Err(format!("--player must be 0 or 1, got {}", args.player));
+    }
     play_p2p(&args, port, remote)
+}
+
+/// The UDP socket of `--local-port`, dropping and delaying as asked.
+fn lossy_socket(
+    args: &PlayArgs,
+    port: u16,
+    seed: u64,
+) -> Result<LossySocket<UdpNonBlockingSocket, SocketAddr>, String> {
+    let udp = UdpNonBlockingSocket::bind_to_port(port)
+        .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
+    Ok(LossySocket::new(
+        udp,
+        args.loss,
+        Duration::from_millis(args.delay_ms),
+        seed,
+    ))
+}
+
+/// Writes `frame checksum` lines to `--checksums`, if given.
+fn write_checksums(args: &PlayArgs, sums: &[(Frame, u128)]) -> Result<(), String> {
+    let Some(path) = &args.checksums else {
+        return Ok(());
+    };
+    let mut out = String::with_capacity(sums.len() * 40);
+    for (frame, sum) in sums {
+        out.push_str(&format!("{frame} {sum:#034x}\n"));
+    }
+    std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn per_frame(stats: &RollbackStats, frames: usize) -> String {
@@ -323,14 +373,8 @@ fn play_sync_test(args: &PlayArgs, depth: usize) -> Result<(), String> {
 
 fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String> {
     let mut app = fleet_app(args.ships, args.threads)?;
-    let udp = UdpNonBlockingSocket::bind_to_port(port)
-        .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
-    let socket = LossySocket::new(
-        udp,
-        args.loss,
-        Duration::from_millis(args.delay_ms),
-        args.script.wrapping_mul(31) + args.player as u64 + 1,
-    );
+    let seed = args.script.wrapping_mul(31) + args.player as u64 + 1;
+    let socket = lossy_socket(args, port, seed)?;
     let max_prediction = 8;
     let other = 1 - args.player;
     let session = SessionBuilder::new()
@@ -342,6 +386,11 @@ fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String
                 .add_player(PlayerType::Local, args.player)
         })
         .and_then(|b| b.add_player(PlayerType::Remote(remote), other))
+        .and_then(|b| match args.spectator {
+            // Spectators take the handles after the players'.
+            Some(addr) => b.add_player(PlayerType::Spectator(addr), PLAYERS),
+            None => Ok(b),
+        })
         .and_then(|b| b.start_p2p_session(socket));
     let mut session = session.map_err(|e| e.to_string())?;
     let mut rollback = Rollback::<ShipInput>::new(&app, max_prediction);
@@ -384,13 +433,7 @@ fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String
         std::thread::sleep(Duration::from_millis(5));
     }
     confirmed.retain(|c| c.0 <= target);
-    if let Some(path) = &args.checksums {
-        let mut out = String::with_capacity(confirmed.len() * 40);
-        for (frame, sum) in &confirmed {
-            out.push_str(&format!("{frame} {sum:#034x}\n"));
-        }
-        std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
+    write_checksums(args, &confirmed)?;
     let stats = rollback.stats();
     println!(
         "play: player {}, {} frames confirmed in {:.1} s, {} rollbacks, last checksum {:#034x}",
@@ -401,6 +444,52 @@ fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String
         confirmed.last().map_or(0, |c| c.1)
     );
     println!("  {}", per_frame(&stats, confirmed.len()));
+    let _ = std::io::stdout().flush();
+    Ok(())
+}
+
+/// Follows the player at `host` as a spectator until `--frames` frames are
+/// simulated; the world's checksum after each goes to `--checksums`.
+fn spectate(args: &PlayArgs, port: u16, host: SocketAddr) -> Result<(), String> {
+    let mut app = fleet_app(args.ships, args.threads)?;
+    let socket = lossy_socket(args, port, args.script.wrapping_mul(31) + 7)?;
+    let mut session = SessionBuilder::<doecs_ggrs::GgrsConfig<ShipInput>>::new()
+        .with_num_players(PLAYERS)
+        .and_then(|b| b.with_fps(args.fps as usize))
+        .map_err(|e| e.to_string())?
+        .start_spectator_session(host, socket);
+    let mut rollback = Rollback::<ShipInput>::new(&app, 8);
+    let mut sums: Vec<(Frame, u128)> = Vec::with_capacity(args.frames + 1);
+    let target = args.frames as Frame;
+    let timeout = Duration::from_secs(args.timeout_secs);
+    let start = Instant::now();
+    let mut progress = Instant::now();
+    while sums.last().map_or(0, |c| c.0) < target {
+        let step =
+            spectator_step(&mut app, &mut rollback, &mut session).map_err(|e| e.to_string())?;
+        if step == Step::Advanced {
+            progress = Instant::now();
+            let world = app.world();
+            let frame = world.resource::<RollbackFrame>().map_or(0, |f| f.0);
+            sums.push((frame, rollback.world_checksum(world)));
+        } else if progress.elapsed() > timeout {
+            let frame = sums.last().map_or(0, |c| c.0);
+            return Err(doecs_ggrs::RollbackError::Stalled(timeout, frame).to_string());
+        } else {
+            // Waiting for the host's inputs: poll again soon.
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    sums.retain(|c| c.0 <= target);
+    write_checksums(args, &sums)?;
+    let stats = rollback.stats();
+    println!(
+        "spectate: {} frames followed in {:.1} s, last checksum {:#034x}",
+        sums.len(),
+        start.elapsed().as_secs_f64(),
+        sums.last().map_or(0, |c| c.1)
+    );
+    println!("  {}", per_frame(&stats, sums.len()));
     let _ = std::io::stdout().flush();
     Ok(())
 }
