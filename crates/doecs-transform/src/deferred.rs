@@ -48,7 +48,7 @@ impl TransformManager {
         // reads it, so it needs no clearing). `MOVED` is consumed.
         let mut leaving = 0usize;
         {
-            let c = self.store.cols_mut();
+            let c = self.store.values_mut();
             let fd = fd as usize;
             for i in fd..len as usize {
                 let p = c.parent[i].get().map(|p| p as usize);
@@ -89,7 +89,7 @@ impl TransformManager {
             let Some(root) = self.index_of(Entity::from_bits(*bits)) else {
                 continue;
             };
-            self.store.cols_mut().flags[root as usize] &= !PENDING;
+            self.store.values_mut().flags[root as usize] &= !PENDING;
             if root >= self.first_dirty {
                 continue;
             }

@@ -404,7 +404,7 @@ impl TransformManager {
     /// Deferred mode: remember that `i`'s world must be recomputed.
     pub(crate) fn mark_moved(&mut self, i: u32) {
         let in_partition = i >= self.first_dirty;
-        let k = self.store.cols_mut();
+        let k = self.store.values_mut();
         let u = i as usize;
         k.flags[u] |= MOVED;
         if !in_partition && k.flags[u] & PENDING == 0 {
@@ -537,12 +537,12 @@ impl TransformManager {
             self.detach(ch);
             match (up, up_inverse) {
                 (None, _) => {
-                    let k = self.store.cols_mut();
+                    let k = self.store.values_mut();
                     k.local[ch as usize] = w;
                     k.world[ch as usize] = w;
                 }
                 (Some(p), Some(inverse)) => {
-                    self.store.cols_mut().local[ch as usize] = inverse * w;
+                    self.store.values_mut().local[ch as usize] = inverse * w;
                     self.set_link(ch, Some(p));
                 }
                 (Some(p), None) => {

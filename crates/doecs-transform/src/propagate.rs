@@ -27,7 +27,7 @@ impl TransformManager {
     /// Recomputes the world transforms of `root` and its whole subtree
     /// (iterative preorder, no stack).
     pub(crate) fn update_subtree(&mut self, root: u32) {
-        let c = self.store.cols_mut();
+        let c = self.store.values_mut();
         let r = root as usize;
         c.world[r] = match c.parent[r].get() {
             Some(p) => c.world[p as usize] * c.local[r],
@@ -64,7 +64,7 @@ impl TransformManager {
     /// mode the node is only marked for the next [`propagate`](Self::propagate).
     pub fn set_local(&mut self, inst: Instance, local: Affine3A) -> Result<(), TransformError> {
         let i = self.resolve(inst)?;
-        self.store.cols_mut().local[i as usize] = local;
+        self.store.values_mut().local[i as usize] = local;
         if self.deferred {
             self.mark_moved(i);
         } else {
@@ -89,7 +89,7 @@ impl TransformManager {
             }
         }
         {
-            let c = self.store.cols_mut();
+            let c = self.store.values_mut();
             for (&i, (_, m)) in idx.iter().zip(items) {
                 c.local[i as usize] = *m;
             }
@@ -151,7 +151,7 @@ impl TransformManager {
         let mut count = 0;
         for (entity, value) in items {
             if let Some(i) = self.index_of(entity) {
-                change(&mut self.store.cols_mut().local[i as usize], value);
+                change(&mut self.store.values_mut().local[i as usize], value);
                 count += 1;
                 if self.deferred {
                     self.mark_moved(i);
@@ -253,7 +253,7 @@ impl TransformManager {
         } else {
             let mut idx = std::mem::take(&mut self.batch_slots);
             idx.clear();
-            let flags = self.store.cols_mut().flags;
+            let flags = self.store.values_mut().flags;
             for (i, f) in flags[..self.len as usize].iter_mut().enumerate() {
                 if *f & MOVED != 0 {
                     *f &= !MOVED;
@@ -337,7 +337,7 @@ impl TransformManager {
     /// preorder walk per root.
     pub fn update_all(&mut self) {
         if self.sorted {
-            let c = self.store.cols_mut();
+            let c = self.store.values_mut();
             for i in 0..self.len as usize {
                 c.world[i] = match c.parent[i].get() {
                     Some(p) => c.world[p as usize] * c.local[i],

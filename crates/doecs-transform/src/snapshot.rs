@@ -208,6 +208,67 @@ mod tests {
         other.check_invariants();
     }
 
+    /// The state saved in `saved`.
+    fn saved_state(saved: &Option<Box<dyn Any + Send + Sync>>) -> &TransformSnapshot {
+        saved.as_ref().unwrap().downcast_ref().unwrap()
+    }
+
+    #[test]
+    fn unchanged_structure_is_not_copied_again_and_restores_stay_exact() {
+        let mut tm = TransformManager::deferred();
+        let es: Vec<Entity> = (0..60).map(|i| Entity::from_parts(i, 1)).collect();
+        let hs: Vec<_> = es.iter().map(|&e| tm.create(e, t(1.0)).unwrap()).collect();
+        for k in 1..60 {
+            tm.link(hs[k], hs[(k - 1) / 4]).unwrap();
+        }
+        tm.propagate();
+        let (mut a, mut b) = (None, None);
+        tm.save_into(&mut a);
+        // Only values change: the next save keeps the structure it has.
+        for (k, &e) in es.iter().enumerate() {
+            tm.set_local(tm.lookup(e).unwrap(), t(k as f32)).unwrap();
+        }
+        tm.propagate();
+        let tag = saved_state(&a).store.structure_tag().0;
+        assert_eq!(
+            tag,
+            tm.store.structure_tag().0,
+            "set_local leaves the structure"
+        );
+        tm.save_into(&mut a);
+        assert_eq!(saved_state(&a).store.structure_tag().0, tag);
+        let values_only = copy_of(&tm);
+        assert_same_state(&tm, &values_only);
+        // The structure changes: the next save copies it.
+        tm.link(tm.lookup(es[40]).unwrap(), tm.lookup(es[2]).unwrap())
+            .unwrap();
+        tm.destroy(tm.lookup(es[7]).unwrap()).unwrap();
+        tm.propagate();
+        assert_ne!(tm.store.structure_tag().0, tag);
+        tm.save_into(&mut b);
+        let relinked = copy_of(&tm);
+        // Back and forth: each restore is exact, whichever structure the
+        // live manager had.
+        for _ in 0..2 {
+            tm.restore_from(&**a.as_ref().unwrap());
+            tm.check_invariants();
+            assert_same_state(&tm, &values_only);
+            tm.restore_from(&**b.as_ref().unwrap());
+            tm.check_invariants();
+            assert_same_state(&tm, &relinked);
+        }
+        // A restore of the same structure, then a save into the buffer it
+        // came from, skips the structure both ways and stays exact.
+        tm.restore_from(&**a.as_ref().unwrap());
+        tm.set_local(tm.lookup(es[3]).unwrap(), t(-1.0)).unwrap();
+        tm.propagate();
+        tm.save_into(&mut a);
+        let after = copy_of(&tm);
+        tm.restore_from(&**b.as_ref().unwrap());
+        tm.restore_from(&**a.as_ref().unwrap());
+        assert_same_state(&tm, &after);
+    }
+
     #[test]
     fn restoring_into_a_smaller_manager_grows_it() {
         let mut tm = TransformManager::new();

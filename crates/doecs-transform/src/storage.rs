@@ -12,6 +12,14 @@
 //! initialized. That lets this file hand out ordinary safe slices of the full
 //! capacity and keeps all `unsafe` code here: the rest of the crate is safe
 //! Rust. Slot contents past the live size are meaningless, but never undefined.
+//!
+//! The structural columns (`entity` and the four links) change only when
+//! the hierarchy does, while `local`, `world` and the two state bytes may
+//! change every frame. A [`StructureTag`] names the structural columns'
+//! contents, so that a snapshot copy can skip them when they are what it
+//! copied last time: every way of writing them ([`Storage::cols_mut`],
+//! [`Storage::write_columns`]) takes a fresh tag, and the writers that may
+//! run every frame get [`Storage::values_mut`], which cannot write them.
 
 use crate::link::Link;
 use glam::Affine3A;
@@ -23,6 +31,40 @@ use std::ptr::NonNull;
 const SLOT_BYTES: usize = 2 * size_of::<Affine3A>() + size_of::<u64>() + 4 * size_of::<Link>() + 2;
 /// Alignment of the buffer: the largest column alignment.
 const BUF_ALIGN: usize = align_of::<Affine3A>();
+
+/// A process-wide counter of structure tags: each number names one content.
+static NEXT_STRUCTURE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Names the contents of a storage's structural columns (`entity` and the
+/// four links): two storages whose tags have the same `id` hold the same
+/// structural values in their first `min(slots)` slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct StructureTag {
+    id: u64,
+    slots: usize,
+}
+
+impl StructureTag {
+    /// A number no storage had: for contents just written.
+    fn fresh(slots: usize) -> Self {
+        let id = NEXT_STRUCTURE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        StructureTag { id, slots }
+    }
+}
+
+/// Mutable views of the value columns (`local`, `world`, `flags`, `idle`)
+/// and shared views of the structural ones, each `capacity` long: for the
+/// writers that leave the hierarchy alone (see the module docs).
+pub(crate) struct ValuesMut<'a> {
+    pub local: &'a mut [Affine3A],
+    pub world: &'a mut [Affine3A],
+    pub flags: &'a mut [u8],
+    pub idle: &'a mut [u8],
+    pub entity: &'a [u64],
+    pub parent: &'a [Link],
+    pub first_child: &'a [Link],
+    pub next_sibling: &'a [Link],
+}
 
 /// Mutable views of every column, each `capacity` long.
 pub(crate) struct ColsMut<'a> {
@@ -96,9 +138,13 @@ impl Offsets {
 /// - Column `c` occupies `[off_c, off_c + cap * size_of::<T_c>())`; the ranges
 ///   are disjoint and each start is aligned for `T_c` (sizes are multiples of
 ///   the next column's alignment, and the buffer is aligned to 16).
+/// - `structure` names the structural columns' contents: any write to them
+///   takes a fresh tag (see the module docs), and a copy carries the
+///   source's tag over the slots it copied.
 pub(crate) struct Storage {
     buf: NonNull<u8>,
     cap: usize,
+    structure: StructureTag,
 }
 
 // SAFETY: `Storage` uniquely owns a buffer of plain data (like `Vec<u8>`); it has
@@ -125,13 +171,23 @@ impl Storage {
         let Some(buf) = NonNull::new(ptr) else {
             alloc::handle_alloc_error(layout)
         };
-        Storage { buf, cap }
+        Storage {
+            buf,
+            cap,
+            structure: StructureTag::fresh(cap),
+        }
     }
 
     /// Number of slots.
     #[inline]
     pub(crate) fn capacity(&self) -> usize {
         self.cap
+    }
+
+    /// The structure tag's number and slots (for tests).
+    #[cfg(test)]
+    pub(crate) fn structure_tag(&self) -> (u64, usize) {
+        (self.structure.id, self.structure.slots)
     }
 
     /// Grows to at least `min_cap` slots, keeping the first `keep` slots of every column.
@@ -148,7 +204,9 @@ impl Storage {
     /// Copies the first `n` slots of every column of `src` into the first `n`
     /// slots of `self`, column by column (one `memcpy` each): the columns are
     /// plain old data, so a raw byte copy is a valid copy. The two buffers
-    /// may have different capacities (different column offsets).
+    /// may have different capacities (different column offsets). The
+    /// structural columns are skipped when both tags name the same contents
+    /// over at least `n` slots: they hold the same values already.
     ///
     /// # Panics
     /// If either buffer has fewer than `n` slots.
@@ -160,17 +218,22 @@ impl Storage {
             self.cap
         );
         let (o, d) = (Offsets::new(src.cap), Offsets::new(self.cap));
+        let same_structure = self.structure.id == src.structure.id
+            && self.structure.slots >= n
+            && src.structure.slots >= n;
+        // Values first, then (unless skipped) the structural columns.
         let pairs = [
             (0, 0, size_of::<Affine3A>()),
             (o.world, d.world, size_of::<Affine3A>()),
+            (o.flags, d.flags, 1),
+            (o.idle, d.idle, 1),
             (o.entity, d.entity, size_of::<u64>()),
             (o.parent, d.parent, size_of::<Link>()),
             (o.first_child, d.first_child, size_of::<Link>()),
             (o.next_sibling, d.next_sibling, size_of::<Link>()),
             (o.prev_sibling, d.prev_sibling, size_of::<Link>()),
-            (o.flags, d.flags, 1),
-            (o.idle, d.idle, 1),
         ];
+        let pairs = &pairs[..if same_structure { 4 } else { pairs.len() }];
         // Why the copies below are sound: by the type invariant each column
         // lies inside its live buffer at these offsets and holds `cap`
         // elements of `size` bytes, and `n` is at most either capacity
@@ -181,7 +244,7 @@ impl Storage {
         // element alignment, and every column type is plain old data (`Copy`,
         // no drop), so the byte copy leaves valid values behind and the
         // destination stays fully initialized.
-        for (from, to, size) in pairs {
+        for &(from, to, size) in pairs {
             // SAFETY: in bounds, disjoint, plain old data (see above).
             unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -189,6 +252,37 @@ impl Storage {
                     self.buf.as_ptr().add(to),
                     n * size,
                 );
+            }
+        }
+        if !same_structure {
+            self.structure = StructureTag {
+                id: src.structure.id,
+                slots: n.min(src.structure.slots),
+            };
+        }
+    }
+
+    /// Mutable slices of the value columns and shared slices of the
+    /// structural ones, `capacity()` long: the structure keeps its tag.
+    pub(crate) fn values_mut(&mut self) -> ValuesMut<'_> {
+        let o = Offsets::new(self.cap);
+        let base = self.buf.as_ptr();
+        let cap = self.cap;
+        // SAFETY: (for every slice below) as in `cols_mut`: each column lies
+        // inside the live allocation at its offset, aligned and initialized;
+        // the columns are disjoint, so the mutable slices alias nothing, and
+        // the shared ones are not written while they live (`&mut self`
+        // excludes every other access to the buffer).
+        unsafe {
+            ValuesMut {
+                local: std::slice::from_raw_parts_mut(base.cast(), cap),
+                world: std::slice::from_raw_parts_mut(base.add(o.world).cast(), cap),
+                flags: std::slice::from_raw_parts_mut(base.add(o.flags), cap),
+                idle: std::slice::from_raw_parts_mut(base.add(o.idle), cap),
+                entity: std::slice::from_raw_parts(base.add(o.entity).cast(), cap),
+                parent: std::slice::from_raw_parts(base.add(o.parent).cast(), cap),
+                first_child: std::slice::from_raw_parts(base.add(o.first_child).cast(), cap),
+                next_sibling: std::slice::from_raw_parts(base.add(o.next_sibling).cast(), cap),
             }
         }
     }
@@ -216,8 +310,11 @@ impl Storage {
         }
     }
 
-    /// Mutable slices of every column, `capacity()` long and pairwise disjoint.
+    /// Mutable slices of every column, `capacity()` long and pairwise
+    /// disjoint. The structural columns may be written: they take a fresh
+    /// tag.
     pub(crate) fn cols_mut(&mut self) -> ColsMut<'_> {
+        self.structure = StructureTag::fresh(self.cap);
         let o = Offsets::new(self.cap);
         let base = self.buf.as_ptr();
         let cap = self.cap;
@@ -523,7 +620,11 @@ impl Storage {
             // The new buffer breaks the initialization invariant until the
             // fill below ends: nothing reads it before, and dropping it only
             // frees it.
-            let mut new = Storage { buf, cap };
+            let mut new = Storage {
+                buf,
+                cap,
+                structure: StructureTag::fresh(cap),
+            };
             new.copy_slots_from(self, base + 1);
             // SAFETY: `end..cap` lies inside the new buffer, owned here.
             unsafe { new.col_ptrs().zero(end, cap) };
@@ -547,6 +648,7 @@ impl Storage {
             "a batch fill handed back slots it was not given"
         );
         std::mem::forget(guard);
+        self.structure = StructureTag::fresh(self.cap);
     }
 }
 
