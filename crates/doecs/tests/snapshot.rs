@@ -504,7 +504,7 @@ impl Drop for Counted {
 }
 
 #[test]
-fn clone_columns_saved_again_are_overwritten_in_place_exactly() {
+fn clone_columns_are_overwritten_in_place_exactly_both_ways() {
     let texts = |w: &mut World| -> Vec<(Entity, String)> {
         let mut v: Vec<_> = w
             .query_mut::<(Entity, &Counted)>()
@@ -545,6 +545,14 @@ fn clone_columns_saved_again_are_overwritten_in_place_exactly() {
         w.snapshot_into(&mut snap).unwrap();
         let again = texts(&mut w);
         w.get_mut::<Counted>(es[0]).unwrap().0 = "changed".into();
+        w.restore(&snap).unwrap();
+        assert_eq!(texts(&mut w), again);
+        // Restoring more rows than the world has: the missing ones are
+        // cloned, the others overwritten in place.
+        for &e in &es[..10] {
+            w.despawn(e).unwrap();
+        }
+        w.get_mut::<Counted>(es[20]).unwrap().0 = "x".repeat(100);
         w.restore(&snap).unwrap();
         assert_eq!(texts(&mut w), again);
         w.check_invariants();

@@ -6,8 +6,12 @@
 //! component allows ([`SnapshotCopy`]): `Copy` and plain-bytes columns as
 //! raw bytes in one `memcpy` (provenance and padding travel with them, as in
 //! every row move), `Clone` columns value by value. Restoring does the
-//! reverse into the archetype, after dropping its current values. Buffers
-//! only grow, so a steady-state save allocates nothing.
+//! reverse into the archetype, after dropping its current values. A clone
+//! column's values are not dropped and cloned afresh where a value is
+//! already there, in the image on a save or in the archetype on a restore:
+//! the new value overwrites it with `clone_from`, which may keep its memory
+//! (a `String` that fits). Buffers only grow, so a steady-state save
+//! allocates nothing.
 //!
 //! Restoring keeps change detection honest: a row gets a new stamp only if
 //! its value may differ from the one it replaces. Chunks whose entities sit
@@ -188,17 +192,20 @@ unsafe fn copy_values(
     }
 }
 
-/// Restores `rows` values of `column`'s kind from `from` into `to`: a copy,
-/// or for a skipped column a fresh default value per row.
+/// Restores `rows` values of `column`'s kind from `from` into `to`: a copy
+/// (for a clone column, overwriting slots `0..live` in place), or for a
+/// skipped column a fresh default value per row.
 ///
 /// # Safety
-/// As [`copy_values`].
+/// As [`copy_values`], with `live` for its `*live`; `live` is 0 unless the
+/// column is copied by `Clone`.
 unsafe fn restore_values(
     copy: SnapshotCopy,
     size: usize,
     from: *const u8,
     to: *mut u8,
     rows: usize,
+    mut live: usize,
 ) {
     match copy {
         SnapshotCopy::Reset(reset) => {
@@ -208,7 +215,7 @@ unsafe fn restore_values(
             }
         }
         // SAFETY: forwarded contract.
-        copy => unsafe { copy_values(copy, size, from, to, rows, &mut 0) },
+        copy => unsafe { copy_values(copy, size, from, to, rows, &mut live) },
     }
 }
 
@@ -317,8 +324,34 @@ impl Archetype {
                 }
             }
         }
-        // Drop the current values, then copy the image's in.
-        self.drop_all_values();
+        // Drop the current values, except the first `keep` rows of each
+        // clone column, which the image's values overwrite in place below
+        // (`clone_from`: a `String` that fits keeps its memory). The rows
+        // are forgotten first, so a panicking drop leaves an empty
+        // archetype (the kept values leaked).
+        let keep = old_len.min(new_len);
+        let reuses = |copy: SnapshotCopy| matches!(copy, SnapshotCopy::Clone(..));
+        self.len = 0;
+        let doomed = self
+            .columns
+            .iter()
+            .zip(&image.columns)
+            .filter_map(|(c, saved)| {
+                let from = if reuses(saved.copy) { keep } else { 0 };
+                Some((c.drop_fn()?, c, from))
+            })
+            .flat_map(|(drop_fn, c, from)| {
+                (from..old_len).map(move |r| {
+                    // SAFETY: `r < old_len <= capacity`.
+                    let slot = unsafe { c.slot(r) };
+                    (drop_fn, slot.as_ptr())
+                })
+            });
+        // SAFETY: every pointer is a distinct initialised value of a row
+        // that was live and is now forgotten, dropped once (rows `0..keep`
+        // of clone columns are not among them); the memory stays allocated.
+        unsafe { super::drop_each(doomed) };
+        // Growing keeps every slot's bytes, the kept values included.
         self.reserve(new_len);
         /// Empties the archetype if a clone unwinds (values leaked).
         struct Unwinding<'a>(&'a mut Archetype);
@@ -346,9 +379,11 @@ impl Archetype {
             };
         }
         for (column, saved) in arch.columns.iter().zip(&image.columns) {
+            let live = if reuses(saved.copy) { keep } else { 0 };
             // SAFETY: the image's rows `0..new_len` are live saved values
             // (none for a skipped column, which reads nothing); the
-            // archetype's slots are free (dropped above) with room for them.
+            // archetype has room for them, its slots `0..live` hold kept
+            // values and the others are free (dropped above).
             unsafe {
                 restore_values(
                     saved.copy,
@@ -356,6 +391,7 @@ impl Archetype {
                     saved.buffer.ptr().as_ptr(),
                     column.ptr().as_ptr(),
                     new_len,
+                    live,
                 )
             };
         }
