@@ -10,10 +10,23 @@
 use std::borrow::Cow;
 
 /// An entity's name (a component). See the module docs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(transparent))]
 pub struct Name(Cow<'static, str>);
+
+// By hand: a derived `clone_from` would clone afresh, while `Cow`'s reuses
+// an owned string's memory when it fits (snapshots overwrite names they
+// saved before with `clone_from`).
+impl Clone for Name {
+    fn clone(&self) -> Self {
+        Name(self.0.clone())
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.0.clone_from(&source.0);
+    }
+}
 
 impl Name {
     /// A name.

@@ -81,3 +81,17 @@ fn names_survive_snapshots_and_are_queried_like_any_component() {
     names.sort();
     assert_eq!(names, ["barrel", "frigate", "turret", "turret"]);
 }
+
+#[test]
+fn clone_from_keeps_an_owned_names_memory_when_it_fits() {
+    let mut a = Name::new(String::from("ship12.part3.sub1"));
+    let ptr = a.as_str().as_ptr();
+    a.clone_from(&Name::new(String::from("ship7.part1")));
+    assert_eq!(a.as_str(), "ship7.part1");
+    assert_eq!(a.as_str().as_ptr(), ptr, "the same buffer, overwritten");
+    // Borrowed names are copied as they are.
+    a.clone_from(&Name::new("static"));
+    assert_eq!(a.as_str(), "static");
+    let b = a.clone();
+    assert_eq!(b, a);
+}
