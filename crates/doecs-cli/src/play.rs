@@ -155,21 +155,45 @@ fn steer(
 
 /// The transforms into the checksum, in the manager's order: the count,
 /// the ids, then the local and world matrices, read straight from the
-/// manager's arrays. Each matrix is four `Vec3A`s, eight 64-bit words of
-/// two floats each; the words holding a vector's z also hold its SIMD
-/// padding lane, which is masked out (it is not state). Word `k` of every
-/// matrix goes to lane `k` of eight (eight independent multiply chains),
-/// and the lanes are folded in at the end: one changed float changes one
-/// word of one lane, so it always changes the hash.
+/// manager's arrays. A matrix is four `Vec3A`s; its twelve floats (not
+/// the SIMD padding lanes, which are not state) make six 64-bit words: the
+/// x and y of each vector, and the z's two by two. The six words of each
+/// matrix pair up, and pair `j` of the instance's two matrices goes to
+/// lane `j` of six independent chains, each step absorbing two words with
+/// one multiply: `lane = (rotl(lane ^ a, 23) + b) * K`, a bijection of
+/// the lane for either word when the other is fixed. The lanes are folded
+/// in at the end, so one changed float changes one word of one lane and
+/// always changes the hash.
 fn hash_transforms(world: &World, h: &mut StateHasher) {
     const BATCH: usize = 64;
-    /// Keeps the z half of a (z, padding) word.
-    const Z_ONLY: u64 = if cfg!(target_endian = "little") {
-        0x0000_0000_ffff_ffff
-    } else {
-        0xffff_ffff_0000_0000
-    };
     const K: u64 = 0x517c_c1b7_2722_0a95;
+    /// The z of a (z, padding) word.
+    #[inline]
+    fn z(w: u64) -> u64 {
+        if cfg!(target_endian = "little") {
+            w & 0xffff_ffff
+        } else {
+            w >> 32
+        }
+    }
+    /// A matrix's twelve floats as six words.
+    #[inline]
+    fn words(m: &glam::Affine3A) -> [u64; 6] {
+        let w: [u64; 8] = bytemuck::cast([
+            m.matrix3.x_axis,
+            m.matrix3.y_axis,
+            m.matrix3.z_axis,
+            m.translation,
+        ]);
+        [
+            w[0],
+            w[2],
+            w[4],
+            w[6],
+            z(w[1]) | z(w[3]) << 32,
+            z(w[5]) | z(w[7]) << 32,
+        ]
+    }
     let Some(tm) = world.manager::<TransformManager>() else {
         return;
     };
@@ -185,19 +209,19 @@ fn hash_transforms(world: &World, h: &mut StateHasher) {
             .count();
         h.entities(&ids[..n]);
     }
-    let mut lanes: [u64; 8] = std::array::from_fn(|k| K.rotate_left(8 * k as u32));
+    let mut lanes: [u64; 6] = std::array::from_fn(|k| K.rotate_left(8 * k as u32));
     for (local, world) in tm.locals().iter().zip(tm.worlds()) {
-        for m in [local, world] {
-            let words: [u64; 8] = bytemuck::cast([
-                m.matrix3.x_axis,
-                m.matrix3.y_axis,
-                m.matrix3.z_axis,
-                m.translation,
-            ]);
-            for (k, (lane, w)) in lanes.iter_mut().zip(words).enumerate() {
-                let w = if k % 2 == 1 { w & Z_ONLY } else { w };
-                *lane = (lane.rotate_left(5) ^ w).wrapping_mul(K);
-            }
+        let (l, w) = (words(local), words(world));
+        let pairs = [
+            (l[0], l[1]),
+            (l[2], l[3]),
+            (l[4], l[5]),
+            (w[0], w[1]),
+            (w[2], w[3]),
+            (w[4], w[5]),
+        ];
+        for (lane, (a, b)) in lanes.iter_mut().zip(pairs) {
+            *lane = (*lane ^ a).rotate_left(23).wrapping_add(b).wrapping_mul(K);
         }
     }
     for lane in lanes {
