@@ -84,10 +84,9 @@ struct Heads {
 /// - `stamp.lineage` is this table's own (no other table, of any world,
 ///   has had it), and `stamp.edits` grows with every row added or removed:
 ///   an unchanged stamp means unchanged rows and lists.
-/// - `content` names the rows, lists and values: a fresh number
-///   ([`Stamp::content`]) at every change, values included, carried over
-///   by a copy. Two tables with the same `content` hold the same pairs in
-///   the same rows, so a copy between them can be skipped.
+/// - `content` is a fresh number ([`Stamp::content`]) at every change of
+///   rows, lists or values, carried over by a copy: equal numbers, equal
+///   tables (so a copy between them can be skipped).
 pub(crate) struct RelationTable<R> {
     rows: Vec<Row<R>>,
     heads: Vec<Heads>,
@@ -816,8 +815,7 @@ impl<R: Relation> ErasedRelation for RelationTable<R> {
             .as_any_mut()
             .downcast_mut()
             .expect("copied into a table of the same relation");
-        // The same content number: the same rows already (a snapshot
-        // taken again, or restored, with no pair changed in between).
+        // The same number: the same rows already (no change since).
         if to.content != self.content {
             to.clone_from(self);
         }
