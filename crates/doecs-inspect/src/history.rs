@@ -43,6 +43,25 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// The samples an answer sends: the last `last` of those after frame
+/// `since` (all kept frames when `None`), oldest first. Shared by the
+/// per-system history and the world history.
+pub(crate) fn recent<S>(
+    samples: &VecDeque<S>,
+    frame: impl Fn(&S) -> u64,
+    last: usize,
+    since: Option<u64>,
+) -> Vec<&S> {
+    let newer = samples
+        .iter()
+        .filter(|s| since.is_none_or(|f| frame(s) > f))
+        .count();
+    samples
+        .iter()
+        .skip(samples.len() - newer.min(last))
+        .collect()
+}
+
 fn micros(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
@@ -108,17 +127,7 @@ impl History {
     /// `since` (all kept frames when `None`), oldest first, times in
     /// microseconds, and each system's mean over the frames sent.
     pub fn to_json(&self, last: usize, since: Option<u64>) -> Value {
-        let newer = self
-            .samples
-            .iter()
-            .filter(|s| since.is_none_or(|f| s.frame > f))
-            .count();
-        let take = newer.min(last);
-        let window: Vec<&Sample> = self
-            .samples
-            .iter()
-            .skip(self.samples.len() - take)
-            .collect();
+        let window = recent(&self.samples, |s| s.frame, last, since);
         let n = window.len().max(1) as f64;
         let systems: Vec<Value> = self
             .names

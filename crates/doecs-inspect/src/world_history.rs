@@ -111,16 +111,7 @@ impl WorldHistory {
     /// `since` (all kept frames when `None`), oldest first, one array per
     /// figure (frame times in microseconds).
     pub fn to_json(&self, last: usize, since: Option<u64>) -> Value {
-        let newer = self
-            .samples
-            .iter()
-            .filter(|s| since.is_none_or(|f| s.frame > f))
-            .count();
-        let window: Vec<&WorldSample> = self
-            .samples
-            .iter()
-            .skip(self.samples.len() - newer.min(last))
-            .collect();
+        let window = crate::history::recent(&self.samples, |s| s.frame, last, since);
         let column = |f: fn(&WorldSample) -> Value| window.iter().map(|s| f(s)).collect::<Vec<_>>();
         json!({
             "frames": column(|s| json!(s.frame)),
