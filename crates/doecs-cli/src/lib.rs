@@ -8,6 +8,7 @@ pub mod components;
 pub mod demo_level;
 pub mod frame_times;
 pub mod input;
+pub mod out;
 pub mod play;
 pub mod registry;
 pub mod rollback;

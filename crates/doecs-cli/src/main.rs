@@ -224,7 +224,8 @@ fn main() -> ExitCode {
                 limit,
                 since,
             };
-            query::query(&query, || read(&level, input), &level, options).map(|out| print!("{out}"))
+            query::query(&query, || read(&level, input), &level, options)
+                .map(|out| doecs_cli::out!("{out}"))
         }
     };
     match result {
@@ -261,7 +262,7 @@ fn compile(input: &Path, output: Option<PathBuf>, limit: InputLimit) -> Result<(
     let view = BlobView::parse(&blob)
         .map_err(|e| format!("internal error, compiled blob invalid: {e}"))?;
     write(&output, &blob)?;
-    println!(
+    doecs_cli::outln!(
         "compiled {} -> {}: {} entities, {} component types, {} bytes in {:.1} ms",
         input.display(),
         output.display(),
@@ -294,7 +295,7 @@ fn inspect(
         let found = level
             .find(query, names)
             .map_err(|e| in_input(e.to_string()))?;
-        print!("{found}");
+        doecs_cli::out!("{found}");
         return Ok(());
     }
     let roots = view
@@ -302,25 +303,28 @@ fn inspect(
         .iter()
         .filter(|&p| p == doecs_resource::NO_PARENT)
         .count();
-    println!(
+    doecs_cli::outln!(
         "{}: {} bytes, format version {}",
         input.display(),
         bytes.len(),
         doecs_resource::FORMAT_VERSION
     );
-    println!(
+    doecs_cli::outln!(
         "entities: {} ({} roots), hierarchy depth {}",
         view.num_entities(),
         roots,
         view.hierarchy_depth()
     );
-    println!("component types (spawn order): {}", view.blocks().len());
-    println!(
+    doecs_cli::outln!("component types (spawn order): {}", view.blocks().len());
+    doecs_cli::outln!(
         "  {:<22} {:>10} {:>10} {:>12}",
-        "component", "instances", "size", "bytes"
+        "component",
+        "instances",
+        "size",
+        "bytes"
     );
     for b in view.blocks() {
-        println!(
+        doecs_cli::outln!(
             "  {:<22} {:>10} {:>10} {:>12}",
             names::component_name(&spawner, b),
             b.num_instances(),
@@ -343,20 +347,20 @@ fn print_names(
 ) -> Result<(), String> {
     let named = names::named_count(view);
     if named == 0 {
-        println!("named entities: none");
+        doecs_cli::outln!("named entities: none");
         return Ok(());
     }
     if limit == 0 {
-        println!("named entities: {named} (--names N lists them)");
+        doecs_cli::outln!("named entities: {named} (--names N lists them)");
         return Ok(());
     }
     let level = names::Level::spawn(view, spawner)
         .map_err(|e| format!("{e} (--names 0 skips the list)"))?;
-    println!(
+    doecs_cli::outln!(
         "named entities: {named} of {}, as a tree (path, blob entity index, components):",
         view.num_entities()
     );
-    print!("{}", level.tree(limit));
+    doecs_cli::out!("{}", level.tree(limit));
     Ok(())
 }
 
@@ -384,7 +388,7 @@ fn print_prefabs(view: &BlobView<'_>) {
     if prefabs.is_empty() && instances.is_empty() {
         return;
     }
-    println!(
+    doecs_cli::outln!(
         "prefabs: {}, instances of prefabs: {}",
         prefabs.len(),
         instances.values().sum::<usize>()
@@ -394,7 +398,7 @@ fn print_prefabs(view: &BlobView<'_>) {
     for p in shown {
         let n = instances.get(&p).copied().unwrap_or(0);
         let kind = if is_prefab(&p) { "prefab" } else { "entity" };
-        println!(
+        doecs_cli::outln!(
             "  {kind} {p}: {n} instance{}",
             if n == 1 { "" } else { "s" }
         );
@@ -448,7 +452,7 @@ fn demo(output: &Path, ships: usize) -> Result<(), String> {
     demo_level::check_ships(ships)?;
     let start = Instant::now();
     if ships >= demo_level::LARGE_SHIPS {
-        println!(
+        doecs_cli::outln!(
             "writing the demo level to {}: {ships} ships, {} entities",
             output.display(),
             demo_level::entity_count(ships)
@@ -466,7 +470,7 @@ fn demo(output: &Path, ships: usize) -> Result<(), String> {
     bar.finish_and_clear();
     written.map_err(cannot)?;
     let bytes = out.bytes;
-    println!(
+    doecs_cli::outln!(
         "wrote {} ({} entities, {} bytes) in {:.1} ms",
         output.display(),
         demo_level::entity_count(ships),
@@ -492,7 +496,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         }
         None => spawn_level(&args)?,
     };
-    println!("running {} frames on {} threads", args.frames, threads);
+    doecs_cli::outln!("running {} frames on {} threads", args.frames, threads);
     let options = run::RunOptions {
         frames: args.frames,
         threads,
@@ -513,19 +517,19 @@ fn run(args: RunArgs) -> Result<(), String> {
         } else {
             "read-only"
         };
-        println!("inspector: {} ({access})", inspector.url());
-        let _ = std::io::stdout().flush();
+        doecs_cli::outln!("inspector: {} ({access})", inspector.url());
+        doecs_cli::out::flush();
     }
     app.run().map_err(|e| app_error(e, &args))?;
     let world = app.world();
     match world.resource::<rollback::RollbackReport>() {
         Some(report) => {
-            print!("{}", run::format_report(&report.run));
-            println!("{}", rollback::format_report(report));
+            doecs_cli::out!("{}", run::format_report(&report.run));
+            doecs_cli::outln!("{}", rollback::format_report(report));
         }
         None => {
             let stats = inspector.map(|i| i.stats());
-            print!("{}", run::format_report(&run::report_of(world, stats)));
+            doecs_cli::out!("{}", run::format_report(&run::report_of(world, stats)));
         }
     }
     match world.resource::<saves::SaveOutcome>() {
@@ -542,7 +546,7 @@ fn spawn_level(args: &RunArgs) -> Result<World, String> {
         None => {
             let large = args.ships >= demo_level::LARGE_SHIPS;
             if large {
-                println!(
+                doecs_cli::outln!(
                     "generating the demo level: {} ships, {} entities",
                     args.ships,
                     demo_level::entity_count(args.ships)
@@ -551,12 +555,12 @@ fn spawn_level(args: &RunArgs) -> Result<World, String> {
             let bar = ships_bar(args.ships, args.quiet);
             let json = demo_level::demo_level_json(args.ships, |n| bar.set_position(n as u64));
             bar.finish_and_clear();
-            println!(
+            doecs_cli::outln!(
                 "generated the demo level JSON ({} bytes) in {:.1} ms",
                 json.len(),
                 start.elapsed().as_secs_f64() * 1e3
             );
-            let _ = std::io::stdout().flush();
+            doecs_cli::out::flush();
             start = Instant::now();
             let message = format!("compiling {} MB of JSON", json.len() >> 20);
             let bar = spinner(message, large, args.quiet);
@@ -595,7 +599,7 @@ fn spawn_level(args: &RunArgs) -> Result<World, String> {
     let load_time = t0.elapsed();
     let large = view.num_entities() >= demo_level::entity_count(demo_level::LARGE_SHIPS);
     if large {
-        println!("spawning {} entities", view.num_entities());
+        doecs_cli::outln!("spawning {} entities", view.num_entities());
     }
     let t1 = Instant::now();
     let bar = spinner("spawning".into(), large, args.quiet);
@@ -603,7 +607,7 @@ fn spawn_level(args: &RunArgs) -> Result<World, String> {
     bar.finish_and_clear();
     let spawned = spawned.map_err(|e| format!("{source}: {e}"))?;
     let spawn_time = t1.elapsed();
-    println!(
+    doecs_cli::outln!(
         "{source}: {} entities, {} component instances, depth {}, {} bytes",
         spawned.entities.len(),
         spawned.instances,
@@ -611,12 +615,14 @@ fn spawn_level(args: &RunArgs) -> Result<World, String> {
         blob.len()
     );
     for s in &spawned.skipped {
-        println!(
+        doecs_cli::outln!(
             "  skipped unknown component type {:#018x}: {} instances, {} bytes",
-            s.component, s.instances, s.bytes
+            s.component,
+            s.instances,
+            s.bytes
         );
     }
-    println!(
+    doecs_cli::outln!(
         "  compile {:.2} ms, validate {:.3} ms, spawn {:.3} ms",
         compile_time.as_secs_f64() * 1e3,
         load_time.as_secs_f64() * 1e3,

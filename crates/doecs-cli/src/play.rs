@@ -44,7 +44,6 @@ use doecs_resource::{AlignedBytes, SpawnOptions};
 use doecs_transform::TransformManager;
 use ggrs::{DesyncDetection, Frame, PlayerType, SessionBuilder, UdpNonBlockingSocket};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -387,11 +386,11 @@ fn play_sync_test(args: &PlayArgs, depth: usize) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     let sum = rollback.world_checksum(app.world());
-    println!(
+    crate::outln!(
         "sync test {depth}: {} frames, checksums equal; final checksum {sum:#034x}",
         args.frames
     );
-    println!("  {}", per_frame(&rollback.stats(), args.frames));
+    crate::outln!("  {}", per_frame(&rollback.stats(), args.frames));
     Ok(())
 }
 
@@ -459,16 +458,21 @@ fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String
     confirmed.retain(|c| c.0 <= target);
     write_checksums(args, &confirmed)?;
     let stats = rollback.stats();
-    println!(
-        "play: player {}, {} frames confirmed in {:.1} s, {} rollbacks, last checksum {:#034x}",
+    // Frames 0..=target are confirmed; with sparse saving only the saved
+    // ones have a checksum.
+    let frames = confirmed.last().map_or(0, |c| c.0 + 1) as usize;
+    crate::outln!(
+        "play: player {}, {} frames confirmed ({} with a checksum) in {:.1} s, {} rollbacks, \
+         last checksum {:#034x}",
         args.player,
+        frames,
         confirmed.len(),
         played.as_secs_f64(),
         stats.loads,
         confirmed.last().map_or(0, |c| c.1)
     );
-    println!("  {}", per_frame(&stats, confirmed.len()));
-    let _ = std::io::stdout().flush();
+    crate::outln!("  {}", per_frame(&stats, frames));
+    crate::out::flush();
     Ok(())
 }
 
@@ -507,14 +511,14 @@ fn spectate(args: &PlayArgs, port: u16, host: SocketAddr) -> Result<(), String> 
     sums.retain(|c| c.0 <= target);
     write_checksums(args, &sums)?;
     let stats = rollback.stats();
-    println!(
+    crate::outln!(
         "spectate: {} frames followed in {:.1} s, last checksum {:#034x}",
         sums.len(),
         start.elapsed().as_secs_f64(),
         sums.last().map_or(0, |c| c.1)
     );
-    println!("  {}", per_frame(&stats, sums.len()));
-    let _ = std::io::stdout().flush();
+    crate::outln!("  {}", per_frame(&stats, sums.len()));
+    crate::out::flush();
     Ok(())
 }
 

@@ -42,7 +42,7 @@ pub fn save(world: &World, path: &Path) -> Result<(), String> {
         .save(file, format, &save_registry())
         .map_err(|e| format!("cannot save to {}: {e}", path.display()))?;
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    println!(
+    crate::outln!(
         "saved {} entities to {} ({} bytes, {}) in {:.2} ms",
         world.len(),
         path.display(),
@@ -86,7 +86,7 @@ pub fn load(path: &Path, limit: u64) -> Result<World, String> {
     if world.manager::<TransformManager>().is_none() {
         world.add_manager(TransformManager::deferred(), DestroyNotice::Callback);
     }
-    println!(
+    crate::outln!(
         "loaded {} entities from {} ({} bytes) in {:.2} ms",
         world.len(),
         path.display(),

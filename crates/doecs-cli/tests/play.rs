@@ -63,6 +63,23 @@ fn bad_play_arguments_are_one_line_errors() {
     assert!(text(&out.stderr).contains("cannot be used with"));
 }
 
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    // As `doecs play --sync-test 2 … | head -0`: the reader is gone before
+    // anything is written.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_doecs"))
+        .args(["play", "--sync-test", "2", "--frames", "20", "--ships", "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("the binary ends");
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 /// `N` free UDP ports on loopback (bound, read, released).
 fn free_ports<const N: usize>() -> [u16; N] {
     let sockets = [(); N].map(|()| std::net::UdpSocket::bind("127.0.0.1:0").unwrap());
