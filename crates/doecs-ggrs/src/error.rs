@@ -3,9 +3,10 @@
 //! Every failure a session can meet is a [`RollbackError`] variant, so a
 //! caller can tell a desync (a bug in the game) from a lost peer (the
 //! network) from a refused snapshot (a component that cannot be copied).
-//! Nothing here panics on what arrives over the network: ggrs decodes and
-//! checks its own packets, and the requests it hands us are checked against
-//! the snapshot ring before they touch the world.
+//! ggrs decodes its own packets but trusts their contents; a socket
+//! wrapped in [`GuardedSocket`](crate::guard::GuardedSocket) drops those
+//! that would make it panic, and the requests ggrs hands us are checked
+//! against the snapshot ring before they touch the world.
 
 use ggrs::Frame;
 

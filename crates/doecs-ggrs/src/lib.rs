@@ -25,7 +25,10 @@
 //! the loops for [`SyncTestSession`](ggrs::SyncTestSession),
 //! [`P2PSession`](ggrs::P2PSession) and
 //! [`SpectatorSession`](ggrs::SpectatorSession); [`socket`] a lossy,
-//! delaying socket wrapper for tests.
+//! delaying socket wrapper for tests; [`guard`] a socket wrapper that drops
+//! hostile messages (frames out of range, malformed input encodings, wrong
+//! status counts) before ggrs, which trusts what it decodes, can panic on
+//! them.
 //!
 //! # What a rollback restores
 //!
@@ -53,6 +56,7 @@
 
 pub mod checksum;
 mod error;
+pub mod guard;
 mod rollback;
 pub mod session;
 pub mod socket;
