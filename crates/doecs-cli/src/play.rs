@@ -37,6 +37,7 @@
 use crate::components::{Mass, Position, Spin, Velocity};
 use crate::run::{FrameDt, SimulationPlugin, DT};
 use doecs::prelude::*;
+use doecs_ggrs::guard::GuardedSocket;
 use doecs_ggrs::session::{p2p_step, spectator_step, sync_test, sync_test_session, Step};
 use doecs_ggrs::socket::LossySocket;
 use doecs_ggrs::{GgrsPlugin, PlayerInputs, Rollback, RollbackFrame, RollbackStats, StateHasher};
@@ -327,20 +328,17 @@ pub fn play(args: PlayArgs) -> Result<(), String> {
     play_p2p(&args, port, remote)
 }
 
-/// The UDP socket of `--local-port`, dropping and delaying as asked.
+/// The UDP socket of `--local-port`, dropping and delaying as asked, with
+/// every received message checked by the guard before ggrs sees it.
 fn lossy_socket(
     args: &PlayArgs,
     port: u16,
     seed: u64,
-) -> Result<LossySocket<UdpNonBlockingSocket, SocketAddr>, String> {
+) -> Result<GuardedSocket<LossySocket<UdpNonBlockingSocket, SocketAddr>>, String> {
     let udp = UdpNonBlockingSocket::bind_to_port(port)
         .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
-    Ok(LossySocket::new(
-        udp,
-        args.loss,
-        Duration::from_millis(args.delay_ms),
-        seed,
-    ))
+    let lossy = LossySocket::new(udp, args.loss, Duration::from_millis(args.delay_ms), seed);
+    Ok(GuardedSocket::new(lossy, PLAYERS))
 }
 
 /// Writes `frame checksum` lines to `--checksums`, if given.
