@@ -25,7 +25,8 @@
 //!   `doecs_ggrs_rollback8` like for like.
 //!
 //! `ggrs_play_*` is the full `doecs play` game, built by the command's own
-//! `doecs_cli::play::fleet_app` (one worker thread): beside the columns it
+//! `doecs_cli::play::fleet_app` (one worker thread; `ggrs_play_*_2threads`
+//! the same on two, as `doecs play --threads 2`): beside the columns it
 //! snapshots the transform hierarchy and the DataComponent store through
 //! their managers' hooks, the entity names and the `ChildOf` pairs, and its
 //! checksum also hashes every transform. Driven through
@@ -33,7 +34,10 @@
 //! of `play`: `save` is one save (snapshot and checksum), `load` one load
 //! (alternating between two frames 8 apart, so every load has something to
 //! put back), `checksum` the checksum alone, `advance8` a load and eight
-//! advances, `rollback8` a load then eight times advance and save.
+//! advances, `rollback8` a load then eight times advance and save, and
+//! `rollback8_sparse_saving` what ggrs asks for in its sparse saving mode
+//! (`SessionBuilder::with_sparse_saving_mode`, which `doecs play` uses): a
+//! load, eight advances and one save, of the confirmed frame.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use doecs::prelude::*;
@@ -319,11 +323,17 @@ fn play_inputs(frame: i32) -> [(ShipInput, ggrs::InputStatus); 2] {
     [0, 1].map(|p| (scripted_input(1, frame, p), ggrs::InputStatus::Confirmed))
 }
 
-/// The full `doecs play` game (see the module docs).
+/// The full `doecs play` game (see the module docs), on one worker thread
+/// and on two.
 fn bench_play(c: &mut Criterion) {
+    bench_play_on(c, 1, "");
+    bench_play_on(c, 2, "_2threads");
+}
+
+fn bench_play_on(c: &mut Criterion, threads: usize, suffix: &str) {
     let ships = sized(1000);
-    let mut g = group(c, &format!("ggrs_play_{}", ships * 13));
-    let mut app = fleet_app(ships, 1).unwrap();
+    let mut g = group(c, &format!("ggrs_play_{}{suffix}", ships * 13));
+    let mut app = fleet_app(ships, threads).unwrap();
     let mut rollback = doecs_ggrs::Rollback::<ShipInput>::new(&app, DEPTH);
     // Frames 0..=DEPTH saved, the world at frame DEPTH.
     let (mut slots, mut sums) = (Vec::new(), Vec::new());
@@ -368,6 +378,19 @@ fn bench_play(c: &mut Criterion) {
             for f in 1..=last {
                 rollback.advance(&mut app, &play_inputs(f - 1)).unwrap();
                 rollback.save(app.world_mut(), f).unwrap();
+            }
+        })
+    });
+    // ggrs's sparse saving mode: a rollback saves only the confirmed
+    // frame, so one save among the eight advances.
+    g.bench_function("rollback8_sparse_saving", |b| {
+        b.iter(|| {
+            rollback.load(app.world_mut(), 0, slots[0]).unwrap();
+            for f in 1..=last {
+                rollback.advance(&mut app, &play_inputs(f - 1)).unwrap();
+                if f == 1 {
+                    rollback.save(app.world_mut(), f).unwrap();
+                }
             }
         })
     });

@@ -3,7 +3,7 @@
 //! `println!` panics when stdout is a pipe whose reader has gone (`doecs
 //! inspect level.bin | head -1`). Other Unix tools die quietly of SIGPIPE
 //! there; Rust ignores that signal, so [`outln!`](crate::outln) and
-//! [`out!`](crate::out) write through [`write`], which ends the process
+//! [`out!`](macro@crate::out) write through [`write`](fn@write), which ends the process
 //! with status 0 on a broken pipe, and with status 1 and a one-line error
 //! on any other failure to write.
 
@@ -26,7 +26,7 @@ pub fn write(args: fmt::Arguments<'_>, newline: bool) {
     }
 }
 
-/// Flushes stdout, as [`write`] on failure.
+/// Flushes stdout, as [`write`](fn@write) on failure.
 pub fn flush() {
     if let Err(e) = std::io::stdout().flush() {
         exit_on(e);
@@ -41,13 +41,13 @@ fn exit_on(e: std::io::Error) -> ! {
     std::process::exit(1);
 }
 
-/// `println!` that a closed pipe ends quietly (see [`crate::out`]).
+/// `println!` that a closed pipe ends quietly (see [`crate::out`](mod@crate::out)).
 #[macro_export]
 macro_rules! outln {
     ($($arg:tt)*) => { $crate::out::write(format_args!($($arg)*), true) };
 }
 
-/// `print!` that a closed pipe ends quietly (see [`crate::out`]).
+/// `print!` that a closed pipe ends quietly (see [`crate::out`](mod@crate::out)).
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => { $crate::out::write(format_args!($($arg)*), false) };

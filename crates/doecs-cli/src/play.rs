@@ -98,6 +98,11 @@ pub struct PlayArgs {
     /// Worker threads
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Use ggrs's sparse saving mode: save only confirmed frames, at most
+    /// once per frame, instead of every frame (the checksums written are
+    /// then those of the saved frames only)
+    #[arg(long)]
+    pub sparse_saving: bool,
 }
 
 /// One player's input for a frame: thrust along x and turn about y, each
@@ -403,6 +408,7 @@ fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String
         .and_then(|b| b.with_fps(args.fps as usize))
         .and_then(|b| {
             b.with_max_prediction_window(max_prediction)
+                .with_sparse_saving_mode(args.sparse_saving)
                 .with_desync_detection_mode(DesyncDetection::On { interval: 10 })
                 .add_player(PlayerType::Local, args.player)
         })

@@ -106,19 +106,33 @@ fn a_desync_names_the_frame_and_the_component() {
     assert!(err.to_string().starts_with("desync at frame"), "{err}");
 }
 
-#[test]
-fn two_peers_and_a_spectator_agree_through_a_lossy_link() {
-    // Free ports, found by binding port 0 (ggrs's socket does not say
-    // which port the OS gave it), then released for ggrs to bind.
-    let probes: Vec<_> = (0..3)
+type Peer = (
+    App,
+    Rollback<In>,
+    ggrs::P2PSession<doecs_ggrs::GgrsConfig<In>>,
+    Vec<(i32, u128)>,
+);
+
+/// `n` free UDP ports on loopback, found by binding port 0 (ggrs's socket
+/// does not say which port the OS gave it), then released for ggrs.
+fn free_ports(n: usize) -> Vec<u16> {
+    let probes: Vec<_> = (0..n)
         .map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap())
         .collect();
-    let ports: Vec<u16> = probes
+    probes
         .iter()
         .map(|p| p.local_addr().unwrap().port())
-        .collect();
-    drop(probes);
-    let addr = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
+        .collect()
+}
+
+fn local(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// Two peers on `ports[0..2]` through sockets that drop 10% of packets and
+/// delay the rest by 50 ms; peer `k` uses ggrs's sparse saving mode when
+/// `sparse[k]`. Peer 0 also serves a spectator at `spectator`.
+fn lossy_peers(ports: &[u16], sparse: [bool; 2], spectator: Option<u16>) -> Vec<Peer> {
     let mut peers = Vec::new();
     for me in 0..2usize {
         let udp = UdpNonBlockingSocket::bind_to_port(ports[me]).unwrap();
@@ -127,25 +141,77 @@ fn two_peers_and_a_spectator_agree_through_a_lossy_link() {
             .with_num_players(2)
             .unwrap()
             .with_max_prediction_window(8)
+            .with_sparse_saving_mode(sparse[me])
             .with_desync_detection_mode(DesyncDetection::On { interval: 10 });
         for (h, &port) in ports[..2].iter().enumerate() {
             let kind = if h == me {
                 PlayerType::Local
             } else {
-                PlayerType::Remote(addr(port))
+                PlayerType::Remote(local(port))
             };
             b = b.add_player(kind, h).unwrap();
         }
-        if me == 0 {
-            b = b
-                .add_player(PlayerType::Spectator(addr(ports[2])), 2)
-                .unwrap();
+        if let (0, Some(port)) = (me, spectator) {
+            b = b.add_player(PlayerType::Spectator(local(port)), 2).unwrap();
         }
         let session = b.start_p2p_session(lossy).unwrap();
         let app = game(false);
         let rollback = Rollback::<In>::new(&app, 8);
         peers.push((app, rollback, session, Vec::new()));
     }
+    peers
+}
+
+/// One paced step of both peers (each stops advancing at `until`).
+fn step_peers(peers: &mut [Peer], until: i32) {
+    for (app, rollback, session, sums) in peers {
+        if session.current_frame() < until {
+            if let Err(e) = p2p_step(app, rollback, session, script, sums) {
+                panic!("{e}");
+            }
+        } else {
+            session.poll_remote_clients();
+        }
+    }
+}
+
+#[test]
+fn a_sparse_saving_peer_agrees_with_one_saving_every_frame() {
+    let ports = free_ports(2);
+    let mut peers = lossy_peers(&ports, [true, false], None);
+    let frames = 150;
+    let start = Instant::now();
+    let mut next = Instant::now();
+    while !peers
+        .iter()
+        .all(|p| p.3.last().is_some_and(|c| c.0 >= frames))
+    {
+        assert!(start.elapsed() < Duration::from_secs(60), "stalled");
+        step_peers(&mut peers, frames + 20);
+        next += Duration::from_micros(16_667);
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    let (sparse, dense) = (&peers[0].3, &peers[1].3);
+    // The dense peer has every confirmed frame; each frame the sparse peer
+    // saved and saw confirmed is one of them, with the same world.
+    assert!(dense.windows(2).all(|w| w[1].0 == w[0].0 + 1));
+    let mut compared = 0;
+    for (f, sum) in sparse {
+        if let Some((_, other)) = dense.iter().find(|x| x.0 == *f) {
+            assert_eq!(sum, other, "frame {f}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "{compared} of {} compared", sparse.len());
+    let stats = peers[0].1.stats();
+    assert!(stats.saves < peers[1].1.stats().saves, "{stats:?}");
+}
+
+#[test]
+fn two_peers_and_a_spectator_agree_through_a_lossy_link() {
+    let ports = free_ports(3);
+    let addr = local;
+    let mut peers = lossy_peers(&ports, [false, false], Some(ports[2]));
     let udp = UdpNonBlockingSocket::bind_to_port(ports[2]).unwrap();
     let mut spectator = SessionBuilder::new()
         .with_num_players(2)
@@ -172,16 +238,7 @@ fn two_peers_and_a_spectator_agree_through_a_lossy_link() {
             break;
         }
         assert!(start.elapsed() < Duration::from_secs(60), "stalled");
-        for (app, rollback, session, sums) in &mut peers {
-            if session.current_frame() < frames + 20 {
-                match p2p_step(app, rollback, session, script, sums) {
-                    Ok(_) => {}
-                    Err(e) => panic!("{e}"),
-                }
-            } else {
-                session.poll_remote_clients();
-            }
-        }
+        step_peers(&mut peers, frames + 20);
         if spectator_step(&mut spec_app, &mut spec_rollback, &mut spectator).unwrap()
             == Step::Advanced
         {
