@@ -254,7 +254,7 @@ impl WorldCore {
     ) -> Location {
         if let Some(id) = self.one_sparse(bundle) {
             // SAFETY: forwarded contract.
-            unsafe { self.insert_sparse_fields(entity, &[id], write) };
+            unsafe { self.insert_one_sparse(entity, id, write) };
             return location;
         }
         if let Some(ids) = self.all_sparse(bundle) {
@@ -416,6 +416,36 @@ impl WorldCore {
                 self.fire_hooks(HookKind::Insert, e, ids.as_slice());
             }
         }
+    }
+
+    /// [`WorldCore::insert_sparse_fields`] for one component: an entity
+    /// that lacks it, with nothing watching, takes the short way (a push
+    /// onto the set, no parking, no hook); the rest goes the general way.
+    ///
+    /// # Safety
+    /// As [`WorldCore::insert_sparse_fields`] with `ids` = `[id]`.
+    #[inline]
+    unsafe fn insert_one_sparse(
+        &mut self,
+        entity: Entity,
+        id: ComponentId,
+        write: impl FieldWriter,
+    ) {
+        let watched = HookKind::Replace.bit() | HookKind::Add.bit() | HookKind::Insert.bit();
+        if self.components.info(id).hook_mask() & watched == 0 {
+            let tick = self.write_tick();
+            let set = self.sparse.get_mut(id).expect("a sparse component");
+            if set.slot_of(entity).is_none() {
+                // SAFETY: the entity is not in the set; the new slot is
+                // written before anything reads the set.
+                let slot = unsafe { set.push_uninit(entity, tick) };
+                // SAFETY: the slot is live.
+                write(&[unsafe { set.value_ptr(slot) }.as_ptr()], 0);
+                return;
+            }
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.insert_sparse_fields(entity, &[id], write) }
     }
 
     /// Adds (or replaces) the sparse components `ids` of `entity`:
