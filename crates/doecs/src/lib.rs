@@ -104,7 +104,7 @@ pub use system::{
     ConditionDesc, ConditionExt, ConditionFunction, Conflict, ExclusiveMarker, FunctionMarker,
     FunctionSystem, IntoCondition, IntoSystemDesc, Local, Manager, ManagerMut, ParamAccess,
     ParamList, ParamSet, Res, ResMut, System, SystemAccess, SystemBuilder, SystemConfig,
-    SystemContext, SystemKind, SystemParam, SystemParamFunction, SystemParamItem,
+    SystemContext, SystemKind, SystemParam, SystemParamFunction, SystemParamItem, WorldCheck,
 };
 pub use system::{
     GroupConfig, IntoOrderTarget, IntoSetConfig, IntoSystemGroup, OrderTarget, SetConfig,

@@ -257,6 +257,63 @@ fn column_terms_of_sparse_types_are_refused() {
 }
 
 #[test]
+fn systems_whose_queries_the_world_refuses_are_errors_not_panics() {
+    use doecs::{Query, Schedule, ScheduleError};
+    static RAN: AtomicU32 = AtomicU32::new(0);
+    fn column(q: Query<&Stunned>) {
+        RAN.fetch_add(1 + q.iter().count() as u32, Ordering::Relaxed);
+    }
+    fn filtered(mut q: Query<&mut Pos, doecs::With<Tag>>) {
+        q.for_each(|p| p.0 += 1.0);
+    }
+    fn sparse_term(mut q: Query<(&mut Pos, Sparse<&Stunned>)>) {
+        q.for_each(|(p, s)| p.0 += s.0 as f32);
+    }
+    let mut w = world();
+    let e = w.spawn((Pos(0.0),));
+    w.insert_one(e, Stunned(2)).unwrap();
+    w.insert_one(e, Tag).unwrap();
+    let (mut a, mut b) = (Schedule::new(), Schedule::new());
+    a.add_system(column).unwrap();
+    b.add_system(filtered).unwrap();
+    for (schedule, name) in [(&mut a, "Stunned"), (&mut b, "Tag")] {
+        let tick = w.change_tick();
+        match schedule.run(&mut w) {
+            Err(ScheduleError::RefusedQuery {
+                error: QueryError::SparseTerm(component),
+                ..
+            }) => assert!(component.ends_with(name), "{component}"),
+            other => panic!("not refused: {other:?}"),
+        }
+        // Refused before anything ran or changed.
+        assert_eq!(w.change_tick(), tick);
+        assert_eq!(w.get::<Pos>(e), Ok(&Pos(0.0)));
+    }
+    assert_eq!(RAN.load(Ordering::Relaxed), 0);
+    let mut schedule = Schedule::new();
+    schedule.add_system(sparse_term).unwrap();
+    schedule.run(&mut w).unwrap();
+    assert_eq!(w.get::<Pos>(e), Ok(&Pos(2.0)));
+
+    // A type made sparse after the system first ran: the next run is
+    // refused as well (the storage is the world's choice, not the
+    // system's).
+    #[derive(Debug)]
+    struct Late;
+    fn late(q: Query<&Late>) {
+        RAN.fetch_add(1 + q.iter().count() as u32, Ordering::Relaxed);
+    }
+    let mut schedule = Schedule::new();
+    schedule.add_system(late).unwrap();
+    schedule.run(&mut w).unwrap();
+    assert_eq!(RAN.swap(0, Ordering::Relaxed), 1);
+    w.register_sparse::<Late>().unwrap();
+    let err = schedule.run(&mut w).unwrap_err();
+    assert!(err.to_string().contains("stores it sparse"), "{err}");
+    assert_eq!(RAN.load(Ordering::Relaxed), 0);
+}
+
+#[test]
 fn storage_is_fixed_at_first_use() {
     let mut w = World::new();
     w.spawn((Stunned(1),));

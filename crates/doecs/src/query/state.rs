@@ -241,19 +241,30 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// ));
     /// ```
     pub fn try_new(world: &WorldCore) -> Result<Self, QueryError> {
-        let access = Self::try_access()?;
-        if let Some(key) = access.immutable_write(world.components()) {
-            return Err(QueryError::Immutable(key.name));
-        }
-        if let Some(name) = Self::sparse_as_column(world.components()) {
-            return Err(QueryError::SparseTerm(name));
-        }
+        Self::try_access()?;
+        Self::check_world(world)?;
         let mut q = QueryState {
             cache: QueryCache::new(world.id()),
             _marker: PhantomData,
         };
         q.update(world);
         Ok(q)
+    }
+
+    /// Whether `world` allows this query's terms: none writes a component
+    /// registered immutable ([`QueryError::Immutable`]), and none reaches
+    /// a sparse one other than through a sparse term
+    /// ([`QueryError::SparseTerm`]). Schedules run this before every run
+    /// of a system with such a query, so a refusal is an error there, not
+    /// a panic at the first fetch.
+    pub(crate) fn check_world(world: &WorldCore) -> Result<(), QueryError> {
+        if let Some(key) = Self::access().immutable_write(world.components()) {
+            return Err(QueryError::Immutable(key.name));
+        }
+        match Self::sparse_as_column(world.components()) {
+            Some(name) => Err(QueryError::SparseTerm(name)),
+            None => Ok(()),
+        }
     }
 
     /// A component `components` stores sparse that the query names

@@ -402,11 +402,12 @@ impl Schedule {
             .pool
             .get_or_insert_with(|| WorkerPool::start(threads))
             .pool();
-        // A system that writes an immutable component is refused before
+        // A system that writes an immutable component, or whose query
+        // reaches a sparse one through a column term, is refused before
         // anything happens to the world.
         for slot in &mut self.slots {
             let slot = lock_mut(slot);
-            check_writes_mutable(&slot.name, &slot.access, world)?;
+            check_world_allows(&slot.name, &slot.access, world)?;
         }
         for slot in &mut self.slots {
             let slot = lock_mut(slot);
@@ -690,19 +691,25 @@ pub(crate) fn check_required_access(
 }
 
 /// Refuses a system whose access writes a component `world` registered
-/// immutable.
-pub(crate) fn check_writes_mutable(
+/// immutable, or one of whose queries `world` refuses (`access.checks`).
+pub(crate) fn check_world_allows(
     name: &str,
     access: &SystemAccess,
     world: &World,
 ) -> Result<(), ScheduleError> {
-    match access.components.immutable_write(world.components()) {
-        Some(key) => Err(ScheduleError::WritesImmutable {
+    if let Some(key) = access.components.immutable_write(world.components()) {
+        return Err(ScheduleError::WritesImmutable {
             system: name.to_string(),
             component: key.name,
-        }),
-        None => Ok(()),
+        });
     }
+    for check in &access.checks {
+        check(&world.core).map_err(|error| ScheduleError::RefusedQuery {
+            system: name.to_string(),
+            error,
+        })?;
+    }
+    Ok(())
 }
 
 /// A slot through `&mut`, without locking.

@@ -9,7 +9,7 @@
 //! fresh system sees everything as added) and at its previous run for a
 //! registered system, as in a schedule.
 
-use super::{check_required_access, check_writes_mutable};
+use super::{check_required_access, check_world_allows};
 use crate::system::condition::Condition;
 use crate::system::context::{QueryCaches, SpawnSource, SystemContext};
 use crate::system::desc::{IntoSystemDesc, SystemKind};
@@ -125,7 +125,7 @@ fn run(world: &mut World, registered: &mut Registered) -> Result<(), ScheduleErr
         access.extend(condition.access());
     }
     let name = registered.system.name().to_owned();
-    check_writes_mutable(&name, &access, world)?;
+    check_world_allows(&name, &access, world)?;
     check_required_access(&name, &access, world)?;
     world.core.track_types(&access.tracked);
     for setup in &access.setup {

@@ -73,6 +73,19 @@ pub enum ScheduleError {
         /// The component's type.
         component: &'static str,
     },
+    /// A query of a system names its terms in a way this world cannot
+    /// serve: a column term or archetype filter of a component the world
+    /// stores sparse, or a write of one it registered immutable (checked
+    /// before any system starts, every run: a component's storage is fixed
+    /// by the world, after the system was written).
+    #[error("system `{system}`: {error}")]
+    RefusedQuery {
+        /// The system.
+        system: String,
+        /// What its query asks that the world refuses.
+        #[source]
+        error: crate::query::QueryError,
+    },
     /// A system needs a component manager the world does not have.
     #[error("system `{system}` needs manager `{manager}`, which the world does not have")]
     MissingManager {

@@ -278,6 +278,7 @@ pub(crate) fn access_of(name: &str, params: &[ParamAccess]) -> Result<SystemAcce
         super::merge(&mut access.event_writes, &p.event_writes);
         super::merge(&mut access.event_reads, &p.event_reads);
         super::merge(&mut access.setup, &p.setup);
+        super::merge(&mut access.checks, &p.checks);
         super::merge(&mut access.required_resources, &p.required_resources);
         super::merge(&mut access.required_managers, &p.required_managers);
         access.observes = access.observes.or(p.observes);

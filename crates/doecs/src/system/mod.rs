@@ -45,7 +45,7 @@ pub use function::{
 };
 pub use param::{
     short_type_name, Local, Manager, ManagerMut, ParamAccess, QueryParamState, Res, ResMut,
-    SystemParam, SystemRun,
+    SystemParam, SystemRun, WorldCheck,
 };
 pub use param_set::ParamSet;
 pub use set::{
@@ -92,6 +92,9 @@ pub struct SystemAccess {
     /// What the world needs before the system first runs on it; the
     /// schedule runs these with `&mut` once per world.
     pub setup: Vec<fn(&mut crate::world::WorldCore)>,
+    /// What the world must allow before every run (see
+    /// [`ParamAccess::checks`](param::ParamAccess::checks)).
+    pub checks: Vec<WorldCheck>,
     /// The event it observes, for an observer (a system with a
     /// [`Trigger`](crate::Trigger) parameter).
     pub observes: Option<param::ObservedEvent>,
@@ -158,6 +161,7 @@ impl SystemAccess {
         merge(&mut self.event_writes, &other.event_writes);
         merge(&mut self.event_reads, &other.event_reads);
         merge(&mut self.setup, &other.setup);
+        merge(&mut self.checks, &other.checks);
         self.exclusive |= other.exclusive;
     }
 

@@ -55,9 +55,17 @@ pub struct ParamAccess {
     /// What the world needs before the system first runs on it (an event
     /// type added, a removal log kept); run by the schedule with `&mut`.
     pub setup: Vec<fn(&mut WorldCore)>,
+    /// What the world must allow before every run (a query's terms against
+    /// the storage each component has); a refusal stops the run before any
+    /// system starts.
+    pub checks: Vec<WorldCheck>,
     /// The event it observes (a [`Trigger`](crate::Trigger) parameter).
     pub observes: Option<ObservedEvent>,
 }
+
+/// A check a parameter asks of the world before every run (see
+/// [`ParamAccess::checks`]).
+pub type WorldCheck = fn(&WorldCore) -> Result<(), crate::query::QueryError>;
 
 /// The event an observer's [`Trigger`](crate::Trigger) parameter watches,
 /// recorded when the system is made.
@@ -202,6 +210,7 @@ where
             Err(e) => access.invalid = Some(e.to_string()),
         }
         access.tracked = QueryState::<Q, F>::tracked();
+        access.checks.push(QueryState::<Q, F>::check_world);
         QueryParamState { cache: None }
     }
 

@@ -86,6 +86,7 @@ impl ParamAccess {
             super::merge(&mut self.event_writes, &m.event_writes);
             super::merge(&mut self.event_reads, &m.event_reads);
             super::merge(&mut self.setup, &m.setup);
+            super::merge(&mut self.checks, &m.checks);
         }
     }
 
