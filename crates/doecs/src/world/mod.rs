@@ -53,6 +53,7 @@ mod relations;
 mod removals;
 mod required;
 pub use required::RequireError;
+mod despawn;
 pub(crate) mod sanitize;
 mod scratch;
 mod snapshot;
