@@ -461,11 +461,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             // More components became immutable or sparse since the last
             // look: this query must not write an immutable one, and must
             // reach sparse ones through sparse terms.
-            if let Some(key) = Self::access().immutable_write(world.components()) {
-                panic!("doecs: {}", QueryError::Immutable(key.name));
-            }
-            if let Some(name) = Self::sparse_as_column(world.components()) {
-                panic!("doecs: {}", QueryError::SparseTerm(name));
+            if let Err(refusal) = Self::check_world(world) {
+                panic!("doecs: {refusal}");
             }
             cache.marks_seen = marks;
         }
