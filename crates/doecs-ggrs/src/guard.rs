@@ -53,13 +53,60 @@
 //!   to resimulate from to 0 (`sessions/p2p_session.rs:766`) and then
 //!   asks to load the frame it is on (`sync_layer.rs:232`). An honest
 //!   peer cannot have seen anyone disconnect before inputs flow; if it
-//!   goes away that early, ggrs's own timeout still notices.
+//!   goes away that early, ggrs's own timeout still notices. (Not for
+//!   spectators: see below.)
+//! - **Pongs**: a `QualityReply` must echo one of the last [`PINGS_KEPT`]
+//!   pings this side sent in its `QualityReport`s. ggrs takes the round
+//!   trip as now minus the pong (`network/protocol.rs:787`), halves it,
+//!   clamps it to `i32::MAX` and multiplies it by the frame rate
+//!   (`protocol.rs:303`, on every poll once inputs flow): at 60 frames a
+//!   second a pong from more than about 20 hours ago, 0 say, overflows. Honest peers echo
+//!   the ping they were sent (`protocol.rs:778`); reports go out every
+//!   200 ms, so only a reply over six seconds late is refused, and a
+//!   refused reply only leaves the round-trip estimate as it was.
 //!
 //! `ack_frame` is not checked: ggrs only compares it (`protocol.rs:435`).
-//! Sync, quality and keep-alive messages are passed as they are: ggrs
-//! reads them with saturating or wrapping-free arithmetic.
+//! Sync, quality-report and keep-alive messages are passed as they are:
+//! ggrs reads them with saturating or wrapping-free arithmetic.
+//!
+//! # Spectators
+//!
+//! A spectator's socket is guarded with [`GuardedSocket::for_spectator`].
+//! It hears only from its host, which sends it confirmed inputs, acks and
+//! quality messages, and it sends no inputs, so its frames are bounded by
+//! the last frame it acknowledged. Its checks differ:
+//!
+//! - **No checksum reports**: ggrs sends them to remote players only
+//!   (`sessions/p2p_session.rs:1233`); a spectator's endpoint has desync
+//!   detection off and meets a `debug_assert!(false)` on one
+//!   (`protocol.rs:795`): a panic in debug builds.
+//! - **No disconnect requests**: ggrs 0.13 sends inputs only while its
+//!   endpoint is running (`protocol.rs:387`, `protocol.rs:481`) and sets
+//!   `disconnect_requested` only when it is disconnected
+//!   (`protocol.rs:534`), so an honest host never sets it; a forged one
+//!   would end the spectator's session. A host that goes away is still
+//!   noticed by ggrs's timeout.
+//! - **No gap before the first input**: an `Input` may start at most one
+//!   frame past the last frame acknowledged. ggrs decodes a spectator's
+//!   first `Input` whatever its start (`protocol.rs:713`) and from then on
+//!   skips every frame up to the last one received (`protocol.rs:734`), so
+//!   a first input starting past frame 0 leaves the frames before it
+//!   missing for good and the spectator waiting on them forever
+//!   (`sessions/p2p_spectator_session.rs:198`). An honest host sends its
+//!   unacknowledged inputs, from frame 0 on (`p2p_session.rs:221`), each
+//!   message starting right after the last frame we acknowledged to it
+//!   (`protocol.rs:432`).
+//! - **Disconnected players pass**: the early-disconnect check protects a
+//!   rollback that spectators never do (they only mark a player's inputs
+//!   disconnected), and an honest host keeps sending the statuses of
+//!   players who left.
+//!
+//! A forged `Input` that passes every check (well formed, in range, one
+//! frame after the last acknowledged) cannot be told from the host's own;
+//! the spectator plays it. Only an authenticated transport prevents that.
 
 use ggrs::{Frame, Message, NonBlockingSocket};
+use std::collections::VecDeque;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -69,6 +116,8 @@ pub const MAX_MESSAGE_BYTES: u64 = 64 * 1024;
 pub const MAX_DECODED_INPUT_BYTES: u64 = 64 * 1024;
 /// How many frames past this side's confirmed frame a peer may send.
 pub const DEFAULT_WINDOW: i32 = 64;
+/// How many of this side's latest pings a `QualityReply` may echo.
+pub const PINGS_KEPT: usize = 32;
 
 /// Why the guard dropped a message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -102,6 +151,15 @@ pub enum Refusal {
         /// The largest allowed.
         max: i64,
     },
+    /// A `QualityReply` whose pong is none of this side's recent pings.
+    #[error("quality reply echoes {pong}, not one of the last {PINGS_KEPT} pings sent")]
+    Pong {
+        /// The pong.
+        pong: u128,
+    },
+    /// A message a host never sends a spectator.
+    #[error("a host never sends a spectator a {0}")]
+    NotForSpectators(&'static str),
 }
 
 /// What a guard let through and what it dropped.
@@ -142,6 +200,10 @@ pub struct GuardedSocket<S> {
     confirmed: Option<Frame>,
     /// The highest frame this side acknowledged.
     acked: Frame,
+    /// The pings of this side's latest quality reports.
+    pings: VecDeque<u128>,
+    /// Whether this side is a spectator (see the module docs).
+    spectator: bool,
     stats: GuardStats,
 }
 
@@ -155,7 +217,19 @@ impl<S> GuardedSocket<S> {
             window: DEFAULT_WINDOW,
             confirmed: None,
             acked: -1,
+            pings: VecDeque::with_capacity(PINGS_KEPT),
+            spectator: false,
             stats: GuardStats::default(),
+        }
+    }
+
+    /// Guards a spectator's socket, which hears from its host, for a
+    /// session of `players` players: the checks of the module docs'
+    /// "Spectators" section, with the default window.
+    pub fn for_spectator(inner: S, players: usize) -> Self {
+        GuardedSocket {
+            spectator: true,
+            ..GuardedSocket::new(inner, players)
         }
     }
 
@@ -197,6 +271,15 @@ impl<S> GuardedSocket<S> {
                 body: wire::Body::InputAck { ack_frame },
                 ..
             }) => self.acked = self.acked.max(ack_frame),
+            Ok(wire::Msg {
+                body: wire::Body::QualityReport { ping, .. },
+                ..
+            }) => {
+                if self.pings.len() == PINGS_KEPT {
+                    self.pings.pop_front();
+                }
+                self.pings.push_back(ping);
+            }
             _ => {}
         }
     }
@@ -223,10 +306,24 @@ impl<S> GuardedSocket<S> {
                         want: self.players,
                     });
                 }
-                let disconnects =
-                    i.disconnect_requested || i.peer_connect_status.iter().any(|s| s.disconnected);
-                if disconnects && self.confirmed.is_none() {
-                    return Err(Refusal::EarlyDisconnect);
+                if self.spectator {
+                    if i.disconnect_requested {
+                        return Err(Refusal::NotForSpectators("disconnect request"));
+                    }
+                    let next = i64::from(self.acked) + 1;
+                    if i64::from(i.start_frame) > next {
+                        return Err(Refusal::Frame {
+                            field: "start frame",
+                            frame: i64::from(i.start_frame),
+                            max: next,
+                        });
+                    }
+                } else {
+                    let disconnects = i.disconnect_requested
+                        || i.peer_connect_status.iter().any(|s| s.disconnected);
+                    if disconnects && self.confirmed.is_none() {
+                        return Err(Refusal::EarlyDisconnect);
+                    }
                 }
                 for s in &i.peer_connect_status {
                     frame("status last_frame", i64::from(s.last_frame))?;
@@ -236,6 +333,16 @@ impl<S> GuardedSocket<S> {
                     frame("last input frame", i64::from(i.start_frame) + n as i64 - 1)?;
                 }
                 Ok(())
+            }
+            wire::Body::QualityReply { pong } => {
+                if self.pings.contains(&pong) {
+                    Ok(())
+                } else {
+                    Err(Refusal::Pong { pong })
+                }
+            }
+            wire::Body::ChecksumReport { .. } if self.spectator => {
+                Err(Refusal::NotForSpectators("checksum report"))
             }
             wire::Body::ChecksumReport { frame: f, .. } => {
                 frame("checksum frame", i64::from(f))?;

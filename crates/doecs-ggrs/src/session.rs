@@ -11,6 +11,30 @@
 //! [`sync_test`] runs a whole [`SyncTestSession`]: every frame is
 //! simulated, then the last `check_distance` frames are loaded and
 //! re-simulated, and every re-saved frame must hash as before.
+//!
+//! # Stop on a disconnect
+//!
+//! [`p2p_step`] checks the events before it advances for more than the
+//! report: once ggrs has reported a peer [`GgrsEvent::Disconnected`] (by
+//! its own timeout, after the peer went silent, say), advancing can panic
+//! inside ggrs. ggrs marks the peer's inputs disconnected from the frame after
+//! its last one (`sessions/p2p_session.rs:766`) and, on the next advance,
+//! re-simulates from there; when this side has not advanced past that
+//! frame, it is the frame this side is on, and ggrs asserts "must load
+//! frame in the past" (`sync_layer.rs:232`). That happens when a peer
+//! synchronizes and goes silent while this side is still at frame 0 (a
+//! long load before the first frame), and when a peer vanishes while this
+//! side only polls (a pause) right after the peer's last input. So the
+//! step returns [`RollbackError::Disconnected`] without advancing, and that
+//! error ends the session: stepping it again would advance. Code that
+//! calls ggrs's `advance_frame` itself must likewise stop at the
+//! `Disconnected` event, not advance past it.
+//!
+//! One gap remains: `advance_frame` polls the network again itself, so a
+//! timeout that expires between the step's poll and that one reaches ggrs
+//! unchecked. It can only matter when this side is exactly at that frame
+//! as the timeout fires; a loop that steps every frame never is (it
+//! predicts ahead of a silent peer until ggrs holds it back).
 
 use crate::{Address, GgrsConfig, Input, Rollback, RollbackError};
 use doecs::App;
@@ -102,6 +126,10 @@ fn check_event<I: Input, A: Address>(
 /// One step of a peer-to-peer session: poll, check events, add
 /// `local_input(handle)` for each local player, advance and answer. The
 /// checksums of frames that became confirmed are appended to `confirmed`.
+///
+/// An error ends the session. In particular, after
+/// [`RollbackError::Disconnected`] do not step the session again: ggrs can
+/// panic advancing after a disconnect (see the module docs).
 pub fn p2p_step<I: Input, A: Address>(
     app: &mut App,
     rollback: &mut Rollback<I>,
@@ -131,7 +159,13 @@ pub fn p2p_step<I: Input, A: Address>(
     // The state saved for a frame `f <= confirmed_frame` depends only on
     // confirmed inputs, and this advance has re-simulated it if needed.
     rollback.drain_confirmed(session.confirmed_frame(), confirmed);
-    Ok(Step::Advanced)
+    // Too far ahead of a peer, ggrs 0.13 returns no error but requests no
+    // new frame (it may still have rolled back and re-simulated).
+    if session.current_frame() > frame {
+        Ok(Step::Advanced)
+    } else {
+        Ok(Step::Waiting)
+    }
 }
 
 /// One step of a spectator session: poll, check events, advance by the

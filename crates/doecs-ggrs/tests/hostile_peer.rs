@@ -1,14 +1,19 @@
 //! A hostile peer: two ggrs sessions on an in-memory network, and
-//! messages that look like they come from B but are built to break A.
+//! messages that look like they come from B but are built to break A;
+//! then a spectator of A's, and messages that look like they come from A
+//! but are built to break the spectator.
 
 mod hostile;
 
 use doecs_ggrs::guard::Refusal;
+use ggrs::Message;
+use hostile::spectator::*;
 use hostile::*;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 /// Not a check: lists where unguarded ggrs panics, with the first
 /// message found for each place. `cargo test -p doecs-ggrs --test
@@ -16,6 +21,29 @@ use std::collections::BTreeMap;
 #[test]
 #[ignore]
 fn explore_unguarded_panics() {
+    explore(|warm, s| {
+        let out = storm(false, warm, s);
+        (out.panic, out.too_big, out.injected)
+    });
+}
+
+/// The same for a spectator of A's, fed messages as from A.
+#[test]
+#[ignore]
+fn explore_unguarded_spectator_panics() {
+    explore(|warm, s| {
+        let out = spectator_storm(false, warm, s);
+        (out.panic, out.too_big, out.injected)
+    });
+}
+
+/// What one storm came to: where it panicked, the messages held back
+/// as unbounded allocations, the messages injected.
+type Found = (Option<String>, Vec<Message>, Vec<Message>);
+
+/// Runs `HOSTILE_CASES` (2000) storms through `run` and prints each place
+/// that panicked, with how often and the first storm that got there.
+fn explore(run: impl Fn(usize, &[Hostile]) -> Found) {
     let cases: usize = std::env::var("HOSTILE_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -31,18 +59,18 @@ fn explore_unguarded_panics() {
         if let Ok(path) = std::env::var("HOSTILE_TRACE") {
             std::fs::write(path, format!("{s:#?}")).unwrap();
         }
-        let out = storm(false, warm, &s);
-        if let Some(m) = out.too_big.first() {
+        let (panic, too_big, injected) = run(warm, &s);
+        if let Some(m) = too_big.first() {
             let site = "bitfield-rle decode: allocation without bound".to_string();
             found
                 .entry(site)
                 .or_insert_with(|| (0, vec![short(&WMsg::from_ggrs(m))]))
                 .0 += 1;
         }
-        if let Some(site) = out.panic {
+        if let Some(site) = panic {
             let e = found.entry(site).or_insert_with(|| {
                 let mut msgs = vec![format!("after {warm} honest frames:")];
-                msgs.extend(out.injected.iter().map(|m| short(&WMsg::from_ggrs(m))));
+                msgs.extend(injected.iter().map(|m| short(&WMsg::from_ggrs(m))));
                 (0, msgs)
             });
             e.0 += 1;
@@ -153,7 +181,16 @@ fn crash_cases() -> Vec<(&'static str, MsgFn)> {
             )
         }),
         ("sync_layer.rs:232", |m| input(m, true, 13, vec![])),
+        ("protocol.rs:303", |m| pong(m, 0)),
     ]
+}
+
+/// A quality reply echoing `pong`.
+fn pong(magic: u16, pong: u128) -> WMsg {
+    WMsg {
+        magic,
+        body: WBody::QualityReply { pong },
+    }
 }
 
 /// A gets `msg(B's magic)` through the guard: no panic, the message is
@@ -211,6 +248,13 @@ fn a_disconnect_before_our_first_input_is_refused() {
     refused(crash_cases()[4].1, Refusal::EarlyDisconnect);
 }
 
+/// A pong of 0 makes ggrs's round trip the time since 1970, which
+/// overflows when scaled to frames.
+#[test]
+fn a_pong_from_long_ago_is_refused() {
+    refused(crash_cases()[5].1, Refusal::Pong { pong: 0 });
+}
+
 /// Not a panic but an abort: eight bytes that declare a 5.5 GB run make
 /// bitfield-rle allocate it. Only ever sent through the guard.
 #[test]
@@ -234,4 +278,238 @@ fn unguarded_ggrs_panics_on_each_crash_case() {
         let panic = panic.unwrap_or_default();
         assert!(panic.contains(site), "{site}: {panic}");
     }
+}
+
+// ---- a spectator fed messages as from its host ----
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 32,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Through the guard, no storm as from its host makes a spectator
+    /// panic or its step fail, and afterwards it keeps advancing on the
+    /// host's inputs. Excepted: a storm that handed it inputs for frames
+    /// the host had not confirmed (well formed, in range, contiguous: the
+    /// guard cannot tell them from the host's own). The spectator acks
+    /// them, the host drops its own inputs for those frames, and once
+    /// they run more than ggrs's retention past the host the spectator
+    /// can decode nothing more, or, 60 past its frame, ggrs fails it.
+    #[test]
+    fn a_guarded_spectator_survives_hostile_hosts(
+        warm in prop_oneof![Just(0usize), Just(30)],
+        msgs in proptest::collection::vec(hostile(true), 1..6),
+    ) {
+        let mut out = spectator_storm(true, warm, &msgs);
+        prop_assert!(out.panic.is_none(), "{:?}", out.panic);
+        let before = out.trio.s.frame();
+        let panic = panic_site(|| out.trio.play(40));
+        prop_assert!(panic.is_none(), "{:?}", panic);
+        let trio = &out.trio;
+        if !trio.forged_ahead {
+            prop_assert!(trio.s.errors.is_empty(), "{:?}", trio.s.errors);
+            prop_assert!(trio.s.frame() >= before + 30, "S stuck at {}", trio.s.frame());
+        }
+    }
+}
+
+/// `n` inputs of two one-byte players, run-length encoded as one literal
+/// run, as a host sends a spectator.
+fn pair_inputs(n: usize) -> Vec<u8> {
+    let mut raw = Vec::new();
+    for k in 0..n {
+        raw.extend_from_slice(&[2, 0, k as u8, k as u8]);
+    }
+    let mut v = Vec::new();
+    varint((raw.len() as u64) << 1, &mut v);
+    v.extend(raw);
+    v
+}
+
+/// The cases where unguarded ggrs fails a spectator, each with the
+/// message that does it, received after `warm` honest frames: a panic
+/// where the site names a line, else the spectator stops (a step error,
+/// or no frame advanced at all).
+fn spectator_crash_cases() -> Vec<(&'static str, usize, MsgFn)> {
+    vec![
+        ("protocol.rs:795", 0, |m| WMsg {
+            magic: m,
+            body: WBody::ChecksumReport {
+                checksum: 1,
+                frame: 10,
+            },
+        }),
+        ("protocol.rs:303", 30, |m| pong(m, 0)),
+        ("protocol.rs:732", 0, |m| {
+            input(m, false, i32::MAX - 1, pair_inputs(3))
+        }),
+        ("varinteger-1.0.6/src/lib.rs:54", 0, |m| {
+            input(m, false, 0, vec![0x80])
+        }),
+        ("stops: a first input past frame 0", 0, |m| {
+            input(m, false, 5, pair_inputs(3))
+        }),
+        ("stops: a disconnect request", 30, |m| {
+            input(m, true, 0, vec![])
+        }),
+    ]
+}
+
+/// S gets `msg(A's magic)` after `warm` honest frames through the guard:
+/// no panic, the message is refused for `why`, and S plays on without an
+/// error, on A's and B's real inputs.
+fn spectator_refuses(warm: usize, msg: MsgFn, why: Refusal) {
+    let mut trio = Trio::running(true, warm);
+    let before = trio.s.frame();
+    trio.inject(msg(trio.magic_of_a()).to_ggrs());
+    let panic = panic_site(|| trio.play(40));
+    assert_eq!(panic, None);
+    assert_eq!(trio.stats.as_ref().unwrap().get().first_refusal, Some(why));
+    assert!(trio.s.errors.is_empty(), "{:?}", trio.s.errors);
+    assert!(trio.s.frame() >= before + 30, "S at {}", trio.s.frame());
+    assert_eq!(trio.s.seen().wrong, 0);
+}
+
+#[test]
+fn a_checksum_report_to_a_spectator_is_refused() {
+    let (_, warm, msg) = spectator_crash_cases()[0];
+    spectator_refuses(warm, msg, Refusal::NotForSpectators("checksum report"));
+}
+
+#[test]
+fn a_pong_from_long_ago_to_a_spectator_is_refused() {
+    let (_, warm, msg) = spectator_crash_cases()[1];
+    spectator_refuses(warm, msg, Refusal::Pong { pong: 0 });
+}
+
+#[test]
+fn a_spectators_start_frame_near_i32_max_is_refused() {
+    let (_, warm, msg) = spectator_crash_cases()[2];
+    spectator_refuses(
+        warm,
+        msg,
+        Refusal::Frame {
+            field: "start frame",
+            frame: i64::from(i32::MAX - 1),
+            max: 0,
+        },
+    );
+}
+
+#[test]
+fn a_truncated_varint_to_a_spectator_is_refused() {
+    let (_, warm, msg) = spectator_crash_cases()[3];
+    spectator_refuses(warm, msg, Refusal::InputBytes("truncated varint"));
+}
+
+#[test]
+fn a_spectators_first_input_past_frame_0_is_refused() {
+    let (_, warm, msg) = spectator_crash_cases()[4];
+    spectator_refuses(
+        warm,
+        msg,
+        Refusal::Frame {
+            field: "start frame",
+            frame: 5,
+            max: 0,
+        },
+    );
+}
+
+#[test]
+fn a_disconnect_request_to_a_spectator_is_refused() {
+    let (_, warm, msg) = spectator_crash_cases()[5];
+    spectator_refuses(warm, msg, Refusal::NotForSpectators("disconnect request"));
+}
+
+/// Not a check: each spectator case does fail unguarded ggrs, as
+/// `spectator_crash_cases` says.
+#[test]
+#[ignore]
+fn unguarded_ggrs_fails_a_spectator_on_each_crash_case() {
+    for (site, warm, msg) in spectator_crash_cases() {
+        let trio = Trio::running(false, warm);
+        let before = trio.s.frame();
+        let m = msg(trio.magic_of_a());
+        let (panic, trio) = spectator_after(trio, &m);
+        if site.starts_with("stops") {
+            assert_eq!(panic, None, "{site}");
+            let stopped = !trio.s.errors.is_empty() || trio.s.frame() == before;
+            assert!(stopped, "{site}: S at {} from {before}", trio.s.frame());
+        } else {
+            let panic = panic.unwrap_or_default();
+            assert!(panic.contains(site), "{site}: {panic}");
+        }
+    }
+}
+
+/// Honest traffic passes the spectator's guard, and S plays exactly what
+/// A and B played.
+#[test]
+fn a_guarded_spectator_follows_an_honest_host() {
+    let trio = Trio::running(true, 100);
+    let counts = trio.stats.as_ref().unwrap().get();
+    assert_eq!(counts.refused, 0, "{:?}", counts.first_refusal);
+    assert!(counts.passed >= 90, "{counts:?}");
+    assert!(trio.s.frame() >= 90, "S at {}", trio.s.frame());
+    let seen = trio.s.seen();
+    assert_eq!(seen.frames as i32, trio.s.frame() + 1);
+    assert_eq!((seen.wrong, seen.disconnected), (0, 0));
+    assert!(trio.s.errors.is_empty(), "{:?}", trio.s.errors);
+}
+
+/// B goes silent; A drops it and plays on alone, telling S that B is
+/// disconnected in every input it sends. S's guard passes those inputs
+/// and S follows A, B's inputs marked disconnected.
+#[test]
+fn a_guarded_spectator_follows_a_host_whose_peer_left() {
+    // S is heard from at least every 200 ms (keep-alives) while A waits.
+    let mut trio = Trio::synced(true, Duration::from_millis(400));
+    trio.play(20);
+    let start = Instant::now();
+    while !trio.a.disconnected {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "A never dropped B"
+        );
+        trio.play_without_b(1);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let before = trio.s.frame();
+    trio.play_without_b(60);
+    let counts = trio.stats.as_ref().unwrap().get();
+    let s = &trio.s;
+    assert!(
+        s.frame() >= before + 50,
+        "S at {} from {before}: {counts:?}",
+        s.frame()
+    );
+    assert_eq!(counts.refused, 0, "{:?}", counts.first_refusal);
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    let seen = trio.s.seen();
+    assert!(seen.disconnected >= 50, "{seen:?}");
+    assert_eq!(seen.wrong, 0);
+}
+
+/// What the guard cannot stop: a forged run of inputs right after the
+/// last frame S acknowledged, well formed and in range, passes as if A had
+/// sent it. S plays it and acks it; A, told those frames arrived, drops
+/// its own, and its next inputs build on a frame 40 behind S's, which S
+/// no longer keeps: S stops where the forged run ends while A plays on.
+/// (The exception in `a_guarded_spectator_survives_hostile_hosts`.)
+#[test]
+fn a_forged_run_ahead_of_the_host_passes_and_stops_the_spectator() {
+    let mut trio = Trio::running(true, 30);
+    let s = &trio.s.session;
+    let next = s.current_frame() + s.frames_behind_host() as i32 + 1;
+    trio.inject(input(trio.magic_of_a(), false, next, pair_inputs(40)).to_ggrs());
+    trio.play(60);
+    let counts = trio.stats.as_ref().unwrap().get();
+    assert_eq!(counts.refused, 0, "{:?}", counts.first_refusal);
+    assert!(trio.forged_ahead);
+    assert!(trio.s.seen().wrong > 0);
+    assert_eq!(trio.s.frame(), next + 39);
+    assert!(trio.a.frame() >= next + 60, "A at {}", trio.a.frame());
 }

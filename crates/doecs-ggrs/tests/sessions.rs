@@ -1,15 +1,22 @@
 //! The three session kinds on a small game: a sync test that passes, one
 //! that catches a system breaking determinism (and names the component),
-//! and two peers plus a spectator on loopback UDP through lossy, delaying
-//! sockets, whose confirmed checksums must agree.
+//! two peers plus a spectator on loopback UDP through lossy, delaying
+//! sockets, whose confirmed checksums must agree, and a peer that goes
+//! silent before the first frame.
 
 use doecs::prelude::*;
 use doecs_ggrs::session::{p2p_step, spectator_step, sync_test, sync_test_session, Step};
 use doecs_ggrs::socket::LossySocket;
 use doecs_ggrs::{GgrsPlugin, PlayerInputs, Rollback, RollbackError};
-use ggrs::{DesyncDetection, PlayerType, SessionBuilder, UdpNonBlockingSocket};
+use ggrs::{
+    DesyncDetection, GgrsEvent, Message, NonBlockingSocket, P2PSession, PlayerType, SessionBuilder,
+    SessionState, UdpNonBlockingSocket,
+};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Copy, Clone, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -272,4 +279,155 @@ fn two_peers_and_a_spectator_agree_through_a_lossy_link() {
         }
     }
     assert!(checked >= 100, "{checked}");
+}
+
+type Inboxes = Arc<Mutex<[VecDeque<(u8, Message)>; 2]>>;
+
+/// A socket on an in-memory network between addresses 0 and 1.
+struct Mem {
+    me: u8,
+    net: Inboxes,
+}
+
+impl NonBlockingSocket<u8> for Mem {
+    fn send_to(&mut self, msg: &Message, addr: &u8) {
+        self.net.lock().unwrap()[usize::from(*addr)].push_back((self.me, msg.clone()));
+    }
+    fn receive_all_messages(&mut self) -> Vec<(u8, Message)> {
+        self.net.lock().unwrap()[usize::from(self.me)]
+            .drain(..)
+            .collect()
+    }
+}
+
+type MemSession = P2PSession<doecs_ggrs::GgrsConfig<In, u8>>;
+
+/// Two synchronized peers on an in-memory network that drop a peer silent
+/// for `timeout`; A (the first) has read everything B (the second) sent,
+/// and neither has advanced a frame.
+fn synced_pair(timeout: Duration) -> (MemSession, MemSession) {
+    let net = Inboxes::default();
+    let mut peers = (0..2u8).map(|me| {
+        SessionBuilder::new()
+            .with_num_players(2)
+            .unwrap()
+            .with_disconnect_timeout(timeout)
+            .add_player(PlayerType::Local, usize::from(me))
+            .unwrap()
+            .add_player(PlayerType::Remote(1 - me), usize::from(1 - me))
+            .unwrap()
+            .start_p2p_session(Mem {
+                me,
+                net: net.clone(),
+            })
+            .unwrap()
+    });
+    let (mut a, mut b) = (peers.next().unwrap(), peers.next().unwrap());
+    for _ in 0..1000 {
+        a.poll_remote_clients();
+        b.poll_remote_clients();
+        if a.current_state() == SessionState::Running && b.current_state() == SessionState::Running
+        {
+            break;
+        }
+    }
+    assert_eq!(a.current_state(), SessionState::Running);
+    assert_eq!(b.current_state(), SessionState::Running);
+    a.poll_remote_clients();
+    (a, b)
+}
+
+/// B synchronizes and goes silent; A's first frame comes only after ggrs's
+/// disconnect timeout (a long load, say). ggrs then reports B
+/// disconnected from frame 0, and `p2p_step` returns that instead of
+/// advancing, still at frame 0 (where `advance_frame` would panic: see
+/// `ggrs_panics_advancing_after_a_silent_peer_is_dropped`).
+#[test]
+fn a_peer_silent_from_frame_0_ends_p2p_step_with_disconnected() {
+    let timeout = Duration::from_millis(100);
+    let (mut a, _b) = synced_pair(timeout);
+    let mut app = game(false);
+    let mut rollback = Rollback::<In>::new(&app, 8);
+    let mut sums = Vec::new();
+    std::thread::sleep(timeout + Duration::from_millis(50));
+    let mut result = None;
+    for _ in 0..100 {
+        match p2p_step(&mut app, &mut rollback, &mut a, script, &mut sums) {
+            Ok(_) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => {
+                result = Some(e);
+                break;
+            }
+        }
+    }
+    match result {
+        Some(RollbackError::Disconnected(peer)) => assert_eq!(peer, "1"),
+        other => panic!("not a disconnect: {other:?}"),
+    }
+    assert_eq!(a.current_frame(), 0);
+    assert_eq!(rollback.stats().advances, 0);
+}
+
+/// The same silent peer, but A steps from the start: it predicts as far
+/// as ggrs lets it (8 frames), then waits, and the timeout ends the step
+/// the same way, 8 frames past the frame ggrs would re-simulate from.
+#[test]
+fn a_peer_silent_from_frame_0_ends_p2p_step_after_a_stepping_peer_waits() {
+    let (mut a, _b) = synced_pair(Duration::from_millis(300));
+    let mut app = game(false);
+    let mut rollback = Rollback::<In>::new(&app, 8);
+    let mut sums = Vec::new();
+    let mut steps = Vec::new();
+    let err = loop {
+        assert!(steps.len() < 1000, "no disconnect");
+        match p2p_step(&mut app, &mut rollback, &mut a, script, &mut sums) {
+            Ok(step) => steps.push(step),
+            Err(e) => break e,
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(matches!(err, RollbackError::Disconnected(_)), "{err}");
+    assert_eq!(a.current_frame(), 8);
+    assert_eq!(steps[..8], [Step::Advanced; 8]);
+    assert!(steps[8..].iter().all(|s| *s == Step::Waiting), "{steps:?}");
+}
+
+/// Not a check: why `p2p_step` stops on the event. The same silent peer,
+/// but the caller ignores ggrs's events and advances: ggrs asks to load
+/// the frame it is on and panics, at frame 0, and also later when this
+/// side stopped advancing (only polling) right after B's last input
+/// (fails once ggrs fixes it; then the session docs can drop the warning).
+#[test]
+#[ignore]
+fn ggrs_panics_advancing_after_a_silent_peer_is_dropped() {
+    for frames in [0, 5] {
+        let timeout = Duration::from_millis(100);
+        let (mut a, mut b) = synced_pair(timeout);
+        for _ in 0..frames {
+            for (s, handle) in [(&mut a, 0), (&mut b, 1)] {
+                s.add_local_input(handle, 1).unwrap();
+                for r in s.advance_frame().unwrap() {
+                    if let ggrs::GgrsRequest::SaveGameState { cell, frame } = r {
+                        cell.save(frame, Some(doecs_ggrs::Slot(0)), None);
+                    }
+                }
+            }
+        }
+        a.poll_remote_clients();
+        assert_eq!(a.confirmed_frame(), frames - 1);
+        std::thread::sleep(timeout + Duration::from_millis(50));
+        a.poll_remote_clients();
+        let disconnected = a
+            .events()
+            .any(|e| matches!(e, GgrsEvent::Disconnected { addr: 1 }));
+        assert!(disconnected);
+        a.add_local_input(0, 0).unwrap();
+        let panic = catch_unwind(AssertUnwindSafe(|| a.advance_frame().map(|r| r.len())));
+        let msg = panic.expect_err("advance_frame returned");
+        let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            msg.contains("must load frame in the past"),
+            "{frames}: {msg}"
+        );
+    }
 }

@@ -207,3 +207,78 @@ fn checks_name_what_they_refuse() {
     assert!(g.check(&checksum(i32::MIN)).is_err());
     assert!(g.check(&checksum(-1)).is_err());
 }
+
+fn msg(body: wire::Body) -> Message {
+    bincode::deserialize(&wire::encode(&wire::Msg { magic: 7, body })).unwrap()
+}
+
+#[test]
+fn a_pong_must_echo_a_recent_ping() {
+    let mut g = GuardedSocket::new((), 2);
+    let reply = |pong| msg(wire::Body::QualityReply { pong });
+    assert_eq!(g.check(&reply(0)), Err(Refusal::Pong { pong: 0 }));
+    let report = |ping| {
+        msg(wire::Body::QualityReport {
+            frame_advantage: 0,
+            ping,
+        })
+    };
+    for ping in 1000..1000 + PINGS_KEPT as u128 + 1 {
+        g.note_sent(&report(ping));
+    }
+    assert_eq!(g.check(&reply(1001)), Ok(()));
+    assert_eq!(g.check(&reply(1000 + PINGS_KEPT as u128)), Ok(()));
+    // The oldest ping is forgotten.
+    assert_eq!(g.check(&reply(1000)), Err(Refusal::Pong { pong: 1000 }));
+}
+
+#[test]
+fn a_spectator_refuses_what_no_host_sends_it() {
+    let p2p = GuardedSocket::new((), 2);
+    let mut spectator = GuardedSocket::for_spectator((), 2);
+    let checksum = msg(wire::Body::ChecksumReport {
+        checksum: 1,
+        frame: 10,
+    });
+    assert_eq!(p2p.check(&checksum), Ok(()));
+    assert_eq!(
+        spectator.check(&checksum),
+        Err(Refusal::NotForSpectators("checksum report"))
+    );
+    assert_eq!(
+        spectator.check(&input(2, true, 0, vec![])),
+        Err(Refusal::NotForSpectators("disconnect request"))
+    );
+    // The first input starts at frame 0; later ones right after the last
+    // frame acknowledged.
+    let one = vec![0x06, 1, 0, 7];
+    assert_eq!(spectator.check(&input(2, false, 0, one.clone())), Ok(()));
+    assert_eq!(
+        spectator.check(&input(2, false, 1, one.clone())),
+        Err(Refusal::Frame {
+            field: "start frame",
+            frame: 1,
+            max: 0
+        })
+    );
+    spectator.note_sent(&msg(wire::Body::InputAck { ack_frame: 20 }));
+    assert_eq!(spectator.check(&input(2, false, 21, one.clone())), Ok(()));
+    assert!(spectator.check(&input(2, false, 22, one)).is_err());
+    // A player the host saw leave passes; for a peer, not before its
+    // first input.
+    let left = msg(wire::Body::Input(wire::Input {
+        peer_connect_status: vec![
+            wire::Status {
+                disconnected: true,
+                last_frame: 3,
+            };
+            2
+        ],
+        disconnect_requested: false,
+        start_frame: 0,
+        ack_frame: -1,
+        bytes: vec![],
+    }));
+    assert_eq!(spectator.check(&left), Ok(()));
+    assert_eq!(p2p.check(&left), Err(Refusal::EarlyDisconnect));
+}

@@ -1,8 +1,11 @@
 //! The pieces of the hostile-peer test: two ggrs P2P sessions joined by an
 //! in-memory network, a trivial game, a mirror of ggrs's wire format to
-//! build messages from, and the generators of hostile messages.
+//! build messages from, and the generators of hostile messages. The
+//! spectator of one of them, and its storms, are in [`spectator`].
 
 #![allow(dead_code)]
+
+pub mod spectator;
 
 use doecs_ggrs::guard::{GuardStats, GuardedSocket};
 use ggrs::{
@@ -16,9 +19,10 @@ use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, Once};
 
-/// Peer addresses: A is 0, B is 1.
+/// Peer addresses: A is 0, B is 1, A's spectator (when it has one) 2.
 pub const A: u8 = 0;
 pub const B: u8 = 1;
+pub const S: u8 = 2;
 pub const MAX_PREDICTION: usize = 8;
 
 pub struct Cfg;
@@ -29,11 +33,13 @@ impl Config for Cfg {
     type Address = u8;
 }
 
-/// Every peer's inbox, and every message B ever sent (to mutate).
+/// Every peer's inbox, and every message B ever sent and every message
+/// A sent its spectator (to mutate).
 #[derive(Default)]
 pub struct Wire {
     inbox: HashMap<u8, VecDeque<(u8, Message)>>,
     pub sent_by_b: Vec<Message>,
+    pub sent_to_s: Vec<Message>,
 }
 
 pub type Net = Arc<Mutex<Wire>>;
@@ -49,6 +55,9 @@ impl NonBlockingSocket<u8> for MemSocket {
         let mut w = self.net.lock().unwrap();
         if self.me == B {
             w.sent_by_b.push(msg.clone());
+        }
+        if *addr == S {
+            w.sent_to_s.push(msg.clone());
         }
         w.inbox
             .entry(*addr)
@@ -75,6 +84,29 @@ impl NonBlockingSocket<u8> for Dyn {
     }
 }
 
+/// The input player `handle` plays at `frame`.
+pub fn played(frame: i32, handle: usize) -> u8 {
+    (frame.rem_euclid(7) as u8) ^ (handle as u8 * 3)
+}
+
+/// The session of A or B (A's local player is 0, B's is 1); A also
+/// serves spectator S when `watched`.
+fn builder(me: u8, watched: bool) -> SessionBuilder<Cfg> {
+    let mut builder = SessionBuilder::<Cfg>::new()
+        .with_num_players(2)
+        .unwrap()
+        .with_max_prediction_window(MAX_PREDICTION)
+        .with_desync_detection_mode(DesyncDetection::On { interval: 10 })
+        .add_player(PlayerType::Local, usize::from(me))
+        .unwrap()
+        .add_player(PlayerType::Remote(1 - me), usize::from(1 - me))
+        .unwrap();
+    if watched {
+        builder = builder.add_player(PlayerType::Spectator(S), 2).unwrap();
+    }
+    builder
+}
+
 /// One side of the game: a session, its local handle and its state.
 pub struct Peer {
     pub session: P2PSession<Cfg>,
@@ -84,7 +116,13 @@ pub struct Peer {
 }
 
 impl Peer {
-    fn new(me: u8, net: &Net, guard: Option<&mut Option<GuardStats>>) -> Peer {
+    /// Peer `me`, its session built by `builder`.
+    fn new(
+        me: u8,
+        net: &Net,
+        guard: Option<&mut Option<GuardStats>>,
+        builder: SessionBuilder<Cfg>,
+    ) -> Peer {
         let socket = MemSocket {
             me,
             net: net.clone(),
@@ -97,21 +135,10 @@ impl Peer {
             }
             None => Box::new(socket),
         };
-        let (local, remote) = if me == A { (0, 1) } else { (1, 0) };
-        let session = SessionBuilder::<Cfg>::new()
-            .with_num_players(2)
-            .unwrap()
-            .with_max_prediction_window(MAX_PREDICTION)
-            .with_desync_detection_mode(DesyncDetection::On { interval: 10 })
-            .add_player(PlayerType::Local, local)
-            .unwrap()
-            .add_player(PlayerType::Remote(1 - me), remote)
-            .unwrap()
-            .start_p2p_session(Dyn(socket))
-            .unwrap();
+        let session = builder.start_p2p_session(Dyn(socket)).unwrap();
         Peer {
             session,
-            handle: local,
+            handle: usize::from(me),
             state: 0,
             disconnected: false,
         }
@@ -129,8 +156,7 @@ impl Peer {
         if self.session.current_state() != SessionState::Running {
             return;
         }
-        let frame = self.session.current_frame();
-        let input = (frame.rem_euclid(7) as u8) ^ (self.handle as u8 * 3);
+        let input = played(self.session.current_frame(), self.handle);
         if self.session.add_local_input(self.handle, input).is_err() {
             return;
         }
@@ -174,8 +200,8 @@ impl Pair {
     pub fn running(guarded: bool, frames: usize) -> Pair {
         let net: Net = Arc::default();
         let mut stats = None;
-        let a = Peer::new(A, &net, guarded.then_some(&mut stats));
-        let b = Peer::new(B, &net, None);
+        let a = Peer::new(A, &net, guarded.then_some(&mut stats), builder(A, false));
+        let b = Peer::new(B, &net, None, builder(B, false));
         let mut pair = Pair { a, b, net, stats };
         for _ in 0..10_000 {
             pair.a.session.poll_remote_clients();
@@ -431,7 +457,8 @@ fn body(huge: bool) -> impl Strategy<Value = BodySpec> {
             }),
         1 => frame().prop_map(BodySpec::InputAck),
         1 => (any::<i16>(), any::<u128>()).prop_map(|(a, p)| BodySpec::QualityReport(a, p)),
-        1 => any::<u128>().prop_map(BodySpec::QualityReply),
+        // Pongs from before now (ggrs's round trip is now minus the pong).
+        1 => prop_oneof![any::<u128>(), 0..2_000_000_000_000u128].prop_map(BodySpec::QualityReply),
         1 => (any::<u128>(), frame()).prop_map(|(c, f)| BodySpec::ChecksumReport(c, f)),
         1 => Just(BodySpec::KeepAlive),
     ]
