@@ -333,17 +333,22 @@ pub fn play(args: PlayArgs) -> Result<(), String> {
     play_p2p(&args, port, remote)
 }
 
-/// The UDP socket of `--local-port`, dropping and delaying as asked, with
-/// every received message checked by the guard before ggrs sees it.
+/// The UDP socket of `--local-port`, dropping and delaying as asked.
+/// Callers put the guard around it, so every received message is checked
+/// before ggrs sees it: a player's checks, or a spectator's.
 fn lossy_socket(
     args: &PlayArgs,
     port: u16,
     seed: u64,
-) -> Result<GuardedSocket<LossySocket<UdpNonBlockingSocket, SocketAddr>>, String> {
+) -> Result<LossySocket<UdpNonBlockingSocket, SocketAddr>, String> {
     let udp = UdpNonBlockingSocket::bind_to_port(port)
         .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
-    let lossy = LossySocket::new(udp, args.loss, Duration::from_millis(args.delay_ms), seed);
-    Ok(GuardedSocket::new(lossy, PLAYERS))
+    Ok(LossySocket::new(
+        udp,
+        args.loss,
+        Duration::from_millis(args.delay_ms),
+        seed,
+    ))
 }
 
 /// Writes `frame checksum` lines to `--checksums`, if given.
@@ -400,7 +405,7 @@ fn play_sync_test(args: &PlayArgs, depth: usize) -> Result<(), String> {
 fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String> {
     let mut app = fleet_app(args.ships, args.threads)?;
     let seed = args.script.wrapping_mul(31) + args.player as u64 + 1;
-    let socket = lossy_socket(args, port, seed)?;
+    let socket = GuardedSocket::new(lossy_socket(args, port, seed)?, PLAYERS);
     let max_prediction = 8;
     let other = 1 - args.player;
     let session = SessionBuilder::new()
@@ -484,7 +489,8 @@ fn play_p2p(args: &PlayArgs, port: u16, remote: SocketAddr) -> Result<(), String
 /// simulated; the world's checksum after each goes to `--checksums`.
 fn spectate(args: &PlayArgs, port: u16, host: SocketAddr) -> Result<(), String> {
     let mut app = fleet_app(args.ships, args.threads)?;
-    let socket = lossy_socket(args, port, args.script.wrapping_mul(31) + 7)?;
+    let lossy = lossy_socket(args, port, args.script.wrapping_mul(31) + 7)?;
+    let socket = GuardedSocket::for_spectator(lossy, PLAYERS);
     let mut session = SessionBuilder::<doecs_ggrs::GgrsConfig<ShipInput>>::new()
         .with_num_players(PLAYERS)
         .and_then(|b| b.with_fps(args.fps as usize))
