@@ -93,8 +93,23 @@ fn spin_parts(
     let dt = dt.0;
     // In parallel over the query's chunks, straight into the manager.
     transforms.par_update_locals(&mut parts, |local, spin| {
-        *local *= Affine3A::from_rotation_y(spin.0 * dt);
+        turn_about_local_y(local, spin.0 * dt);
     });
+}
+
+/// `*local *= Affine3A::from_rotation_y(angle)`, with the product written
+/// out: a turn about the local y axis changes only the x and z columns
+/// (`x·cos − z·sin` and `x·sin + z·cos`) and not the translation. glam's
+/// general product also multiplies the y column and the translation by the
+/// rotation's zeros and ones, which costs about twice as much for the same
+/// result (equal but for the sign of a zero).
+#[inline]
+pub fn turn_about_local_y(local: &mut Affine3A, angle: f32) {
+    let (sin, cos) = angle.sin_cos();
+    let m = &mut local.matrix3;
+    let (x, z) = (m.x_axis, m.z_axis);
+    m.x_axis = x * cos - z * sin;
+    m.z_axis = x * sin + z * cos;
 }
 
 /// The physics results into the transform hierarchy: each ship's local
@@ -104,11 +119,9 @@ fn ship_transforms(
     mut ships: Query<(Entity, &Position)>,
 ) {
     ships.for_each_chunk(|(es, ps)| {
-        transforms.set_locals(
-            es,
-            ps.iter()
-                .map(|p| Affine3A::from_translation(Vec3::from_array(p.0))),
-        );
+        transforms.update_locals(es.iter().copied().zip(ps), |local, p| {
+            *local = Affine3A::from_translation(Vec3::from_array(p.0));
+        });
     });
 }
 
@@ -417,4 +430,39 @@ pub fn format_report(report: &RunReport) -> String {
         report.mean_height
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::turn_about_local_y;
+    use glam::{Affine3A, Quat, Vec3};
+
+    /// The written-out turn equals glam's general product, value for value
+    /// (`==` on floats: only the sign of a zero may differ), over varied
+    /// transforms and angles, including repeated turns.
+    #[test]
+    fn the_written_out_turn_is_glams_product() {
+        let mut seed = 0x9e37_79b9_u32;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed as f32 / u32::MAX as f32) * 8.0 - 4.0
+        };
+        for _ in 0..2000 {
+            let axis = Vec3::new(next(), next(), next()).normalize_or(Vec3::Z);
+            let start = Affine3A::from_scale_rotation_translation(
+                Vec3::new(next(), next(), next()),
+                Quat::from_axis_angle(axis, next()),
+                Vec3::new(next(), next(), next()),
+            );
+            let (mut ours, mut glams) = (start, start);
+            for _ in 0..3 {
+                let angle = next();
+                turn_about_local_y(&mut ours, angle);
+                glams *= Affine3A::from_rotation_y(angle);
+                assert_eq!(ours.to_cols_array(), glams.to_cols_array());
+            }
+        }
+    }
 }
