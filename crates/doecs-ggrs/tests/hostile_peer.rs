@@ -114,12 +114,12 @@ proptest! {
     ) {
         let mut out = storm(true, warm, &msgs);
         prop_assert!(out.panic.is_none(), "{:?}", out.panic);
-        let (a, b) = (out.pair.a.frame(), out.pair.b.frame());
-        let panic = panic_site(|| out.pair.play(40));
+        let (a, b) = (out.sessions.a.frame(), out.sessions.b.frame());
+        let panic = panic_site(|| out.sessions.play(40));
         prop_assert!(panic.is_none(), "{:?}", panic);
-        prop_assert!(out.pair.a.frame() >= a + 30, "A stuck at {}", out.pair.a.frame());
-        if !out.pair.a.disconnected {
-            prop_assert!(out.pair.b.frame() >= b + 30, "B stuck at {}", out.pair.b.frame());
+        prop_assert!(out.sessions.a.frame() >= a + 30, "A stuck at {}", out.sessions.a.frame());
+        if !out.sessions.a.disconnected {
+            prop_assert!(out.sessions.b.frame() >= b + 30, "B stuck at {}", out.sessions.b.frame());
         }
     }
 }
@@ -304,10 +304,10 @@ proptest! {
     ) {
         let mut out = spectator_storm(true, warm, &msgs);
         prop_assert!(out.panic.is_none(), "{:?}", out.panic);
-        let before = out.trio.s.frame();
-        let panic = panic_site(|| out.trio.play(40));
+        let before = out.sessions.s.frame();
+        let panic = panic_site(|| out.sessions.play(40));
         prop_assert!(panic.is_none(), "{:?}", panic);
-        let trio = &out.trio;
+        let trio = &out.sessions;
         if !trio.forged_ahead {
             prop_assert!(trio.s.errors.is_empty(), "{:?}", trio.s.errors);
             prop_assert!(trio.s.frame() >= before + 30, "S stuck at {}", trio.s.frame());

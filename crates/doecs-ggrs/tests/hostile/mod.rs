@@ -664,45 +664,85 @@ pub fn allocates_without_bound(m: &Message) -> bool {
     }
 }
 
+/// Sessions on the in-memory network, one of which (the victim) takes
+/// hostile messages posing as one of the others.
+pub trait Victim {
+    /// The victim's frame.
+    fn victim_frame(&self) -> i32;
+    /// The magic number of the session the hostile messages pose as.
+    fn sender_magic(&self) -> u16;
+    /// Every message captured on its way to the victim so far.
+    fn captured(&self) -> Vec<Message>;
+    /// Puts `msg` in the victim's inbox, as from the posed sender.
+    fn inject(&self, msg: Message);
+    /// Plays `frames` frames of every session.
+    fn play(&mut self, frames: usize);
+}
+
+impl Victim for Pair {
+    fn victim_frame(&self) -> i32 {
+        self.a.frame()
+    }
+    fn sender_magic(&self) -> u16 {
+        self.magic_of_b()
+    }
+    fn captured(&self) -> Vec<Message> {
+        Pair::captured(self)
+    }
+    fn inject(&self, msg: Message) {
+        Pair::inject(self, msg);
+    }
+    fn play(&mut self, frames: usize) {
+        Pair::play(self, frames);
+    }
+}
+
 /// What became of one storm.
-pub struct Outcome {
+pub struct Outcome<V> {
     /// Messages not sent because unguarded ggrs would allocate without
     /// bound on them.
     pub too_big: Vec<Message>,
-    /// Where A (or B) panicked, if it did.
+    /// Where a session panicked, if one did.
     pub panic: Option<String>,
     /// The messages injected (those that decoded).
     pub injected: Vec<Message>,
-    pub pair: Pair,
+    /// The sessions, after the storm.
+    pub sessions: V,
 }
 
-/// Plays `warm` honest frames, injects `storm` into A's inbox one
-/// hostile entry per frame, and plays on for 10 frames, catching any panic.
-pub fn storm(guarded: bool, warm: usize, storm: &[Hostile]) -> Outcome {
-    let mut pair = Pair::running(guarded, warm);
+/// Injects `storm` into the victim's inbox one hostile entry per frame
+/// (frames relative to "now" are the victim's), then plays on for 10
+/// frames, catching any panic.
+pub fn run_storm<V: Victim>(mut sessions: V, guarded: bool, storm: &[Hostile]) -> Outcome<V> {
     let mut injected = Vec::new();
     let mut too_big = Vec::new();
     let panic = panic_site(|| {
         for h in storm {
-            let captured = pair.captured();
-            for m in h.build(pair.a.frame(), pair.magic_of_b(), &captured) {
+            let captured = sessions.captured();
+            for m in h.build(sessions.victim_frame(), sessions.sender_magic(), &captured) {
                 if !guarded && allocates_without_bound(&m) {
                     too_big.push(m);
                     continue;
                 }
                 injected.push(m.clone());
-                pair.inject(m);
+                sessions.inject(m);
             }
-            pair.play(1);
+            sessions.play(1);
         }
-        pair.play(10);
+        sessions.play(10);
     });
     Outcome {
         too_big,
         panic,
         injected,
-        pair,
+        sessions,
     }
+}
+
+/// Plays `warm` honest frames of A and B, then storms A as from B (see
+/// [`run_storm`]).
+pub fn storm(guarded: bool, warm: usize, storm: &[Hostile]) -> Outcome<Pair> {
+    run_storm(Pair::running(guarded, warm), guarded, storm)
 }
 
 /// Injects `msg` into A as B, plays 10 frames more.

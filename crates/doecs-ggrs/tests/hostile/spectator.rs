@@ -3,8 +3,8 @@
 //! built to break S. S runs a doecs app through `spectator_step`.
 
 use super::{
-    allocates_without_bound, builder, panic_site, played, Dyn, Hostile, MemSocket, Net, Peer, WMsg,
-    A, B, S,
+    builder, panic_site, played, run_storm, Dyn, Hostile, MemSocket, Net, Outcome, Peer, Victim,
+    WMsg, A, B, S,
 };
 use doecs::prelude::*;
 use doecs_ggrs::guard::{GuardStats, GuardedSocket};
@@ -200,46 +200,28 @@ impl Trio {
     }
 }
 
-/// What became of one storm on S.
-pub struct SpectatorOutcome {
-    /// Messages not sent because unguarded ggrs would allocate without
-    /// bound on them.
-    pub too_big: Vec<Message>,
-    /// Where S (or A, or B) panicked, if it did.
-    pub panic: Option<String>,
-    /// The messages injected (those that decoded).
-    pub injected: Vec<Message>,
-    pub trio: Trio,
+impl Victim for Trio {
+    fn victim_frame(&self) -> i32 {
+        self.s.frame()
+    }
+    fn sender_magic(&self) -> u16 {
+        self.magic_of_a()
+    }
+    fn captured(&self) -> Vec<Message> {
+        Trio::captured(self)
+    }
+    fn inject(&self, msg: Message) {
+        Trio::inject(self, msg);
+    }
+    fn play(&mut self, frames: usize) {
+        Trio::play(self, frames);
+    }
 }
 
-/// Plays `warm` honest frames, injects `storm` into S's inbox as from A,
-/// one hostile entry per frame, and plays on for 10 frames, catching any
-/// panic. Frames relative to "now" are relative to S's frame.
-pub fn spectator_storm(guarded: bool, warm: usize, storm: &[Hostile]) -> SpectatorOutcome {
-    let mut trio = Trio::running(guarded, warm);
-    let mut injected = Vec::new();
-    let mut too_big = Vec::new();
-    let panic = panic_site(|| {
-        for h in storm {
-            let captured = trio.captured();
-            for m in h.build(trio.s.frame(), trio.magic_of_a(), &captured) {
-                if !guarded && allocates_without_bound(&m) {
-                    too_big.push(m);
-                    continue;
-                }
-                injected.push(m.clone());
-                trio.inject(m);
-            }
-            trio.play(1);
-        }
-        trio.play(10);
-    });
-    SpectatorOutcome {
-        too_big,
-        panic,
-        injected,
-        trio,
-    }
+/// Plays `warm` honest frames, then storms S as from A (see
+/// [`run_storm`]).
+pub fn spectator_storm(guarded: bool, warm: usize, storm: &[Hostile]) -> Outcome<Trio> {
+    run_storm(Trio::running(guarded, warm), guarded, storm)
 }
 
 /// Injects `msg` into S as from A, plays 10 frames more.
