@@ -47,7 +47,7 @@ impl TransformManager {
             let (fd, len) = (fd as usize, len as usize);
             let (clean_world, dirty_world) = c.world[..len].split_at_mut(fd);
             propagate_partition(
-                Clean { world: clean_world },
+                clean_world,
                 Partition {
                     world: dirty_world,
                     flags: &mut c.flags[fd..len],
@@ -126,11 +126,6 @@ impl TransformManager {
     }
 }
 
-/// What the propagation reads of the clean region (`..fd`).
-struct Clean<'a> {
-    world: &'a [Affine3A],
-}
-
 /// The dirty partition's columns, from slot `fd` on: every one the same
 /// length, so one index serves all.
 struct Partition<'a> {
@@ -146,8 +141,9 @@ struct Partition<'a> {
 /// `idle == 0` means "moved in this pass"), and whether it stays in the
 /// partition (`STAY`, rewritten here for every node before any child reads
 /// it, so it needs no clearing). `MOVED` is consumed. A parent below `fd`
-/// is clean and read from `clean`; a dirty one precedes its child in the
-/// partition. Returns how many nodes leave.
+/// is clean and read from `clean_world` (the world transforms of `..fd`);
+/// a dirty one precedes its child in the partition. Returns how many nodes
+/// leave.
 ///
 /// The columns come split at `fd` and cut to the partition's length, so
 /// the loop indexes slices it can see the length of, and reads the clean
@@ -155,8 +151,8 @@ struct Partition<'a> {
 /// the registers to itself. Together about 5% fewer instructions than the
 /// loop over the full columns inside `propagate`.
 #[inline(never)]
-fn propagate_partition(clean: Clean<'_>, part: Partition<'_>) -> usize {
-    let fd = clean.world.len();
+fn propagate_partition(clean_world: &[Affine3A], part: Partition<'_>) -> usize {
+    let fd = clean_world.len();
     let n = part.world.len();
     let (world, flags, idle) = (part.world, &mut part.flags[..n], &mut part.idle[..n]);
     let (local, parent) = (&part.local[..n], &part.parent[..n]);
@@ -164,7 +160,7 @@ fn propagate_partition(clean: Clean<'_>, part: Partition<'_>) -> usize {
     for j in 0..n {
         let (value, dirty_parent) = match parent[j].get() {
             None => (local[j], None),
-            Some(p) if (p as usize) < fd => (clean.world[p as usize] * local[j], None),
+            Some(p) if (p as usize) < fd => (clean_world[p as usize] * local[j], None),
             Some(p) => {
                 let q = p as usize - fd;
                 (world[q] * local[j], Some(q))
