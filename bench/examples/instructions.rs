@@ -67,6 +67,42 @@ fn main() {
                 std::hint::black_box(&mut ps);
             }
         }
+        ("churn", "doecs") => {
+            let mut world = doecs::World::new();
+            let mut live = world.spawn_batch((0..N).map(|_| bundle()));
+            for _ in 0..rounds {
+                for &e in &live {
+                    world.despawn(e).unwrap();
+                }
+                live = world.spawn_batch((0..N).map(|_| bundle()));
+            }
+        }
+        ("churn", "hecs") => {
+            let mut world = hecs::World::new();
+            let mut live: Vec<_> = world.spawn_batch((0..N).map(|_| bundle())).collect();
+            for _ in 0..rounds {
+                for &e in &live {
+                    world.despawn(e).unwrap();
+                }
+                live = world.spawn_batch((0..N).map(|_| bundle())).collect();
+            }
+        }
+        ("simple_insert", "doecs") => {
+            for _ in 0..rounds {
+                let mut world = doecs::World::new();
+                world.spawn_batch((0..N).map(|_| bundle()));
+                std::hint::black_box(world);
+            }
+        }
+        ("simple_insert", "shipyard") => {
+            for _ in 0..rounds {
+                let mut world = shipyard::World::new();
+                world
+                    .bulk_add_entity((0..N).map(|_| bundle()))
+                    .for_each(drop);
+                std::hint::black_box(world);
+            }
+        }
         _ => panic!("unknown workload/library"),
     }
 }

@@ -186,6 +186,10 @@ tuple_bundle!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BundleId(u32);
 
+impl crate::type_index::Placeholder for BundleId {
+    const PLACEHOLDER: Self = BundleId(0);
+}
+
 impl BundleId {
     /// The id as an index.
     #[inline]

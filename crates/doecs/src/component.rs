@@ -25,6 +25,10 @@ impl<T: Send + Sync + 'static> Component for T {}
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ComponentId(u32);
 
+impl crate::type_index::Placeholder for ComponentId {
+    const PLACEHOLDER: Self = ComponentId(0);
+}
+
 impl ComponentId {
     /// The id as an index into per-component tables.
     #[inline]

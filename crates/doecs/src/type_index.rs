@@ -41,20 +41,36 @@ pub type TypeIdMap<V> = HashMap<TypeId, V, BuildHasherDefault<TypeIdHasher>>;
 /// Slots in the direct-mapped cache.
 const FAST_SLOTS: usize = 64;
 
+/// A value the cache's vacant slots hold. It is never returned: a vacant
+/// slot's key is [`Vacant`]'s `TypeId`, which no caller looks up.
+pub(crate) trait Placeholder: Copy {
+    /// Any value of the type.
+    const PLACEHOLDER: Self;
+}
+
+impl Placeholder for u32 {
+    const PLACEHOLDER: Self = 0;
+}
+
+/// The key of a vacant cache slot: a private type, so no caller has its
+/// `TypeId`.
+struct Vacant;
+
 /// `TypeId` to a small `Copy` value, with a one-compare cache in front.
 ///
 /// # Invariants
-/// Every cached `(type, value)` pair is also in `map`.
+/// Every cached pair whose key is not [`Vacant`]'s is also in `map`; the
+/// map never holds [`Vacant`]'s.
 #[derive(Clone, Debug)]
-pub(crate) struct TypeIndex<V: Copy> {
-    fast: [Option<(TypeId, V)>; FAST_SLOTS],
+pub(crate) struct TypeIndex<V: Placeholder> {
+    fast: [(TypeId, V); FAST_SLOTS],
     map: TypeIdMap<V>,
 }
 
-impl<V: Copy> Default for TypeIndex<V> {
+impl<V: Placeholder> Default for TypeIndex<V> {
     fn default() -> Self {
         TypeIndex {
-            fast: [None; FAST_SLOTS],
+            fast: [(TypeId::of::<Vacant>(), V::PLACEHOLDER); FAST_SLOTS],
             map: TypeIdMap::default(),
         }
     }
@@ -65,20 +81,22 @@ fn fast_slot(type_id: TypeId) -> usize {
     (BuildHasherDefault::<TypeIdHasher>::default().hash_one(type_id) as usize) % FAST_SLOTS
 }
 
-impl<V: Copy> TypeIndex<V> {
+impl<V: Placeholder> TypeIndex<V> {
     /// The value of `type_id`, if inserted.
     #[inline]
     pub fn get(&self, type_id: TypeId) -> Option<V> {
+        // A hit is one compare of the key: a vacant slot's never matches.
         match self.fast[fast_slot(type_id)] {
-            Some((t, v)) if t == type_id => Some(v),
+            (t, v) if t == type_id => Some(v),
             _ => self.map.get(&type_id).copied(),
         }
     }
 
     /// Records `value` for `type_id` (and caches it).
     pub fn insert(&mut self, type_id: TypeId, value: V) {
+        debug_assert_ne!(type_id, TypeId::of::<Vacant>(), "the vacant key is private");
         self.map.insert(type_id, value);
-        self.fast[fast_slot(type_id)] = Some((type_id, value));
+        self.fast[fast_slot(type_id)] = (type_id, value);
     }
 
     /// Number of types recorded.
@@ -91,6 +109,18 @@ impl<V: Copy> TypeIndex<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vacant_slots_answer_nothing() {
+        let index = TypeIndex::<u32>::default();
+        for t in [
+            TypeId::of::<u8>(),
+            TypeId::of::<String>(),
+            TypeId::of::<()>(),
+        ] {
+            assert_eq!(index.get(t), None);
+        }
+    }
 
     #[test]
     fn cached_and_uncached_lookups_agree() {

@@ -245,14 +245,14 @@ impl WorldCore {
             return self.component_ptr_elsewhere::<T>(entity);
         };
         // SAFETY: a located entity's archetype index is an archetype's
-        // and its row is live (world invariant).
+        // and its row is live (world invariant); `T`'s id names a column of `T`s.
         let own = unsafe {
             self.archetypes
                 .get_unchecked(archetype)
-                .component_slot_ptr_unchecked(id, crate::storage::Row(row as u32))
+                .typed_slot_ptr_unchecked::<T>(id, crate::storage::Row(row as u32))
         };
         match own {
-            Some(slot) => Ok(slot.cast::<T>().as_ptr()),
+            Some(slot) => Ok(slot.as_ptr()),
             None => self.component_ptr_elsewhere::<T>(entity),
         }
     }

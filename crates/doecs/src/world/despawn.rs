@@ -145,10 +145,13 @@ impl WorldCore {
             self.before_removal(entity, location, components.as_slice());
             self.log_removals(entity, components.as_slice());
         }
-        let mut sparse_values = Graveyard::default();
-        if !self.sparse.is_empty() {
-            self.despawn_sparse(entity, true, &mut sparse_values);
-        }
+        // Built only when there is a sparse set to empty: an unused
+        // graveyard still costs its construction and drop.
+        let sparse_values = (!self.sparse.is_empty()).then(|| {
+            let mut values = Graveyard::default();
+            self.despawn_sparse(entity, true, &mut values);
+            values
+        });
         destroyed.push(entity);
         if self.hooks.observers.has_entity_observers() {
             // Its observers go with it; component hook masks stay as they

@@ -19,6 +19,7 @@ use crate::component::{Component, ComponentInfo};
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::location::Location;
+use std::ptr::NonNull;
 
 /// Read access to one live entity. See the module docs.
 ///
@@ -73,8 +74,9 @@ impl<'w> EntityRef<'w> {
         let arch = self.world.archetypes().get(self.location.archetype);
         // SAFETY: `location` is the entity's live row (made by
         // `WorldCore::entity` or `own_row`, whose contracts say so), so
-        // the row is below the capacity.
-        let slot = unsafe { arch.component_slot_ptr_unchecked(id, self.location.row) }
+        // the row is below the capacity; `T`'s id names a column of `T`s.
+        let slot = unsafe { arch.typed_slot_ptr_unchecked::<T>(id, self.location.row) }
+            .map(NonNull::cast)
             .or_else(|| self.world.sparse_slot_ptr(id, self.entity))?;
         // SAFETY: the slot holds the row's initialised `T`, and nothing
         // writes the row for `'w` (`&'w WorldCore`, or `own_row`'s

@@ -18,6 +18,7 @@
 //! again, and a panicking drop still lets the other values of the row drop.
 
 mod column_map;
+mod column_starts;
 mod image;
 
 use super::column::Column;
@@ -29,6 +30,7 @@ use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
 use crate::tick::Tick;
 use column_map::ColumnMap;
+use column_starts::ColumnStarts;
 pub(crate) use image::{ArchetypeImage, RestoreScratch};
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -52,7 +54,8 @@ const FIRST_CAPACITY: usize = 4;
 ///
 /// # Invariants
 /// - `components` is sorted and has no duplicates; `columns[i]` stores
-///   `components[i]`, and `column_map` finds it there (see `ColumnMap`).
+///   `components[i]`, and `column_map` finds it there (see `ColumnMap`);
+///   `starts` holds the columns' current starts (see `ColumnStarts`).
 /// - `len <= capacity`, and every column (and `entities`) has capacity
 ///   `capacity`.
 /// - For every row `r < len`, the entity slot and every column slot of `r`
@@ -60,6 +63,7 @@ const FIRST_CAPACITY: usize = 4;
 ///   the new row's columns are the only exception, which the caller must
 ///   close). Slots `len..capacity` hold nothing.
 /// - `insert_edges` and `remove_edges` are sorted by bundle id.
+/// - `drops` is whether any column has a drop function.
 /// - `ticks[i]` holds column `i`'s change ticks (see [`ChunkTicks`](crate::raw::ChunkTicks)): one
 ///   pair per chunk of the capacity, and row stamps (capacity `capacity`)
 ///   exactly when the component tracks rows. Live rows' stamps are
@@ -69,10 +73,15 @@ pub struct Archetype {
     components: Box<[ComponentId]>,
     /// Each component's column, by id.
     column_map: ColumnMap,
+    /// Each column's start, by id: the typed lookups' short path.
+    starts: ColumnStarts,
     columns: Box<[Column]>,
     ticks: Box<[ColumnTicks]>,
     /// Which hooks any of the components has (a mask of `HookKind` bits).
     hook_mask: u8,
+    /// Whether any column's values need dropping: decided once here, so a
+    /// removal of plain data skips the drop pass.
+    drops: bool,
     entities: Column,
     shape: ChunkShape,
     len: usize,
@@ -125,9 +134,12 @@ impl Archetype {
         let hook_mask = components
             .iter()
             .fold(0, |m, &c| m | registry.info(c).hook_mask());
+        let drops = columns.iter().any(|c| c.drop_fn().is_some());
         Archetype {
             id,
+            drops,
             column_map: ColumnMap::new(&components),
+            starts: ColumnStarts::new(&components, &columns),
             components,
             shape,
             ticks,
@@ -243,6 +255,29 @@ impl Archetype {
         // column map's invariant), which has as many entries as `columns`
         // (type invariant); `row` is below the capacity (caller).
         Some(unsafe { self.columns.get_unchecked(column.index()).slot(row.index()) })
+    }
+
+    /// [`Archetype::component_slot_ptr_unchecked`] for a caller that knows
+    /// the component's type: one load of the column's start (see
+    /// `ColumnStarts`) and a multiplication by a constant.
+    ///
+    /// # Safety
+    /// `component`'s values must have `T`'s layout, and `row` must be below
+    /// [`Archetype::capacity`].
+    #[inline(always)]
+    pub(crate) unsafe fn typed_slot_ptr_unchecked<T>(
+        &self,
+        component: ComponentId,
+        row: Row,
+    ) -> Option<NonNull<T>> {
+        match self.starts.start_of(component) {
+            // SAFETY: the start is the column's (type invariant), whose items
+            // are `T`s (caller), and `row` is below the capacity (caller), so
+            // the offset stays inside (or one past) the allocation.
+            Some(start) => Some(unsafe { start.cast::<T>().add(row.index()) }),
+            // SAFETY: forwarded contract.
+            None => unsafe { self.component_slot_ptr_unchecked(component, row) }.map(NonNull::cast),
+        }
     }
 
     /// Whether the archetype has `component`.
@@ -513,6 +548,7 @@ impl Archetype {
             // SAFETY: the row stamps have capacity `old` (type invariant).
             unsafe { ticks.resize(old, capacity, chunks) };
         }
+        self.starts.refresh(&self.components, &self.columns);
         self.capacity = capacity;
     }
 
@@ -690,6 +726,9 @@ impl Archetype {
         // the archetype is consistent while they drop.
         self.len = last;
         relocated(moved);
+        if !self.drops {
+            return;
+        }
         let doomed = self.columns.iter().filter_map(|c| {
             // SAFETY: `last` was a live row, so it is below the capacity.
             let slot = unsafe { c.slot(last) };
@@ -781,6 +820,13 @@ impl Archetype {
             "one column per component"
         );
         self.column_map.check_invariants(&self.components);
+        assert_eq!(
+            self.drops,
+            self.columns.iter().any(|c| c.drop_fn().is_some()),
+            "drops iff a column needs dropping"
+        );
+        self.starts
+            .check_invariants(&self.components, &self.columns);
         assert!(
             self.insert_edges.windows(2).all(|w| w[0].0 < w[1].0),
             "insert edges sorted"
