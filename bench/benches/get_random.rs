@@ -101,6 +101,26 @@ fn get_random(c: &mut Criterion) {
     g.bench_function("soa_baseline", |b| {
         b.iter(|| indices.iter().map(|&i| positions[i].0.x).sum::<f32>())
     });
+
+    // The floor of doecs's layout for a view's lookup, by hand: per entity
+    // index a 12-byte slot (generation, archetype, row), per archetype the
+    // start of its `Position` column, then the value. Three dependent
+    // loads, where shipyard's sparse set needs two.
+    let slots: Vec<[u32; 3]> = (0..n as u32).map(|i| [0, 0, i]).collect();
+    let starts: Vec<&[Position]> = vec![&positions];
+    let order: Vec<(u32, u32)> = indices.iter().map(|&i| (i as u32, 0)).collect();
+    g.bench_function("hand_archetype_layout", |b| {
+        b.iter(|| {
+            order
+                .iter()
+                .map(|&(index, generation)| {
+                    let [g, archetype, row] = slots[index as usize];
+                    assert_eq!(g, generation, "a live entity");
+                    starts[archetype as usize][row as usize].0.x
+                })
+                .sum::<f32>()
+        })
+    });
     g.finish();
 }
 

@@ -19,12 +19,7 @@ fn main() {
             let mut world = doecs::World::new();
             let es = world.spawn_batch((0..N).map(|i| (A(i as f32),)));
             for _ in 0..rounds {
-                for &e in &es {
-                    world.insert_one(e, B(0.0)).unwrap();
-                }
-                for &e in &es {
-                    world.remove_one::<B>(e).unwrap();
-                }
+                doecs_add_remove(&mut world, &es);
             }
         }
         ("add_remove", "hecs") => {
@@ -104,5 +99,17 @@ fn main() {
             }
         }
         _ => panic!("unknown workload/library"),
+    }
+}
+
+/// One round of add_remove, kept out of line as in the iai-callgrind bench,
+/// so the compiler makes the same inlining choices there and here.
+#[inline(never)]
+fn doecs_add_remove(world: &mut doecs::World, entities: &[doecs::Entity]) {
+    for &e in entities {
+        world.insert_one(e, B(0.0)).unwrap();
+    }
+    for &e in entities {
+        world.remove_one::<B>(e).unwrap();
     }
 }

@@ -164,7 +164,7 @@ pub const NOTES: &[(&str, &str)] = &[
     ),
     (
         "get_random",
-        "shipyard looks up through one borrowed `View` per iteration (its idiom), and so does `doecs_view` (`world.view::<Position>()`, the type resolved once per pass); `doecs` is `world.get::<Position>(e)`, `doecs_held_query` a held `QueryState<&Position>`'s `get`; flecs_ecs goes through `entity_from_id(..).get`.",
+        "shipyard looks up through one borrowed `View` per iteration (its idiom), and so does `doecs_view` (`world.view::<Position>()`, the type resolved once per pass); `doecs` is `world.get::<Position>(e)`, `doecs_held_query` a held `QueryState<&Position>`'s `get`; flecs_ecs goes through `entity_from_id(..).get`. `hand_archetype_layout` is the floor of doecs's layout, hand-written: an entity's 12-byte slot (generation, archetype, row), its archetype's column start, then the value, three dependent loads where shipyard's sparse set needs two.",
     ),
     (
         "level_spawn",

@@ -10,9 +10,11 @@
 //! and no hashing or sorting of sets, once the edge exists.
 
 use super::archetype::{Archetype, ColumnIndex};
-use super::ArchetypeId;
+use super::row_move::{MoveIndex, MovePlans};
+use super::{ArchetypeId, Row};
 use crate::bundle::{BundleId, BundleInfo};
 use crate::component::{ComponentId, Components};
+use crate::entity::Entity;
 use std::collections::HashMap;
 
 /// Where one field of an inserted bundle goes.
@@ -36,15 +38,19 @@ pub struct InsertEdge {
     /// Whether any field replaces a value (`fields[i].replaces` for some
     /// `i`), decided once when the edge is made.
     pub replaces_any: bool,
+    /// The columns a row moving along the edge copies (when `target` is
+    /// not the source).
+    pub(crate) moves: MoveIndex,
 }
 
 impl InsertEdge {
-    fn new(target: ArchetypeId, fields: Box<[FieldTarget]>) -> Self {
+    fn new(target: ArchetypeId, fields: Box<[FieldTarget]>, moves: MoveIndex) -> Self {
         let replaces_any = fields.iter().any(|f| f.replaces);
         InsertEdge {
             target,
             fields,
             replaces_any,
+            moves,
         }
     }
 }
@@ -57,6 +63,8 @@ pub struct RemoveEdge {
     pub target: Result<ArchetypeId, ComponentId>,
     /// When `target` is `Ok`: each field's column in the source, in field order.
     pub fields: Box<[ColumnIndex]>,
+    /// When `target` is `Ok`: the columns a row moving along the edge copies.
+    pub(crate) moves: MoveIndex,
 }
 
 /// The cached result of swapping one bundle for another on one archetype:
@@ -72,6 +80,8 @@ pub struct ExchangeEdge {
     /// Where each field of the new bundle goes; `replaces` means the entity
     /// kept that component from before (it is not one of the old fields).
     pub new_fields: Box<[FieldTarget]>,
+    /// When `target` is `Ok`: the columns a row moving along the edge copies.
+    pub(crate) moves: MoveIndex,
 }
 
 /// Index of an edge in one of the [`Archetypes`] edge arenas.
@@ -124,6 +134,8 @@ pub struct Archetypes {
     insert_edges: Vec<InsertEdge>,
     remove_edges: Vec<RemoveEdge>,
     exchange_edges: HashMap<(ArchetypeId, BundleId, BundleId), ExchangeEdge>,
+    /// Every edge's row-move plan.
+    moves: MovePlans,
     chunk_bytes: usize,
     stamp: LayoutStamp,
 }
@@ -143,6 +155,7 @@ impl Archetypes {
             insert_edges: Vec::new(),
             remove_edges: Vec::new(),
             exchange_edges: HashMap::new(),
+            moves: MovePlans::default(),
             chunk_bytes,
             stamp: LayoutStamp::fresh(),
         };
@@ -214,15 +227,53 @@ impl Archetypes {
         a: ArchetypeId,
         b: ArchetypeId,
     ) -> (&mut Archetype, &mut Archetype) {
-        assert_ne!(a, b, "pair_mut needs two distinct archetypes");
         self.touch();
-        if a < b {
-            let (lo, hi) = self.archetypes.split_at_mut(b.index());
-            (&mut lo[a.index()], &mut hi[0])
-        } else {
-            let (lo, hi) = self.archetypes.split_at_mut(a.index());
-            (&mut hi[0], &mut lo[b.index()])
-        }
+        pair_of(&mut self.archetypes, a, b)
+    }
+
+    /// Moves live row `row` of archetype `from` into a new row of `to` for
+    /// `entity`, copying the columns of plan `moves` with their
+    /// change stamps, and swap-removes the source row without drops.
+    /// Returns the new row and the entity that filled the hole, if any.
+    ///
+    /// # Safety
+    /// `moves` must be the plan of the edge from `from` to `to` (distinct
+    /// archetypes), and `row` live in `from`. Every source component
+    /// `to` lacks must already be moved out. Every column of `to` that the
+    /// source lacks is left uninitialised: the caller must write it before
+    /// anything else touches the archetypes.
+    #[inline(always)]
+    pub(crate) unsafe fn move_row(
+        &mut self,
+        entity: Entity,
+        (from, row): (ArchetypeId, Row),
+        to: ArchetypeId,
+        moves: MoveIndex,
+    ) -> (Row, Option<Entity>) {
+        self.touch();
+        let pairs = self.moves.get(moves);
+        let (a, b) = (from.index(), to.index());
+        debug_assert!(a != b && a < self.archetypes.len() && b < self.archetypes.len());
+        // SAFETY: an edge joins two distinct archetypes of this registry
+        // (caller), so both indices are in bounds and differ.
+        let [source, target] = unsafe { self.archetypes.get_disjoint_unchecked_mut([a, b]) };
+        // SAFETY: the plan's target-only columns are left for the caller
+        // (contract); the shared ones are copied just below.
+        let new = unsafe { target.push_uninit(entity) };
+        // SAFETY: `pairs` is the plan of this source and target (caller),
+        // `row` is live and `new` was just pushed; the source values are
+        // forgotten just below.
+        unsafe { source.copy_row_into(row, target, new, pairs) };
+        // SAFETY: every value of the source row was copied, or moved out by
+        // the caller.
+        let moved = unsafe { source.swap_remove_forget(row) };
+        (new, moved)
+    }
+
+    /// A plan for moving rows from `from` to `to`.
+    fn plan_move(&mut self, from: ArchetypeId, to: ArchetypeId) -> MoveIndex {
+        self.moves
+            .add(&self.archetypes[from.index()], &self.archetypes[to.index()])
     }
 
     /// All archetypes in id order.
@@ -316,13 +367,15 @@ impl Archetypes {
                 replaces: source.has(c),
             })
             .collect();
-        let edge = InsertEdge::new(target, fields);
+        let moves = self.plan_move(from, target);
+        let edge = InsertEdge::new(target, fields, moves);
         // The way back: removing the bundle from the target leads here, when
         // the insert added every field.
         if target != from && edge.fields.iter().all(|f| !f.replaces) {
             let back = RemoveEdge {
                 target: Ok(from),
                 fields: edge.fields.iter().map(|f| f.column).collect(),
+                moves: self.plan_move(target, from),
             };
             self.cache_remove_edge(target, bundle, back);
         }
@@ -390,6 +443,7 @@ impl Archetypes {
             Some(&missing) => RemoveEdge {
                 target: Err(missing),
                 fields: Box::new([]),
+                moves: MoveIndex::NONE,
             },
             None => {
                 let fields = info
@@ -403,14 +457,17 @@ impl Archetypes {
                     .copied()
                     .filter(|c| info.sorted().binary_search(c).is_err())
                     .collect();
+                let target = self.get_or_create(&set, components);
                 RemoveEdge {
-                    target: Ok(self.get_or_create(&set, components)),
+                    target: Ok(target),
                     fields,
+                    moves: self.plan_move(from, target),
                 }
             }
         };
         // The way back: inserting the bundle into the target leads here.
         if let Ok(target) = edge.target {
+            let moves = self.plan_move(target, from);
             let back = InsertEdge::new(
                 from,
                 edge.fields
@@ -420,6 +477,7 @@ impl Archetypes {
                         replaces: false,
                     })
                     .collect(),
+                moves,
             );
             if let Err(back_at) = self
                 .get(target)
@@ -474,6 +532,7 @@ impl Archetypes {
                     target: Err(missing),
                     old_fields: Box::new([]),
                     new_fields: Box::new([]),
+                    moves: MoveIndex::NONE,
                 },
                 None => {
                     let old_fields: Box<[ColumnIndex]> = old_info
@@ -507,6 +566,7 @@ impl Archetypes {
                         target: Ok(target),
                         old_fields,
                         new_fields,
+                        moves: self.plan_move(from, target),
                     }
                 }
             };
@@ -562,6 +622,7 @@ impl Archetypes {
                 }
                 let added = target.components().len() - a.components().len();
                 assert!(added <= edge.fields.len(), "insert edge adds only fields");
+                self.moves.check(edge.moves, a, target);
             }
             for &(_, e) in &a.remove_edges {
                 let edge = &self.remove_edges[e as usize];
@@ -578,10 +639,36 @@ impl Archetypes {
                             a.components().len(),
                             "remove edge drops only fields"
                         );
+                        self.moves.check(edge.moves, a, target);
                     }
                 }
             }
         }
+        for (&(from, _, _), edge) in &self.exchange_edges {
+            if let Ok(to) = edge.target {
+                self.moves.check(edge.moves, self.get(from), self.get(to));
+            }
+        }
+    }
+}
+
+/// Two distinct archetypes of `archetypes`, mutably.
+///
+/// # Panics
+/// If `a == b`.
+#[inline(always)]
+fn pair_of(
+    archetypes: &mut [Archetype],
+    a: ArchetypeId,
+    b: ArchetypeId,
+) -> (&mut Archetype, &mut Archetype) {
+    assert_ne!(a, b, "pair_mut needs two distinct archetypes");
+    if a < b {
+        let (lo, hi) = archetypes.split_at_mut(b.index());
+        (&mut lo[a.index()], &mut hi[0])
+    } else {
+        let (lo, hi) = archetypes.split_at_mut(a.index());
+        (&mut hi[0], &mut lo[b.index()])
     }
 }
 

@@ -34,6 +34,7 @@ pub(crate) use archetype::{ArchetypeImage, RestoreScratch};
 pub mod archetypes;
 pub(crate) mod column;
 pub mod layout;
+pub(crate) mod row_move;
 pub(crate) mod sparse_set;
 pub mod ticks;
 

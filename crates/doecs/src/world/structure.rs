@@ -31,6 +31,7 @@ use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::location::Location;
 use crate::storage::archetypes::{EdgeIndex, FieldTarget};
+use crate::storage::row_move::MoveIndex;
 use crate::storage::{Archetype, ArchetypeId, Row};
 use crate::tick::Tick;
 
@@ -368,7 +369,7 @@ impl WorldCore {
         // Whether any field replaces a value is decided once per edge: a
         // pure addition (the common case) has no replace hooks to run and no
         // old values to park.
-        let (target, replaces) = (edge.target, edge.replaces_any);
+        let (target, replaces, moves) = (edge.target, edge.replaces_any, edge.moves);
         if replaces && self.has_hooks(location.archetype, HookKind::Replace) {
             let (replaced, _) =
                 self.split_fields(&self.archetypes.insert_edge_at(edge_index).fields, bundle);
@@ -377,15 +378,17 @@ impl WorldCore {
         let new = if target == location.archetype {
             location
         } else {
-            // SAFETY: the target is a superset of the source; the columns it
-            // adds are bundle fields, written below.
-            unsafe { self.move_row(entity, location, target) }
+            // SAFETY: the target is a superset of the source, `moves` the
+            // edge's plan; the columns it adds are bundle fields, written
+            // below.
+            unsafe { self.move_row(entity, location, target, moves) }
         };
         let edge = self.archetypes.insert_edge_at(edge_index);
         let arch = self.archetypes.get(target);
-        // Park the values being replaced: they now sit in the new row.
-        let mut graveyard = Graveyard::default();
-        if replaces {
+        // Park the values being replaced: they now sit in the new row. A
+        // pure addition builds no graveyard (nor drops one).
+        let graveyard = replaces.then(|| {
+            let mut graveyard = Graveyard::default();
             let info = self.bundles.info(bundle);
             for (f, &id) in edge.fields.iter().zip(info.ids()) {
                 if f.replaces {
@@ -396,7 +399,8 @@ impl WorldCore {
                     unsafe { graveyard.bury(slot.as_ptr(), c.layout(), c.drop_fn()) };
                 }
             }
-        }
+            graveyard
+        });
         with_bases(arch, edge.fields.iter().map(|f| f.column), |bases| {
             write(bases, new.row.index())
         });
@@ -474,8 +478,9 @@ impl WorldCore {
         let edge_index =
             self.archetypes
                 .remove_edge(location.archetype, bundle, info, &self.components);
-        let target = match self.archetypes.remove_edge_at(edge_index).target {
-            Ok(target) => target,
+        let edge = self.archetypes.remove_edge_at(edge_index);
+        let (target, moves) = match edge.target {
+            Ok(target) => (target, edge.moves),
             Err(missing) => return Err(EntityError::missing(&self.components, entity, missing)),
         };
         let removed = self
@@ -490,8 +495,8 @@ impl WorldCore {
             take(bases, location.row.index())
         });
         // SAFETY: the target is the source minus the bundle, whose values
-        // were all moved out above.
-        let new = unsafe { self.move_row(entity, location, target) };
+        // were all moved out above; `moves` is the edge's plan.
+        let new = unsafe { self.move_row(entity, location, target, moves) };
         if let Some(removed) = &removed {
             self.log_removals(entity, removed.as_slice());
         }
@@ -563,8 +568,8 @@ impl WorldCore {
         } else {
             // SAFETY: every source component the target lacks is one of
             // `old`'s, moved out above; the target's new columns are `new`'s
-            // fields, written below.
-            unsafe { self.move_row(entity, location, target) }
+            // fields, written below; `edge.moves` is the edge's plan.
+            unsafe { self.move_row(entity, location, target, edge.moves) }
         };
         let arch = self.archetypes.get(target);
         let info = self.bundles.info(new);
@@ -599,21 +604,23 @@ impl WorldCore {
     /// for `entity` and for the row that filled the hole.
     ///
     /// # Safety
-    /// `from` must be `entity`'s location and `to != from.archetype`. Every
+    /// `from` must be `entity`'s location, `to != from.archetype`, and
+    /// `moves` the plan of the edge between them. Every
     /// source component `to` lacks must already be moved out. Every column of
     /// `to` that the source lacks is left uninitialised: the caller must write
     /// it before anything else touches the world.
-    unsafe fn move_row(&mut self, entity: Entity, from: Location, to: ArchetypeId) -> Location {
-        let (source, target) = self.archetypes.pair_mut(from.archetype, to);
-        // SAFETY: the caller initialises the target-only columns; shared columns
-        // are copied just below.
-        let row = unsafe { target.push_uninit(entity) };
-        // SAFETY: `from.row` is live (caller) and `row` was just pushed;
-        // the source values are forgotten just below.
-        unsafe { source.copy_row_into(from.row, target, row) };
-        // SAFETY: every value of the source row was copied, or moved out by
-        // the caller.
-        let moved = unsafe { source.swap_remove_forget(from.row) };
+    unsafe fn move_row(
+        &mut self,
+        entity: Entity,
+        from: Location,
+        to: ArchetypeId,
+        moves: MoveIndex,
+    ) -> Location {
+        // SAFETY: forwarded contract.
+        let (row, moved) = unsafe {
+            self.archetypes
+                .move_row(entity, (from.archetype, from.row), to, moves)
+        };
         if let Some(moved) = moved {
             self.entities.relocate(moved, from);
         }
