@@ -227,8 +227,15 @@ impl Archetypes {
         a: ArchetypeId,
         b: ArchetypeId,
     ) -> (&mut Archetype, &mut Archetype) {
+        assert_ne!(a, b, "pair_mut needs two distinct archetypes");
         self.touch();
-        pair_of(&mut self.archetypes, a, b)
+        if a < b {
+            let (lo, hi) = self.archetypes.split_at_mut(b.index());
+            (&mut lo[a.index()], &mut hi[0])
+        } else {
+            let (lo, hi) = self.archetypes.split_at_mut(a.index());
+            (&mut hi[0], &mut lo[b.index()])
+        }
     }
 
     /// Moves live row `row` of archetype `from` into a new row of `to` for
@@ -649,26 +656,6 @@ impl Archetypes {
                 self.moves.check(edge.moves, self.get(from), self.get(to));
             }
         }
-    }
-}
-
-/// Two distinct archetypes of `archetypes`, mutably.
-///
-/// # Panics
-/// If `a == b`.
-#[inline(always)]
-fn pair_of(
-    archetypes: &mut [Archetype],
-    a: ArchetypeId,
-    b: ArchetypeId,
-) -> (&mut Archetype, &mut Archetype) {
-    assert_ne!(a, b, "pair_mut needs two distinct archetypes");
-    if a < b {
-        let (lo, hi) = archetypes.split_at_mut(b.index());
-        (&mut lo[a.index()], &mut hi[0])
-    } else {
-        let (lo, hi) = archetypes.split_at_mut(a.index());
-        (&mut hi[0], &mut lo[b.index()])
     }
 }
 
